@@ -1,0 +1,75 @@
+import SchemaBuilder from "@pothos/core";
+import PrismaPlugin from "@pothos/plugin-prisma";
+import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure } from "@pothos/plugin-scope-auth";
+import type PrismaTypes from "./generated/pothos-types.ts";
+import { getDatamodel } from "./generated/pothos-types.ts";
+import type { Context } from "./context.ts";
+import { insufficientScope } from "./lib/errors.ts";
+import type { Resource } from "./lib/scopes.ts";
+import { scalars } from "./scalars.ts";
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  PrismaTypes: PrismaTypes;
+  DefaultFieldNullability: false;
+  AuthScopes: {
+    /** Every listed scope is required. */
+    scope: string | string[];
+    /** The resource's `.read` or `.write` scope: whoever may read or write it may see the object. */
+    readable: Resource;
+  };
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+    Date: { Input: Date; Output: Date };
+    Money: { Input: string; Output: { toString(): string } | number | string };
+  };
+}>({
+  defaultFieldNullability: false,
+  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  prisma: {
+    client: (ctx) => ctx.db,
+    dmmf: getDatamodel(),
+    exposeDescriptions: false,
+    filterConnectionTotalCount: true,
+    onUnusedQuery: null,
+  },
+  scopeAuth: {
+    runScopesOnType: true,
+    authScopes: (ctx) => {
+      const has = (scope: string) => ctx.credential.scopes.has(scope);
+      return {
+        scope: (needed: string | string[]) => (Array.isArray(needed) ? needed.every(has) : has(needed)),
+        readable: (resource: Resource) => has(`${resource}.read`) || has(`${resource}.write`),
+      };
+    },
+    unauthorizedError: (_parent, ctx, _info, result) =>
+      insufficientScope(requiredScope(result.failure, ctx.credential.scopes) ?? "unknown"),
+  },
+});
+
+/** The first scope whose absence made the check fail, for the error's `required_scope`. */
+function requiredScope(failure: AuthFailure, granted: ReadonlySet<string>): string | undefined {
+  switch (failure.kind) {
+    case AuthScopeFailureType.AuthScope: {
+      if (failure.scope === "readable") return `${String(failure.parameter)}.read`;
+      const needed = ([] as string[]).concat(failure.parameter as string | string[]);
+      return needed.find((scope) => !granted.has(scope));
+    }
+    case AuthScopeFailureType.AnyAuthScopes:
+    case AuthScopeFailureType.AllAuthScopes:
+      for (const child of failure.failures) {
+        const scope = requiredScope(child, granted);
+        if (scope) return scope;
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+builder.scalarType("DateTime", scalars.DateTime);
+builder.scalarType("Date", scalars.Date);
+builder.scalarType("Money", scalars.Money);
+
+builder.queryType({});
+builder.mutationType({});

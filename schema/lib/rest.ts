@@ -1,0 +1,23 @@
+export type RestMethod = "GET" | "POST" | "PATCH" | "DELETE";
+
+export interface RestRoute {
+  method: RestMethod;
+  /** Relative to `/v1`; `:name` segments are filled from the field argument of that name. */
+  path: string;
+  status: number;
+  summary: string;
+}
+
+/**
+ * Publishes a Query or Mutation field as a `/v1` route, in the field's own resource file:
+ * `extensions: rest("POST /leads", "Create a lead", 201)`. Fields without it stay GraphQL-only.
+ */
+export function rest(route: `${RestMethod} /${string}`, summary: string, status = 200): { rest: RestRoute } {
+  const [method, path] = route.split(" ") as [RestMethod, string];
+  return { rest: { method, path, status, summary } };
+}
+
+export function restRouteOf(extensions: Record<string, unknown> | null | undefined): RestRoute | undefined {
+  const route = extensions?.rest;
+  return typeof route === "object" && route !== null ? (route as RestRoute) : undefined;
+}

@@ -1,0 +1,58 @@
+import { GraphQLError, Kind, type ValueNode } from "graphql";
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const MONEY = /^-?\d{1,12}(\.\d{1,2})?$/;
+
+function literal(node: ValueNode): unknown {
+  if (node.kind === Kind.STRING) return node.value;
+  if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return Number(node.value);
+  return undefined;
+}
+
+export function parseDateTime(value: unknown): Date {
+  const date = typeof value === "string" && ISO_DATE_TIME.test(value) ? new Date(value) : null;
+  if (!date || Number.isNaN(date.getTime())) {
+    throw new GraphQLError("must be an ISO 8601 date-time with a time zone, e.g. 2026-05-01T09:30:00Z.");
+  }
+  return date;
+}
+
+export function parseDate(value: unknown): Date {
+  const match = typeof value === "string" ? ISO_DATE.exec(value) : null;
+  const date = match ? new Date(`${value as string}T00:00:00Z`) : null;
+  if (!date || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value) {
+    throw new GraphQLError("must be a calendar date in the form YYYY-MM-DD.");
+  }
+  return date;
+}
+
+/** Money arrives as a JSON number with at most two decimals and stays a decimal string from here on. */
+export function parseMoney(value: unknown): string {
+  const text = typeof value === "number" && Number.isFinite(value) ? String(value) : null;
+  if (text === null || !MONEY.test(text)) {
+    throw new GraphQLError("must be a number with at most 2 decimal places.");
+  }
+  return text;
+}
+
+export const scalars = {
+  DateTime: {
+    description: "ISO 8601 date-time in UTC, e.g. 2026-05-01T09:30:00.000Z.",
+    serialize: (value: unknown) => (value instanceof Date ? value : parseDateTime(value)).toISOString(),
+    parseValue: parseDateTime,
+    parseLiteral: (node: ValueNode) => parseDateTime(literal(node)),
+  },
+  Date: {
+    description: "Calendar date, YYYY-MM-DD.",
+    serialize: (value: unknown) => (value instanceof Date ? value : parseDate(value)).toISOString().slice(0, 10),
+    parseValue: parseDate,
+    parseLiteral: (node: ValueNode) => parseDate(literal(node)),
+  },
+  Money: {
+    description: "An amount of money as a JSON number with at most 2 decimals, computed exactly.",
+    serialize: (value: unknown) => Number(String(value)),
+    parseValue: parseMoney,
+    parseLiteral: (node: ValueNode) => parseMoney(literal(node)),
+  },
+};

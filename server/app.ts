@@ -1,0 +1,47 @@
+import { createYoga, type YogaServerInstance } from "graphql-yoga";
+import type { Context } from "../schema/context.ts";
+import { schema } from "../schema/index.ts";
+import { ApiKeyResolver } from "./auth/api-keys.ts";
+import type { Config } from "./config.ts";
+import type { Database } from "./db/open.ts";
+import { GRAPHQL_PATH } from "./error-response.ts";
+import { useAuthentication } from "./plugins/authenticate.ts";
+import { maskError, useGraphQLErrorShape } from "./plugins/graphql-errors.ts";
+import { useNotFound } from "./plugins/not-found.ts";
+import { useRequestBody } from "./plugins/request-body.ts";
+import { useRequestId } from "./plugins/request-id.ts";
+import { useRest } from "./plugins/rest.ts";
+import { useWellKnown } from "./plugins/well-known.ts";
+import { requestState } from "./request-state.ts";
+
+export type App = YogaServerInstance<Record<string, unknown>, Context>;
+
+/**
+ * One Yoga instance serves `/graphql` and, through Sofa, `/v1`. Every policy is a plugin here,
+ * in the order a request meets them.
+ */
+export function createApp(config: Config, db: Database): App {
+  const apiKeys = new ApiKeyResolver(db.prisma);
+  return createYoga<Record<string, unknown>, Context>({
+    schema,
+    graphqlEndpoint: GRAPHQL_PATH,
+    landingPage: false,
+    graphiql: { title: "Kontor GraphQL" },
+    maskedErrors: { maskError },
+    logging: false,
+    context: () => {
+      const state = requestState();
+      if (!state?.credential) throw new Error("GraphQL context built without a credential.");
+      return { db: db.prisma, credential: state.credential, requestId: state.id };
+    },
+    plugins: [
+      useRequestId(),
+      useWellKnown(config),
+      useAuthentication(config, [(token) => apiKeys.resolve(token)]),
+      useRequestBody(),
+      useGraphQLErrorShape(),
+      useRest(config),
+      useNotFound(),
+    ],
+  });
+}

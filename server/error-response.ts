@@ -1,0 +1,39 @@
+import type { GraphQLError } from "graphql";
+import { ApiError, internalError, isApiError } from "../schema/lib/errors.ts";
+import { requestState } from "./request-state.ts";
+
+export const GRAPHQL_PATH = "/graphql";
+
+/** The REST error body of decisions.md §3. */
+export function restErrorBody(error: ApiError) {
+  return {
+    error: {
+      type: error.type,
+      code: error.code,
+      message: error.message,
+      ...(error.param !== undefined && { param: error.param }),
+      ...error.details,
+      request_id: requestState()?.id ?? null,
+    },
+  };
+}
+
+/** The same error as a GraphQL response: the code, type and request id ride in `extensions`. */
+export function graphqlErrorBody(error: ApiError) {
+  const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;
+  return { errors: [{ message: error.message, extensions: { ...extensions, request_id: requestState()?.id ?? null } }] };
+}
+
+/** Renders an error raised before GraphQL execution, in the shape the caller's interface speaks. */
+export function errorResponse(error: ApiError, pathname: string): Response {
+  const body = pathname === GRAPHQL_PATH ? graphqlErrorBody(error) : restErrorBody(error);
+  return Response.json(body, { status: error.status, headers: error.headers });
+}
+
+/** The ApiError behind a GraphQL error, or an internal error for anything unexpected. */
+export function apiErrorOf(error: GraphQLError | Error): ApiError {
+  if (isApiError(error)) return error;
+  const original = (error as GraphQLError).originalError;
+  if (original && isApiError(original)) return original;
+  return internalError();
+}

@@ -1,0 +1,46 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createApp } from "./app.ts";
+import type { Config } from "./config.ts";
+import { openDatabase, type Database } from "./db/open.ts";
+import { withRequestState } from "./request-state.ts";
+
+export interface RunningServer {
+  url: string;
+  db: Database;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database (migrating it) and listens. With `port` 0 a free port is chosen, and an
+ * unset PUBLIC_URL follows it.
+ */
+export async function startServer(config: Config, options: { publicUrlFromPort?: boolean } = {}): Promise<RunningServer> {
+  const db = await openDatabase(config);
+  const server = createServer();
+  server.keepAliveTimeout = 5_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.port, "0.0.0.0", () => resolve());
+    });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const { port } = server.address() as AddressInfo;
+  const url = `http://localhost:${port}`;
+  const app = createApp(options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config, db);
+  server.on("request", (req, res) => withRequestState(() => app(req, res)));
+  return {
+    url,
+    db,
+    server,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { baseUrl, ConfigError, loadConfig } from "./config.ts";
+import { DatabaseLockedError } from "./db/lock.ts";
+import { startServer } from "./http.ts";
+import { log } from "./log.ts";
+import { seedDemo } from "./seed.ts";
+
+async function main() {
+  const config = loadConfig();
+  const running = await startServer(config);
+  const where = running.db.kind === "embedded" ? `embedded PostgreSQL in ${config.dataDir}/db` : "PostgreSQL";
+  log("info", "Kontor listening", { port: config.port, database: where, env: config.env });
+
+  const demo = config.env === "development" ? await seedDemo(running.db.prisma) : null;
+  console.log(`\nKontor is running (${config.env}, ${where}).
+  REST:     ${baseUrl(config)}   (OpenAPI: ${baseUrl(config)}/openapi.json)
+  GraphQL:  ${config.publicUrl}/graphql`);
+  if (demo) {
+    console.log(`
+First start: created the Demo workspace. These are shown once; keep them.
+  Owner:    ${demo.owner_email}  password: ${demo.owner_password}
+  API key:  ${demo.key}   (every scope)
+  Try:      curl -H "Authorization: Bearer ${demo.key}" ${baseUrl(config)}/workspace`);
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log("info", "shutting down", { signal });
+    await running.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof DatabaseLockedError) {
+    console.error(`kontor: ${error.message}`);
+  } else {
+    console.error("kontor: could not start:", error);
+  }
+  process.exit(1);
+});

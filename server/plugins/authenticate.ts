@@ -1,0 +1,51 @@
+import type { Plugin } from "graphql-yoga";
+import { ApiError } from "../../schema/lib/errors.ts";
+import type { Credential } from "../../schema/context.ts";
+import { baseUrl, type Config } from "../config.ts";
+import { errorResponse, GRAPHQL_PATH } from "../error-response.ts";
+import { requestState } from "../request-state.ts";
+
+/** Turns a bearer token into a credential. API keys now; agent tokens and sessions join here. */
+export type CredentialResolver = (token: string) => Promise<Credential | null>;
+
+/** Documents anyone may fetch: the OpenAPI description and its viewer, and GraphiQL's page. */
+function isPublic(request: Request, url: URL): boolean {
+  if (url.pathname === "/v1/openapi.json" || url.pathname === "/v1/docs") return true;
+  return (
+    url.pathname === GRAPHQL_PATH &&
+    request.method === "GET" &&
+    !url.searchParams.has("query") &&
+    (request.headers.get("accept") ?? "").includes("text/html")
+  );
+}
+
+export function useAuthentication(config: Config, resolvers: CredentialResolver[]): Plugin {
+  const metadata = `${baseUrl(config)}/.well-known/oauth-protected-resource`;
+  const challenge = (error?: string) =>
+    `Bearer resource_metadata="${metadata}"${error ? `, error="${error}"` : ""}`;
+
+  const unauthenticated = () =>
+    new ApiError(401, "authentication_error", "unauthenticated", "Send an API key as 'Authorization: Bearer ktr_live_…'.", {
+      headers: { "WWW-Authenticate": challenge() },
+    });
+  const invalidToken = () =>
+    new ApiError(401, "authentication_error", "invalid_token", "The bearer token is not valid, or it was revoked.", {
+      headers: { "WWW-Authenticate": challenge("invalid_token") },
+    });
+
+  return {
+    async onRequest({ request, url, endResponse }) {
+      if (request.method === "OPTIONS" || isPublic(request, url)) return;
+      const header = request.headers.get("authorization");
+      if (!header) return endResponse(errorResponse(unauthenticated(), url.pathname));
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      let credential: Credential | null = null;
+      for (const resolve of match ? resolvers : []) {
+        credential = await resolve(match![1]!);
+        if (credential) break;
+      }
+      if (!credential) return endResponse(errorResponse(invalidToken(), url.pathname));
+      requestState()!.credential = credential;
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { GraphQLError } from "graphql";
+import type { Plugin } from "graphql-yoga";
+import { internalError, isApiError } from "../../schema/lib/errors.ts";
+import { describeError, log } from "../log.ts";
+import { requestState } from "../request-state.ts";
+
+/**
+ * Yoga's masking hook: an exception that is not an ApiError is logged with the request id and
+ * replaced by `internal_error`, so no stack trace, SQL or driver message reaches a caller.
+ */
+export function maskError(error: unknown): Error {
+  const original = error instanceof GraphQLError ? error.originalError : error;
+  if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
+  log("error", "unhandled error", describeError(original));
+  const internal = internalError();
+  return error instanceof GraphQLError
+    ? new GraphQLError(internal.message, { nodes: error.nodes, path: error.path, originalError: internal })
+    : internal;
+}
+
+function shape(error: GraphQLError, requestId: string | null): GraphQLError {
+  const original = isApiError(error) ? error : error.originalError;
+  if (isApiError(original)) {
+    // A field error is data, not a transport failure: drop `http` so the response stays 200.
+    const { http: _http, ...extensions } = original.extensions as Record<string, unknown>;
+    return new GraphQLError(error.message, {
+      nodes: error.nodes,
+      path: error.path,
+      originalError: original,
+      extensions: { ...extensions, request_id: requestId },
+    });
+  }
+  const code = typeof error.extensions.code === "string" ? error.extensions.code.toLowerCase() : "validation_failed";
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    originalError: error.originalError,
+    extensions: { ...error.extensions, code, type: "invalid_request_error", request_id: requestId },
+  });
+}
+
+/** Every GraphQL error carries `code`, `type` and `request_id` in `extensions` (decisions.md §3). */
+export function useGraphQLErrorShape(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || Symbol.asyncIterator in result || !result.errors?.length) return;
+      const requestId = requestState()?.id ?? null;
+      setResult({ ...result, errors: result.errors.map((error) => shape(error as GraphQLError, requestId)) });
+    },
+  };
+}

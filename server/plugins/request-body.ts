@@ -1,0 +1,44 @@
+import type { Plugin } from "graphql-yoga";
+import { ApiError } from "../../schema/lib/errors.ts";
+import { errorResponse } from "../error-response.ts";
+
+export const MAX_BODY_BYTES = 25 * 1024 * 1024;
+const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+const tooLarge = () =>
+  new ApiError(413, "invalid_request_error", "payload_too_large", `The request body exceeds ${MAX_BODY_BYTES} bytes (25 MiB).`);
+
+/** Reads at most `limit` bytes; null when the body is longer. */
+async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+/**
+ * Buffers every request body up to 25 MiB (413 beyond it) so later layers can read it freely.
+ * Declared lengths over the limit are refused before a byte is read.
+ */
+export function useRequestBody(): Plugin {
+  return {
+    async onRequest({ request, url, setRequest, endResponse }) {
+      if (!METHODS_WITH_BODY.has(request.method) || !request.body) return;
+      const declared = Number(request.headers.get("content-length") ?? "0");
+      if (declared > MAX_BODY_BYTES) return endResponse(errorResponse(tooLarge(), url.pathname));
+      const bytes = await readLimited(request.body, MAX_BODY_BYTES);
+      if (bytes === null) return endResponse(errorResponse(tooLarge(), url.pathname));
+      setRequest(new Request(request.url, { method: request.method, headers: request.headers, body: bytes }));
+    },
+  };
+}

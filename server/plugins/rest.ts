@@ -1,0 +1,120 @@
+import type { ExecutionArgs, GraphQLSchema } from "graphql";
+import type { Plugin } from "graphql-yoga";
+import { useSofa as createSofaRouter } from "sofa-api";
+import { ApiError, isApiError } from "../../schema/lib/errors.ts";
+import type { Config } from "../config.ts";
+import { apiErrorOf, errorResponse, restErrorBody } from "../error-response.ts";
+import { describeError, log } from "../log.ts";
+import { requestState } from "../request-state.ts";
+import { restVariables } from "../rest/input.ts";
+import { buildOpenApi } from "../rest/openapi.ts";
+import { matchRoute, pathExists, restView, routeTable, type RouteEntry } from "../rest/view.ts";
+
+export const REST_BASE = "/v1";
+
+const unsupportedMediaType = () =>
+  new ApiError(415, "invalid_request_error", "unsupported_media_type", "Send the body as JSON with 'Content-Type: application/json'.");
+const invalidJson = (detail: string) =>
+  new ApiError(400, "invalid_request_error", "invalid_json", `The request body is not valid JSON: ${detail}`);
+const notFoundRoute = (method: string, path: string) =>
+  new ApiError(404, "invalid_request_error", "not_found", `No route ${method} ${path}.`);
+
+/** Sofa reports several errors at once; the REST answer is the most severe of them. */
+function sofaErrorResponse(errors: ReadonlyArray<Error>): Response {
+  const apiErrors = errors.map((error) => (isApiError(error) || (error as ApiError).originalError ? apiErrorOf(error) : null));
+  const chosen = apiErrors.reduce<ApiError | null>((worst, error) => (error && (!worst || error.status > worst.status) ? error : worst), null);
+  if (!chosen) log("error", "unhandled error", describeError(errors[0]));
+  const error = chosen ?? apiErrorOf(errors[0]!);
+  return Response.json(restErrorBody(error), { status: error.status, headers: error.headers });
+}
+
+async function jsonBody(request: Request): Promise<Record<string, unknown>> {
+  const text = await request.clone().text();
+  if (text.trim() === "") return {};
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json" && !type.endsWith("+json")) throw unsupportedMediaType();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw invalidJson((error as Error).message);
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ApiError(400, "invalid_request_error", "validation_failed", "The request body must be a JSON object.");
+  }
+  return body as Record<string, unknown>;
+}
+
+/**
+ * The `/v1` REST facade: Sofa generates the routes from the fields that declare one (see
+ * schema/lib/rest.ts). This layer adds what Sofa lacks: strict input validation, 404/405/415,
+ * errors in the API's shape, and a corrected OpenAPI document.
+ */
+export function useRest(config: Config): Plugin {
+  let sofa: ReturnType<typeof createSofaRouter>;
+  let table: RouteEntry[] = [];
+  let openApi: unknown;
+  let getEnveloped: (context: unknown) => { contextFactory: (c: unknown) => unknown; execute: (a: ExecutionArgs) => unknown };
+  let fullSchema: GraphQLSchema;
+  const envelopedByContext = new WeakMap<object, ReturnType<typeof getEnveloped>>();
+
+  return {
+    onYogaInit({ yoga }) {
+      getEnveloped = yoga.getEnveloped as unknown as typeof getEnveloped;
+    },
+    onSchemaChange({ schema }) {
+      fullSchema = schema;
+      const view = restView(schema);
+      table = routeTable(schema);
+      sofa = createSofaRouter({
+        basePath: REST_BASE,
+        schema: view,
+        routes: Object.fromEntries(
+          table.map(({ key, route }) => [key, { method: route.method, path: route.path, responseStatus: route.status as 200 }]),
+        ),
+        errorHandler: sofaErrorResponse as never,
+        context: async (serverContext: object) => {
+          const enveloped = getEnveloped(serverContext);
+          const context = (await enveloped.contextFactory(serverContext)) as Record<string, unknown>;
+          envelopedByContext.set(context, enveloped);
+          return context;
+        },
+        execute: ((args: ExecutionArgs) => {
+          const enveloped = envelopedByContext.get(args.contextValue as object);
+          if (!enveloped) throw new TypeError("REST execution outside a request.");
+          // Variables come from the strict validation above, not from Sofa's lenient parsing.
+          return enveloped.execute({ ...args, schema: fullSchema, variableValues: requestState()?.restVariables ?? {} });
+        }) as never,
+      });
+      openApi = buildOpenApi(sofa.openAPIDocument, table, config);
+    },
+    async onRequest({ request, url, endResponse, serverContext }) {
+      if (url.pathname !== REST_BASE && !url.pathname.startsWith(`${REST_BASE}/`)) return;
+      if (url.pathname === `${REST_BASE}/openapi.json` && request.method === "GET") {
+        return endResponse(Response.json(openApi));
+      }
+      if (url.pathname === `${REST_BASE}/docs` && request.method === "GET") {
+        return endResponse((await sofa.handleRequest(request, serverContext)) as Response);
+      }
+      const matched = matchRoute(table, request.method, url.pathname);
+      if (!matched) {
+        const allowed = pathExists(table, url.pathname);
+        if (allowed.length > 0) {
+          const error = new ApiError(405, "invalid_request_error", "method_not_allowed", `${request.method} is not allowed on ${url.pathname}.`, {
+            headers: { Allow: allowed.join(", ") },
+          });
+          return endResponse(errorResponse(error, url.pathname));
+        }
+        return endResponse(errorResponse(notFoundRoute(request.method, url.pathname), url.pathname));
+      }
+      try {
+        const body = request.method === "GET" ? {} : await jsonBody(request);
+        requestState()!.restVariables = restVariables(matched.entry, matched.params, url.searchParams, body);
+      } catch (error) {
+        if (!isApiError(error)) throw error;
+        return endResponse(errorResponse(error, url.pathname));
+      }
+      return endResponse((await sofa.handleRequest(request, serverContext)) as Response);
+    },
+  };
+}

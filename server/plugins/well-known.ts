@@ -1,0 +1,31 @@
+import type { Plugin } from "graphql-yoga";
+import { SCOPES } from "../../schema/lib/scopes.ts";
+import { baseUrl, type Config } from "../config.ts";
+
+/** RFC 9728 protected resource metadata, at the api-spec.md location and at the RFC's own. */
+export function protectedResourceMetadata(config: Config) {
+  return {
+    resource: baseUrl(config),
+    resource_name: "Kontor API",
+    authorization_servers: [config.publicUrl],
+    scopes_supported: SCOPES,
+    bearer_methods_supported: ["header"],
+    resource_documentation: `${config.publicUrl}/auth.md`,
+  };
+}
+
+export const PROTECTED_RESOURCE_PATHS = ["/v1/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/v1"];
+
+export function useWellKnown(config: Config): Plugin {
+  const document = protectedResourceMetadata(config);
+  return {
+    onRequest({ url, request, endResponse }) {
+      if (!PROTECTED_RESOURCE_PATHS.includes(url.pathname)) return;
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        endResponse(new Response(null, { status: 405, headers: { Allow: "GET, HEAD" } }));
+        return;
+      }
+      endResponse(Response.json(document, { headers: { "Cache-Control": "public, max-age=3600" } }));
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Credential } from "../schema/context.ts";
+import { newId } from "../schema/lib/ids.ts";
+
+/** What one request carries through every layer: its id, its clock, and who is calling. */
+export interface RequestState {
+  id: string;
+  startedAt: number;
+  credential: Credential | undefined;
+  /** For a `/v1` request: the validated arguments of the GraphQL field it runs. */
+  restVariables?: Record<string, unknown>;
+}
+
+const storage = new AsyncLocalStorage<RequestState>();
+
+export function withRequestState<T>(run: () => T): T {
+  return storage.run({ id: newId("request"), startedAt: performance.now(), credential: undefined }, run);
+}
+
+export function requestState(): RequestState | undefined {
+  return storage.getStore();
+}

@@ -1,0 +1,103 @@
+import {
+  coerceInputValue,
+  getNamedType,
+  GraphQLBoolean,
+  GraphQLFloat,
+  GraphQLInt,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isScalarType,
+  type GraphQLArgument,
+  type GraphQLInputType,
+} from "graphql";
+import { validationFailed } from "../../schema/lib/errors.ts";
+import type { RouteEntry } from "./view.ts";
+
+/** `address.city`, `items[2].quantity`: how `param` names a value inside the body. */
+function paramPath(root: string, path: ReadonlyArray<string | number>): string {
+  return path.reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : `${out}.${key}`), root);
+}
+
+/** Strict GraphQL input coercion; the first problem becomes a validation_failed naming the value. */
+function check(name: string, value: unknown, type: GraphQLInputType): void {
+  coerceInputValue(value, type, (path, _invalid, error) => {
+    const param = paramPath(name, path);
+    const reason = error.message.replace(/^(Expected type "?[\w!\[\]]+"?\.?\s*)/, "").trim();
+    throw validationFailed(param, `${param} is invalid: ${reason || error.message}`);
+  });
+}
+
+/** Query strings carry text; read it as the JSON value the argument's type expects. */
+function fromQueryString(name: string, text: string, type: GraphQLInputType): unknown {
+  const named = getNamedType(type);
+  if (isListType(isNonNullType(type) ? type.ofType : type)) {
+    throw validationFailed(name, `${name} cannot be sent in the query string.`);
+  }
+  if (named === GraphQLInt) {
+    if (!/^-?\d+$/.test(text)) throw validationFailed(name, `${name} must be an integer.`);
+    return Number(text);
+  }
+  if (named === GraphQLFloat) {
+    const number = Number(text);
+    if (text.trim() === "" || !Number.isFinite(number)) throw validationFailed(name, `${name} must be a number.`);
+    return number;
+  }
+  if (named === GraphQLBoolean) {
+    if (text !== "true" && text !== "false") throw validationFailed(name, `${name} must be true or false.`);
+    return text === "true";
+  }
+  if (isEnumType(named) || isScalarType(named)) return text;
+  throw validationFailed(name, `${name} cannot be sent in the query string.`);
+}
+
+function enumHint(arg: GraphQLArgument): string {
+  const named = getNamedType(arg.type);
+  return isEnumType(named) ? ` Allowed: ${named.getValues().map((v) => v.name).join(", ")}.` : "";
+}
+
+/**
+ * Validates a REST request against the GraphQL field it maps to and returns the variables for it.
+ * Unknown parameters are refused; values are checked with GraphQL's own strict coercion, so
+ * `"limit": "5"` or `"first_name": 12` fail here instead of being coerced, and `null` survives to
+ * clear a field on PATCH.
+ */
+export function restVariables(
+  entry: RouteEntry,
+  pathParams: Record<string, string>,
+  query: URLSearchParams,
+  body: Record<string, unknown>,
+): Record<string, unknown> {
+  const args = new Map(entry.field.args.map((arg) => [arg.name, arg]));
+  const variables: Record<string, unknown> = { ...pathParams };
+
+  for (const name of new Set(query.keys())) {
+    const arg = args.get(name);
+    if (!arg || name in pathParams) throw validationFailed(name, `Unknown query parameter '${name}'.`);
+    const values = query.getAll(name);
+    if (values.length > 1) throw validationFailed(name, `${name} was sent more than once.`);
+    variables[name] = fromQueryString(name, values[0]!, arg.type);
+  }
+  for (const [name, value] of Object.entries(body)) {
+    const arg = args.get(name);
+    if (!arg || name in pathParams) throw validationFailed(name, `Unknown field '${name}'.`);
+    if (name in variables) throw validationFailed(name, `${name} was sent in both the query string and the body.`);
+    variables[name] = value;
+  }
+  for (const arg of entry.field.args) {
+    const value = variables[arg.name];
+    if (value === undefined) {
+      if (isNonNullType(arg.type) && arg.defaultValue === undefined) {
+        throw validationFailed(arg.name, `${arg.name} is required.`);
+      }
+      continue;
+    }
+    try {
+      check(arg.name, value, arg.type);
+    } catch (error) {
+      if (error instanceof Error && enumHint(arg)) error.message += enumHint(arg);
+      throw error;
+    }
+  }
+  return variables;
+}

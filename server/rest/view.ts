@@ -1,0 +1,58 @@
+import { getNamedType, isObjectType, type GraphQLField, type GraphQLSchema } from "graphql";
+import { MapperKind, mapSchema } from "@graphql-tools/utils";
+import { restRouteOf, type RestRoute } from "../../schema/lib/rest.ts";
+
+/**
+ * The part of the schema the REST facade publishes: root fields that declare a route, and no
+ * object field marked `rest: false` (nested GraphQL-only relations that would bloat flat bodies).
+ * Resolvers are shared, so executing against this view or the full schema is the same.
+ */
+export function restView(schema: GraphQLSchema): GraphQLSchema {
+  const roots = new Set([schema.getQueryType()?.name, schema.getMutationType()?.name]);
+  return mapSchema(schema, {
+    [MapperKind.COMPOSITE_FIELD]: (field, _name, typeName) => {
+      if (roots.has(typeName)) return restRouteOf(field.extensions) ? field : null;
+      return field.extensions?.rest === false ? null : field;
+    },
+  });
+}
+
+export interface RouteEntry {
+  /** `Query.lead`, the key of Sofa's `routes` option. */
+  key: string;
+  field: GraphQLField<unknown, unknown>;
+  route: RestRoute;
+  pattern: RegExp;
+  pathParams: string[];
+}
+
+export function routeTable(schema: GraphQLSchema): RouteEntry[] {
+  const entries: RouteEntry[] = [];
+  for (const type of [schema.getQueryType(), schema.getMutationType()]) {
+    for (const field of Object.values(type?.getFields() ?? {})) {
+      const route = restRouteOf(field.extensions);
+      if (!route || !type) continue;
+      const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+      const pattern = new RegExp(`^/v1${route.path.replace(/:(\w+)/g, "(?<$1>[^/]+)")}/?$`);
+      entries.push({ key: `${type.name}.${field.name}`, field, route, pattern, pathParams });
+    }
+  }
+  return entries;
+}
+
+export function matchRoute(table: RouteEntry[], method: string, pathname: string) {
+  for (const entry of table) {
+    const match = entry.pattern.exec(pathname);
+    if (match && entry.route.method === method) {
+      return { entry, params: Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)])) };
+    }
+  }
+  return undefined;
+}
+
+/** Whether any route owns this path under another method (405 rather than 404). */
+export function pathExists(table: RouteEntry[], pathname: string): string[] {
+  return table.filter((entry) => entry.pattern.test(pathname)).map((entry) => entry.route.method);
+}
+
+export const isObjectField = (field: GraphQLField<unknown, unknown>) => isObjectType(getNamedType(field.type));
