@@ -86,7 +86,7 @@ export function useRest(config: Config): Plugin {
           return enveloped.execute({ ...args, schema: fullSchema, variableValues: requestState()?.restVariables ?? {} });
         }) as never,
       });
-      openApi = buildOpenApi(sofa.openAPIDocument, table, config);
+      openApi = buildOpenApi(table, config);
     },
     async onRequest({ request, url, endResponse, serverContext }) {
       if (url.pathname !== REST_BASE && !url.pathname.startsWith(`${REST_BASE}/`)) return;

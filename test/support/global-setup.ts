@@ -1,0 +1,16 @@
+import pg from "pg";
+import { POSTGRES_ADMIN_URL, stacks } from "./stacks.ts";
+
+/** The PostgreSQL stack is not optional: fail the run at once when the server does not answer. */
+export default async function setup() {
+  if (!stacks().includes("postgres")) return;
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+    await client.query("select 1");
+  } catch (error) {
+    throw new Error(`PostgreSQL at ${POSTGRES_ADMIN_URL} does not answer (${(error as Error).message}). Start it, or run bash .ci/run.`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

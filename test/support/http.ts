@@ -1,0 +1,39 @@
+/** A thin fetch wrapper for REST calls: JSON in, status + headers + parsed JSON out. */
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export async function call<T = any>(
+  method: string,
+  url: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined = options.raw;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await fetch(url, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, headers: response.headers, body: parsed as T };
+}
+
+/** A REST client bound to one server and key. */
+export function rest(api: string, key?: string) {
+  return {
+    get: <T = any>(path: string, headers?: Record<string, string>) => call<T>("GET", api + path, { key, headers }),
+    post: <T = any>(path: string, body?: unknown) => call<T>("POST", api + path, { key, body }),
+    patch: <T = any>(path: string, body?: unknown) => call<T>("PATCH", api + path, { key, body }),
+    delete: <T = any>(path: string) => call<T>("DELETE", api + path, { key }),
+  };
+}

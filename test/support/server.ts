@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { SCOPES } from "../../schema/lib/scopes.ts";
+import type { PlanName } from "../../schema/lib/plans.ts";
+import { createApiKey } from "../../server/auth/api-keys.ts";
+import { loadConfig, type Config } from "../../server/config.ts";
+import { startServer, type RunningServer } from "../../server/http.ts";
+import { createWorkspace } from "../../server/workspaces.ts";
+import { databaseUrl, POSTGRES_ADMIN_URL, REDIS_URL, type Stack } from "./stacks.ts";
+
+export interface TestServer {
+  stack: Stack;
+  url: string;
+  /** `${url}/v1` */
+  api: string;
+  config: Config;
+  running: RunningServer;
+  /** A new workspace with one key holding `scopes` (default: all). */
+  tenant(options?: { scopes?: string[]; plan?: PlanName }): Promise<Tenant>;
+  key(workspaceId: string, scopes: string[]): Promise<{ id: string; key: string }>;
+  close(): Promise<void>;
+}
+
+export interface Tenant {
+  workspaceId: string;
+  key: string;
+  keyId: string;
+}
+
+/** A scratch database for one server: a temp DATA_DIR, or a fresh PostgreSQL database. */
+export async function provisionStack(stack: Stack): Promise<{ env: NodeJS.ProcessEnv; drop(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "kontor-test-"));
+  if (stack === "embedded") {
+    return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const name = `kontor_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  return {
+    env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl(name), REDIS_URL },
+    drop: async () => {
+      rmSync(dataDir, { recursive: true, force: true });
+      const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export async function startTestServer(stack: Stack, env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
+  const scratch = await provisionStack(stack);
+  const config = loadConfig({ PORT: "0", KONTOR_ENV: "development", ...scratch.env, ...env });
+  let running: RunningServer;
+  try {
+    running = await startServer(config, { publicUrlFromPort: true });
+  } catch (error) {
+    await scratch.drop();
+    throw error;
+  }
+  const prisma = running.db.prisma;
+  const key = (workspaceId: string, scopes: string[]) => createApiKey(prisma, { workspaceId, scopes });
+  return {
+    stack,
+    url: running.url,
+    api: `${running.url}/v1`,
+    config: { ...config, publicUrl: running.url },
+    running,
+    key,
+    async tenant(options = {}) {
+      const ws = await createWorkspace(prisma, {
+        name: `Test ${randomBytes(3).toString("hex")}`,
+        plan: options.plan ?? "pro",
+        ownerEmail: `owner-${randomBytes(4).toString("hex")}@example.com`,
+        ownerPassword: "correct horse battery staple",
+      });
+      const created = await key(ws.workspace_id, options.scopes ?? [...SCOPES]);
+      return { workspaceId: ws.workspace_id, key: created.key, keyId: created.id };
+    },
+    async close() {
+      await running.close();
+      await scratch.drop();
+    },
+  };
+}
