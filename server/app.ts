@@ -6,6 +6,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
 import { GRAPHQL_PATH } from "./error-response.ts";
 import { useAuthentication } from "./plugins/authenticate.ts";
+import { renderLocalGraphiQL, useGraphiQLAssets } from "./plugins/graphiql.ts";
 import { maskError, useGraphQLErrorShape } from "./plugins/graphql-errors.ts";
 import { useNotFound } from "./plugins/not-found.ts";
 import { useRequestBody } from "./plugins/request-body.ts";
@@ -13,6 +14,14 @@ import { useRequestId } from "./plugins/request-id.ts";
 import { useRest } from "./plugins/rest.ts";
 import { useWellKnown } from "./plugins/well-known.ts";
 import { requestState } from "./request-state.ts";
+
+const GRAPHIQL_QUERY = `# Add your key in the Headers tab below:
+# {"Authorization": "Bearer ktr_live_…"}
+query Workspace {
+  workspace { id name plan }
+  leads(limit: 5) { data { id full_name stage } has_more next_cursor }
+}
+`;
 
 export type App = YogaServerInstance<Record<string, unknown>, Context>;
 
@@ -26,7 +35,11 @@ export function createApp(config: Config, db: Database): App {
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
-    graphiql: { title: "Kontor GraphQL" },
+    graphiql: {
+      title: "Kontor GraphQL",
+      defaultQuery: GRAPHIQL_QUERY,
+    },
+    renderGraphiQL: renderLocalGraphiQL,
     maskedErrors: { maskError },
     logging: false,
     context: () => {
@@ -37,6 +50,7 @@ export function createApp(config: Config, db: Database): App {
     plugins: [
       useRequestId(),
       useWellKnown(config),
+      useGraphiQLAssets(),
       useAuthentication(config, [(token) => apiKeys.resolve(token)]),
       useRequestBody(),
       useGraphQLErrorShape(),

@@ -1,0 +1,29 @@
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { renderGraphiQL, type GraphiQLOptions, type Plugin } from "graphql-yoga";
+
+const ASSET_PATH = "/graphiql/";
+const CDN = /https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist\//g;
+const FAVICON = /<link rel=icon href=[^>]*>/;
+const ASSETS_DIR = join(dirname(createRequire(import.meta.url).resolve("@graphql-yoga/graphiql/package.json")), "dist");
+const TYPES: Record<string, string> = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8" };
+
+/** Yoga's GraphiQL page, pointed at copies of its assets served from this server (no CDN). */
+export function renderLocalGraphiQL(options: GraphiQLOptions): string {
+  return renderGraphiQL(options).replace(CDN, ASSET_PATH).replace(FAVICON, "");
+}
+
+/** Serves the GraphiQL bundle from the installed @graphql-yoga/graphiql package. */
+export function useGraphiQLAssets(): Plugin {
+  return {
+    async onRequest({ url, endResponse }) {
+      if (!url.pathname.startsWith(ASSET_PATH)) return;
+      const name = url.pathname.slice(ASSET_PATH.length);
+      const type = TYPES[name.slice(name.lastIndexOf("."))];
+      if (!type || name.includes("..") || name.startsWith("/")) return;
+      const body = await readFile(join(ASSETS_DIR, name)).catch(() => null);
+      if (body) endResponse(new Response(body, { headers: { "Content-Type": type, "Cache-Control": "public, max-age=86400" } }));
+    },
+  };
+}
