@@ -8,9 +8,9 @@ import { requestState } from "../request-state.ts";
 /** Turns a bearer token into a credential. API keys now; agent tokens and sessions join here. */
 export type CredentialResolver = (token: string) => Promise<Credential | null>;
 
-/** Documents anyone may fetch: the OpenAPI description and its viewer, and GraphiQL's page. */
+/** Documents anyone may fetch: the OpenAPI description and GraphiQL's page. */
 function isPublic(request: Request, url: URL): boolean {
-  if (url.pathname === "/v1/openapi.json" || url.pathname === "/v1/docs") return true;
+  if (url.pathname === "/v1/openapi.json") return true;
   return (
     url.pathname === GRAPHQL_PATH &&
     request.method === "GET" &&

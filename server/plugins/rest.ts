@@ -93,9 +93,6 @@ export function useRest(config: Config): Plugin {
       if (url.pathname === `${REST_BASE}/openapi.json` && request.method === "GET") {
         return endResponse(Response.json(openApi));
       }
-      if (url.pathname === `${REST_BASE}/docs` && request.method === "GET") {
-        return endResponse((await sofa.handleRequest(request, serverContext)) as Response);
-      }
       const matched = matchRoute(table, request.method, url.pathname);
       if (!matched) {
         const allowed = pathExists(table, url.pathname);

@@ -1,4 +1,4 @@
-import { getNamedType, isObjectType, type GraphQLField, type GraphQLSchema } from "graphql";
+import type { GraphQLField, GraphQLSchema } from "graphql";
 import { MapperKind, mapSchema } from "@graphql-tools/utils";
 import { restRouteOf, type RestRoute } from "../../schema/lib/rest.ts";
 
@@ -54,5 +54,3 @@ export function matchRoute(table: RouteEntry[], method: string, pathname: string
 export function pathExists(table: RouteEntry[], pathname: string): string[] {
   return table.filter((entry) => entry.pattern.test(pathname)).map((entry) => entry.route.method);
 }
-
-export const isObjectField = (field: GraphQLField<unknown, unknown>) => isObjectType(getNamedType(field.type));

@@ -30,7 +30,8 @@ e2e("probe", (server) => {
     log("get B", (await api.get(`/clients/${bc.body.id}`)).body);
     log("get none", (await api.get(`/clients/cli_01J00000000000000000000000`)).body);
     log("get junk", (await api.get(`/clients/junk`)).body);
-    const gql = graphql(server().url, t.key);
+    const g0 = graphql(server().url, t.key);
+    const gql = async (q: string, v?: Record<string, unknown>) => { try { return await g0(q, v); } catch (e) { return (e as any).response; } };
     log("gql name5", await gql(`mutation { createClient(name: 5) { id } }`));
     log("gql var", await gql(`mutation ($n: String!) { createClient(name: $n) { id } }`, { n: 5 }));
     log("gql street", await gql(`mutation { createClient(name: "x", address: {street: "s"}) { id } }`));
