@@ -51,3 +51,31 @@ export function toList<T extends { id: string }>(rows: T[], page: Page): ListEnv
   const last = data[data.length - 1];
   return { object: "list", data, has_more, next_cursor: has_more && last ? encodeCursor(last.id) : null };
 }
+
+/** What a list query adds to its findMany: the cursor condition, the order and one row to spare. */
+export interface PageQuery {
+  cursor: { id?: { lt: string } };
+  orderBy: { id: "desc" };
+  take: number;
+}
+
+/** Runs one newest-first page of a list: `fetch` spreads the PageQuery into its findMany. */
+export async function listPage<T extends { id: string }>(
+  args: PageArgs,
+  fetch: (query: PageQuery) => Promise<T[]>,
+): Promise<ListEnvelope<T>> {
+  const page = parsePage(args);
+  const rows = await fetch({
+    cursor: page.before ? { id: { lt: page.before } } : {},
+    orderBy: { id: "desc" },
+    take: page.take + 1,
+  });
+  return toList(rows, page);
+}
+
+/** `search`: a case-insensitive substring match over the given columns (none when blank). */
+export function searchWhere<F extends string>(search: string | null | undefined, fields: F[]) {
+  const text = search?.trim();
+  if (!text) return {};
+  return { OR: fields.map((field) => ({ [field]: { contains: text, mode: "insensitive" as const } })) as { [K in F]?: { contains: string; mode: "insensitive" } }[] };
+}

@@ -1,6 +1,6 @@
 import { builder } from "../builder.ts";
 import type { Client as ClientRow } from "../generated/prisma/client.ts";
-import { parsePage, toList } from "../lib/cursor.ts";
+import { listPage, searchWhere } from "../lib/cursor.ts";
 import { newId } from "../lib/ids.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { currency, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
@@ -126,26 +126,17 @@ builder.queryFields((t) => ({
     extensions: rest("GET /clients", "List clients"),
     authScopes: { scope: "clients.read" },
     args: { ...searchArg, ...pageArgs },
-    resolve: async (_root, args, ctx) => {
-      const page = parsePage(args);
-      const search = args.search?.trim();
-      const rows = await ctx.db.client.findMany({
-        where: {
-          workspaceId: ctx.credential.workspaceId,
-          ...(page.before && { id: { lt: page.before } }),
-          ...(search && {
-            OR: [
-              { name: { contains: search, mode: "insensitive" } },
-              { companyName: { contains: search, mode: "insensitive" } },
-              { email: { contains: search, mode: "insensitive" } },
-            ],
-          }),
-        },
-        orderBy: { id: "desc" },
-        take: page.take + 1,
-      });
-      return toList(rows, page);
-    },
+    resolve: (_root, args, ctx) =>
+      listPage(args, ({ cursor, ...page }) =>
+        ctx.db.client.findMany({
+          where: {
+            workspaceId: ctx.credential.workspaceId,
+            ...cursor,
+            ...searchWhere(args.search, ["name", "companyName", "email"]),
+          },
+          ...page,
+        }),
+      ),
   }),
   client: t.prismaField({
     type: "Client",

@@ -1,7 +1,7 @@
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import type { LeadStage } from "../generated/prisma/enums.ts";
-import { parsePage, toList } from "../lib/cursor.ts";
+import { listPage, searchWhere } from "../lib/cursor.ts";
 import { invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { splitFullName } from "../lib/names.ts";
@@ -122,28 +122,18 @@ builder.queryFields((t) => ({
     extensions: rest("GET /leads", "List leads"),
     authScopes: { scope: "leads.read" },
     args: { stage: t.arg({ type: LeadStageEnum }), ...searchArg, ...pageArgs },
-    resolve: async (_root, args, ctx) => {
-      const page = parsePage(args);
-      const search = args.search?.trim();
-      const rows = await ctx.db.lead.findMany({
-        where: {
-          workspaceId: ctx.credential.workspaceId,
-          ...(args.stage && { stage: args.stage }),
-          ...(page.before && { id: { lt: page.before } }),
-          ...(search && {
-            OR: [
-              { firstName: { contains: search, mode: "insensitive" } },
-              { lastName: { contains: search, mode: "insensitive" } },
-              { companyName: { contains: search, mode: "insensitive" } },
-              { email: { contains: search, mode: "insensitive" } },
-            ],
-          }),
-        },
-        orderBy: { id: "desc" },
-        take: page.take + 1,
-      });
-      return toList(rows, page);
-    },
+    resolve: (_root, args, ctx) =>
+      listPage(args, ({ cursor, ...page }) =>
+        ctx.db.lead.findMany({
+          where: {
+            workspaceId: ctx.credential.workspaceId,
+            ...(args.stage && { stage: args.stage }),
+            ...cursor,
+            ...searchWhere(args.search, ["firstName", "lastName", "companyName", "email"]),
+          },
+          ...page,
+        }),
+      ),
   }),
   lead: t.prismaField({
     type: "Lead",
