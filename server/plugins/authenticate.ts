@@ -8,6 +8,9 @@ import { requestState } from "../request-state.ts";
 /** Turns a bearer token into a credential. API keys now; agent tokens and sessions join here. */
 export type CredentialResolver = (token: string) => Promise<Credential | null>;
 
+/** The protected resource: `/v1` and `/graphql`. Anything else is public or a 404. */
+const isProtected = (url: URL) => url.pathname === GRAPHQL_PATH || url.pathname === "/v1" || url.pathname.startsWith("/v1/");
+
 /** Documents anyone may fetch: the OpenAPI description and GraphiQL's page. */
 function isPublic(request: Request, url: URL): boolean {
   if (url.pathname === "/v1/openapi.json") return true;
@@ -35,7 +38,7 @@ export function useAuthentication(config: Config, resolvers: CredentialResolver[
 
   return {
     async onRequest({ request, url, endResponse }) {
-      if (request.method === "OPTIONS" || isPublic(request, url)) return;
+      if (request.method === "OPTIONS" || !isProtected(url) || isPublic(request, url)) return;
       const header = request.headers.get("authorization");
       if (!header) return endResponse(errorResponse(unauthenticated(), url.pathname));
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

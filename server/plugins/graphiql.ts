@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, extname, join, resolve, sep } from "node:path";
 import { renderGraphiQL, type GraphiQLOptions, type Plugin } from "graphql-yoga";
 
 const ASSET_PATH = "/graphiql/";
@@ -11,7 +11,9 @@ const TYPES: Record<string, string> = { ".js": "text/javascript; charset=utf-8",
 
 /** Yoga's GraphiQL page, pointed at copies of its assets served from this server (no CDN). */
 export function renderLocalGraphiQL(options: GraphiQLOptions): string {
-  return renderGraphiQL(options).replace(CDN, ASSET_PATH).replace(FAVICON, "");
+  // Yoga's page reads the initial query from `query` (after `?query=`), not from `defaultQuery`.
+  const withQuery = { ...options, query: options.defaultQuery } as GraphiQLOptions;
+  return renderGraphiQL(withQuery).replace(CDN, ASSET_PATH).replace(FAVICON, "");
 }
 
 /** Serves the GraphiQL bundle from the installed @graphql-yoga/graphiql package. */
@@ -19,10 +21,10 @@ export function useGraphiQLAssets(): Plugin {
   return {
     async onRequest({ url, endResponse }) {
       if (!url.pathname.startsWith(ASSET_PATH)) return;
-      const name = url.pathname.slice(ASSET_PATH.length);
-      const type = TYPES[name.slice(name.lastIndexOf("."))];
-      if (!type || name.includes("..") || name.startsWith("/")) return;
-      const body = await readFile(join(ASSETS_DIR, name)).catch(() => null);
+      const file = resolve(ASSETS_DIR, decodeURIComponent(url.pathname.slice(ASSET_PATH.length)));
+      const type = TYPES[extname(file)];
+      if (!type || !file.startsWith(`${ASSETS_DIR}${sep}`)) return;
+      const body = await readFile(file).catch(() => null);
       if (body) endResponse(new Response(body, { headers: { "Content-Type": type, "Cache-Control": "public, max-age=86400" } }));
     },
   };

@@ -18,6 +18,19 @@ export function maskError(error: unknown): Error {
     : internal;
 }
 
+/** Errors of the GraphQL request itself (syntax, validation, variables, transport) in the API's codes. */
+const REQUEST_ERROR_CODES: Record<number, string> = {
+  405: "method_not_allowed",
+  406: "not_acceptable",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+};
+
+function isJsonSyntaxError(error: GraphQLError): boolean {
+  const original = error.originalError ?? (error.extensions.originalError as Error | undefined);
+  return original?.name === "SyntaxError" && /JSON/i.test(error.message);
+}
+
 function shape(error: GraphQLError, requestId: string | null): GraphQLError {
   const original = isApiError(error) ? error : error.originalError;
   if (isApiError(original)) {
@@ -30,14 +43,18 @@ function shape(error: GraphQLError, requestId: string | null): GraphQLError {
       extensions: { ...extensions, request_id: requestId },
     });
   }
-  const code = typeof error.extensions.code === "string" ? error.extensions.code.toLowerCase() : "validation_failed";
+  // Yoga's own extensions: keep `http` (it sets the status), drop the parser's `originalError`.
+  const { http, originalError: _internal, code: _code, ...rest } = error.extensions as Record<string, unknown>;
+  const status = (http as { status?: number } | undefined)?.status;
+  const invalidJson = isJsonSyntaxError(error);
+  const code = invalidJson ? "invalid_json" : (REQUEST_ERROR_CODES[status ?? 400] ?? "validation_failed");
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
-    originalError: error.originalError,
-    extensions: { ...error.extensions, code, type: "invalid_request_error", request_id: requestId },
+    // A body that is not JSON is not a GraphQL request at all: 400 whatever the Accept header.
+    extensions: { ...rest, ...(invalidJson ? { http: { status: 400 } } : http ? { http } : {}), code, type: "invalid_request_error", request_id: requestId },
   });
 }
 

@@ -65,7 +65,7 @@ export function useRest(config: Config): Plugin {
     onSchemaChange({ schema }) {
       fullSchema = schema;
       const view = restView(schema);
-      table = routeTable(schema);
+      table = routeTable(view);
       sofa = createSofaRouter({
         basePath: REST_BASE,
         schema: view,
@@ -106,7 +106,7 @@ export function useRest(config: Config): Plugin {
       }
       try {
         const body = request.method === "GET" ? {} : await jsonBody(request);
-        requestState()!.restVariables = restVariables(matched.entry, matched.params, url.searchParams, body);
+        requestState()!.restVariables = restVariables(request.method, matched.entry, matched.params, url.searchParams, body);
       } catch (error) {
         if (!isApiError(error)) throw error;
         return endResponse(errorResponse(error, url.pathname));

@@ -1,6 +1,8 @@
 import type { Plugin } from "graphql-yoga";
 import { SCOPES } from "../../schema/lib/scopes.ts";
+import { ApiError } from "../../schema/lib/errors.ts";
 import { baseUrl, type Config } from "../config.ts";
+import { errorResponse } from "../error-response.ts";
 
 /** RFC 9728 protected resource metadata, at the api-spec.md location and at the RFC's own. */
 export function protectedResourceMetadata(config: Config) {
@@ -22,8 +24,10 @@ export function useWellKnown(config: Config): Plugin {
     onRequest({ url, request, endResponse }) {
       if (!PROTECTED_RESOURCE_PATHS.includes(url.pathname)) return;
       if (request.method !== "GET" && request.method !== "HEAD") {
-        endResponse(new Response(null, { status: 405, headers: { Allow: "GET, HEAD" } }));
-        return;
+        const error = new ApiError(405, "invalid_request_error", "method_not_allowed", `${request.method} is not allowed here.`, {
+          headers: { Allow: "GET, HEAD" },
+        });
+        return endResponse(errorResponse(error, url.pathname));
       }
       endResponse(Response.json(document, { headers: { "Cache-Control": "public, max-age=3600" } }));
     },

@@ -22,7 +22,9 @@ function paramPath(root: string, path: ReadonlyArray<string | number>): string {
 /** Strict GraphQL input coercion; the first problem becomes a validation_failed naming the value. */
 function check(name: string, value: unknown, type: GraphQLInputType): void {
   coerceInputValue(value, type, (path, _invalid, error) => {
-    const param = paramPath(name, path);
+    // graphql-js reports an unknown input field at its parent object; name the field itself.
+    const unknown = /^Field "(\w+)" is not defined by type/.exec(error.message)?.[1];
+    const param = paramPath(name, unknown ? [...path, unknown] : path);
     const reason = error.message.replace(/^(Expected type "?[\w!\[\]]+"?\.?\s*)/, "").trim();
     throw validationFailed(param, `${param} is invalid: ${reason || error.message}`);
   });
@@ -58,11 +60,13 @@ function enumHint(arg: GraphQLArgument): string {
 
 /**
  * Validates a REST request against the GraphQL field it maps to and returns the variables for it.
+ * Reads take arguments from the query string, writes only from the JSON body.
  * Unknown parameters are refused; values are checked with GraphQL's own strict coercion, so
  * `"limit": "5"` or `"first_name": 12` fail here instead of being coerced, and `null` survives to
  * clear a field on PATCH.
  */
 export function restVariables(
+  method: string,
   entry: RouteEntry,
   pathParams: Record<string, string>,
   query: URLSearchParams,
@@ -74,6 +78,7 @@ export function restVariables(
   for (const name of new Set(query.keys())) {
     const arg = args.get(name);
     if (!arg || name in pathParams) throw validationFailed(name, `Unknown query parameter '${name}'.`);
+    if (method !== "GET") throw validationFailed(name, `Send ${name} in the JSON body, not in the query string.`);
     const values = query.getAll(name);
     if (values.length > 1) throw validationFailed(name, `${name} was sent more than once.`);
     variables[name] = fromQueryString(name, values[0]!, arg.type);
