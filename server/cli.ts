@@ -32,57 +32,67 @@ function parseScopes(text: string): string[] {
   return scopes;
 }
 
-type Command = (db: Database, args: string[]) => Promise<{ json: object; text: string }>;
+interface Output {
+  json: object;
+  text: string;
+}
+
+/** A command checks its arguments first, so a typo never opens (or waits on) the database. */
+type Command = (args: string[]) => (db: Database) => Promise<Output>;
 
 const commands: Record<string, Command> = {
-  "workspace create": async (db, args) => {
+  "workspace create": (args) => {
     const { values } = parseArgs({
       args,
       options: { name: { type: "string" }, plan: { type: "string" }, "owner-email": { type: "string" }, "owner-password": { type: "string" }, json: { type: "boolean" } },
     });
+    const name = required(values, "name");
     const plan = required(values, "plan");
+    const ownerEmail = required(values, "owner-email");
     if (!PLANS.includes(plan as PlanName)) throw new UsageError(`--plan must be one of ${PLANS.join(", ")}.`);
-    const created = await createWorkspace(db.prisma, {
-      name: required(values, "name"),
-      plan: plan as PlanName,
-      ownerEmail: required(values, "owner-email"),
-      ownerPassword: values["owner-password"],
-    });
-    const json = { workspace_id: created.workspace_id, owner_id: created.owner_id };
-    const password = values["owner-password"] || !created.owner_password ? "" : `\nowner password (shown once): ${created.owner_password}`;
-    return {
-      json: values["owner-password"] || !created.owner_password ? json : { ...json, owner_password: created.owner_password },
-      text: `workspace ${created.workspace_id} created, owner ${created.owner_id}${password}`,
+    return async (db) => {
+      const created = await createWorkspace(db.prisma, { name, plan: plan as PlanName, ownerEmail, ownerPassword: values["owner-password"] });
+      const generated = values["owner-password"] ? null : created.owner_password;
+      const json = { workspace_id: created.workspace_id, owner_id: created.owner_id, ...(generated && { owner_password: generated }) };
+      const text = `workspace ${created.workspace_id} created, owner ${created.owner_id}${generated ? `\nowner password (shown once): ${generated}` : ""}`;
+      return { json, text };
     };
   },
-  "keys create": async (db, args) => {
+  "keys create": (args) => {
     const { values } = parseArgs({
       args,
       options: { workspace: { type: "string" }, scopes: { type: "string" }, name: { type: "string" }, json: { type: "boolean" } },
     });
     const workspaceId = required(values, "workspace");
     const scopes = parseScopes(required(values, "scopes"));
-    if (!(await db.prisma.workspace.findUnique({ where: { id: workspaceId }, select: { id: true } }))) {
-      throw new UsageError(`No workspace ${workspaceId}.`);
-    }
-    const key = await createApiKey(db.prisma, { workspaceId, scopes, name: values.name });
-    return { json: key, text: `key ${key.id} created (shown once):\n${key.key}\nscopes: ${key.scopes.join(" ")}` };
+    return async (db) => {
+      if (!(await db.prisma.workspace.findUnique({ where: { id: workspaceId }, select: { id: true } }))) {
+        throw new UsageError(`No workspace ${workspaceId}.`);
+      }
+      const key = await createApiKey(db.prisma, { workspaceId, scopes, name: values.name });
+      return { json: key, text: `key ${key.id} created (shown once):\n${key.key}\nscopes: ${key.scopes.join(" ")}` };
+    };
   },
-  "keys revoke": async (db, args) => {
+  "keys revoke": (args) => {
     const { positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
     const id = positionals[0];
     if (!id || positionals.length > 1) throw new UsageError("keys revoke takes exactly one key id (key_…).");
-    if (!(await revokeApiKey(db.prisma, id))) throw new UsageError(`No key ${id}.`);
-    return { json: { id, revoked: true }, text: `key ${id} revoked` };
-  },
-  migrate: async (db, args) => {
-    parseArgs({ args, options: { json: { type: "boolean" } } });
-    return {
-      json: { applied: db.migrated },
-      text: db.migrated.length ? `applied: ${db.migrated.join(", ")}` : "database is up to date",
+    return async (db) => {
+      if (!(await revokeApiKey(db.prisma, id))) throw new UsageError(`No key ${id}.`);
+      return { json: { id, revoked: true }, text: `key ${id} revoked` };
     };
   },
+  migrate: (args) => {
+    parseArgs({ args, options: { json: { type: "boolean" } } });
+    return async (db) => ({
+      json: { applied: db.migrated },
+      text: db.migrated.length ? `applied: ${db.migrated.join(", ")}` : "database is up to date",
+    });
+  },
 };
+
+const isParseArgsError = (error: unknown) =>
+  error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS");
 
 export async function runCli(argv: string[]): Promise<number> {
   const json = argv.includes("--json");
@@ -97,18 +107,19 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   const name = argv[0] === "migrate" ? "migrate" : `${argv[0]} ${argv[1] ?? ""}`;
   const command = commands[name];
-  if (!command) return fail(`unknown command '${argv.slice(0, 2).join(" ")}'.\n${USAGE}`, 2);
-  const rest = argv.slice(name.split(" ").length);
+  if (!command) {
+    const given = argv[0] === "workspace" || argv[0] === "keys" ? argv.slice(0, 2).join(" ") : argv[0];
+    return fail(`unknown command '${given}'.\n${USAGE}`, 2);
+  }
   let db: Database | undefined;
   try {
+    const run = command(argv.slice(name.split(" ").length));
     db = await openDatabase(loadConfig());
-    const result = await command(db, rest);
+    const result = await run(db);
     console.log(json ? JSON.stringify(result.json) : result.text);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError || (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))) {
-      return fail(`${error.message}\n${USAGE}`, 2);
-    }
+    if (error instanceof UsageError || isParseArgsError(error)) return fail(`${(error as Error).message}\n${USAGE}`, 2);
     if (error instanceof ConfigError || error instanceof DatabaseLockedError || error instanceof MigrationError || error instanceof WorkspaceInputError) {
       return fail(error.message);
     }

@@ -1,7 +1,7 @@
 import { baseUrl, ConfigError, loadConfig } from "./config.ts";
 import { DatabaseLockedError } from "./db/lock.ts";
 import { startServer } from "./http.ts";
-import { log } from "./log.ts";
+import { describeError, log } from "./log.ts";
 import { seedDemo } from "./seed.ts";
 
 async function main() {
@@ -35,10 +35,12 @@ First start: created the Demo workspace. These are shown once; keep them.
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DatabaseLockedError) {
-    console.error(`kontor: ${error.message}`);
-  } else {
-    console.error("kontor: could not start:", error);
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE") console.error(`kontor: port ${process.env.PORT ?? 4000} is already in use; set PORT to another one.`);
+  else if (error instanceof ConfigError || error instanceof DatabaseLockedError) console.error(`kontor: ${error.message}`);
+  else {
+    console.error(`kontor: could not start: ${(error as Error).message ?? String(error)}`);
+    log("error", "start-up failed", describeError(error));
   }
   process.exit(1);
 });
