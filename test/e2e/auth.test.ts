@@ -4,7 +4,7 @@ import { revokeApiKey } from "../../server/auth/api-keys.ts";
 import { loadConfig } from "../../server/config.ts";
 import { startServer, type RunningServer } from "../../server/http.ts";
 import { graphql } from "../support/graphql.ts";
-import { call, rest } from "../support/http.ts";
+import { call, rest, raw } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 
@@ -40,19 +40,6 @@ function parseChallenge(header: string | null) {
   const params: Record<string, string> = {};
   for (const m of rest.matchAll(/([\w-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/g)) params[m[1]!.toLowerCase()] = m[2] ?? m[3]!;
   return { scheme: scheme!, params };
-}
-
-/** A raw request: status, headers, text and the parsed JSON (if any). */
-async function raw(url: string, init: RequestInit = {}) {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // keep null
-  }
-  return { status: response.status, headers: response.headers, text, json };
 }
 
 const gqlPost = (url: string, query: string, headers: Record<string, string> = {}) =>

@@ -1,25 +1,12 @@
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { call, rest } from "../support/http.ts";
+import { call, rest, raw } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 
 const REQUEST_ID = /^req_[0-9A-Za-z]+$/;
 const LIMIT = 25 * 1024 * 1024;
-
-/** A raw request: status, headers, text and the parsed JSON (if any). */
-async function raw(url: string, init: RequestInit = {}) {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // keep null
-  }
-  return { status: response.status, headers: response.headers, text, json };
-}
 
 /** The REST error shape of decisions §3, with the body's request id equal to the header's. */
 function expectRestError(res: { status: number; headers: Headers; body?: any; json?: any }, status: number, type: string, code: string) {

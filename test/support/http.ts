@@ -37,3 +37,16 @@ export function rest(api: string, key?: string) {
     delete: <T = any>(path: string) => call<T>("DELETE", api + path, { key }),
   };
 }
+
+/** A raw request: status, headers, text and the parsed JSON (null when the body is not JSON). */
+export async function raw(url: string, init: RequestInit = {}) {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: json stays null
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
