@@ -1,5 +1,5 @@
 import type { GraphQLError } from "graphql";
-import { ApiError, internalError, isApiError } from "../schema/lib/errors.ts";
+import { ApiError, isApiError } from "../schema/lib/errors.ts";
 import { requestState } from "./request-state.ts";
 
 export const GRAPHQL_PATH = "/graphql";
@@ -30,10 +30,9 @@ export function errorResponse(error: ApiError, pathname: string): Response {
   return Response.json(body, { status: error.status, headers: error.headers });
 }
 
-/** The ApiError behind a GraphQL error, or an internal error for anything unexpected. */
-export function apiErrorOf(error: GraphQLError | Error): ApiError {
+/** The ApiError behind an error (itself, or the one a resolver threw), if there is one. */
+export function findApiError(error: GraphQLError | Error): ApiError | undefined {
   if (isApiError(error)) return error;
   const original = (error as GraphQLError).originalError;
-  if (original && isApiError(original)) return original;
-  return internalError();
+  return isApiError(original) ? original : undefined;
 }

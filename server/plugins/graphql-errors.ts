@@ -48,13 +48,14 @@ function shape(error: GraphQLError, requestId: string | null): GraphQLError {
   const status = (http as { status?: number } | undefined)?.status;
   const invalidJson = isJsonSyntaxError(error);
   const code = invalidJson ? "invalid_json" : (REQUEST_ERROR_CODES[status ?? 400] ?? "validation_failed");
+  // A body that is not JSON is not a GraphQL request at all: 400 whatever the Accept header.
+  const transport = invalidJson ? { http: { status: 400 } } : http ? { http } : {};
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
-    // A body that is not JSON is not a GraphQL request at all: 400 whatever the Accept header.
-    extensions: { ...rest, ...(invalidJson ? { http: { status: 400 } } : http ? { http } : {}), code, type: "invalid_request_error", request_id: requestId },
+    extensions: { ...rest, ...transport, code, type: "invalid_request_error", request_id: requestId },
   });
 }
 

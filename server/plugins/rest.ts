@@ -1,9 +1,9 @@
 import type { ExecutionArgs, GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { useSofa as createSofaRouter } from "sofa-api";
-import { ApiError, isApiError } from "../../schema/lib/errors.ts";
+import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts";
 import type { Config } from "../config.ts";
-import { apiErrorOf, errorResponse, restErrorBody } from "../error-response.ts";
+import { errorResponse, findApiError, restErrorBody } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
 import { requestState } from "../request-state.ts";
 import { restVariables } from "../rest/input.ts";
@@ -21,10 +21,10 @@ const notFoundRoute = (method: string, path: string) =>
 
 /** Sofa reports several errors at once; the REST answer is the most severe of them. */
 function sofaErrorResponse(errors: ReadonlyArray<Error>): Response {
-  const apiErrors = errors.map((error) => (isApiError(error) || (error as ApiError).originalError ? apiErrorOf(error) : null));
-  const chosen = apiErrors.reduce<ApiError | null>((worst, error) => (error && (!worst || error.status > worst.status) ? error : worst), null);
-  if (!chosen) log("error", "unhandled error", describeError(errors[0]));
-  const error = chosen ?? apiErrorOf(errors[0]!);
+  const known = errors.map(findApiError).filter((error) => error !== undefined);
+  const worst = known.sort((a, b) => b.status - a.status)[0];
+  if (!worst) log("error", "unhandled error", describeError(errors[0]));
+  const error = worst ?? internalError();
   return Response.json(restErrorBody(error), { status: error.status, headers: error.headers });
 }
 
