@@ -22,6 +22,8 @@ export const builder = new SchemaBuilder<{
     DateTime: { Input: Date; Output: Date };
     Date: { Input: Date; Output: Date };
     Money: { Input: string; Output: { toString(): string } | number | string };
+    Quantity: { Input: string; Output: { toString(): string } | number | string };
+    Percent: { Input: string; Output: { toString(): string } | number | string };
   };
 }>({
   defaultFieldNullability: false,
@@ -70,6 +72,8 @@ function requiredScope(failure: AuthFailure, granted: ReadonlySet<string>): stri
 builder.scalarType("DateTime", scalars.DateTime);
 builder.scalarType("Date", scalars.Date);
 builder.scalarType("Money", scalars.Money);
+builder.scalarType("Quantity", scalars.Quantity);
+builder.scalarType("Percent", scalars.Percent);
 
 builder.queryType({});
 builder.mutationType({});

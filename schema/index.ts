@@ -1,6 +1,11 @@
 import { builder } from "./builder.ts";
+import { configureEvents } from "./events.ts";
 import "./resources/workspace.ts";
 import "./resources/client.ts";
 import "./resources/lead.ts";
+import "./resources/invoice.ts";
+import "./resources/inventory.ts";
+import "./resources/project.ts";
 
 export const schema = builder.toSchema({ sortSchema: false });
+configureEvents(schema);

@@ -2,7 +2,9 @@ import { GraphQLError, Kind, type ValueNode } from "graphql";
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const MONEY = /^-?\d{1,12}(\.\d{1,2})?$/;
+const MONEY = /^\d{1,12}(\.\d{1,2})?$/;
+const QUANTITY = /^\d{1,11}(\.\d{1,3})?$/;
+const PERCENT = /^\d{1,3}(\.\d{1,3})?$/;
 
 function literal(node: ValueNode): unknown {
   if (node.kind === Kind.STRING) return node.value;
@@ -27,12 +29,21 @@ export function parseDate(value: unknown): Date {
   return date;
 }
 
-/** Money arrives as a JSON number with at most two decimals and stays a decimal string from here on. */
-export function parseMoney(value: unknown): string {
+/**
+ * A JSON number read as the decimal it was written as (String(n) is the shortest form that
+ * round-trips, so 0.1 stays "0.1"), checked against `pattern`. From here on it is a string.
+ */
+function decimalText(value: unknown, pattern: RegExp, rule: string): string {
   const text = typeof value === "number" && Number.isFinite(value) ? String(value) : null;
-  if (text === null || !MONEY.test(text)) {
-    throw new GraphQLError("must be a number with at most 2 decimal places.");
-  }
+  if (text === null || !pattern.test(text)) throw new GraphQLError(`must be ${rule}.`);
+  return text;
+}
+
+export const parseMoney = (value: unknown) => decimalText(value, MONEY, "a number of at least 0 with at most 2 decimal places");
+export const parseQuantity = (value: unknown) => decimalText(value, QUANTITY, "a number of at least 0 with at most 3 decimal places");
+export function parsePercent(value: unknown): string {
+  const text = decimalText(value, PERCENT, "a percentage from 0 to 100 with at most 3 decimal places");
+  if (Number(text) > 100) throw new GraphQLError("must be a percentage from 0 to 100 with at most 3 decimal places.");
   return text;
 }
 
@@ -50,9 +61,21 @@ export const scalars = {
     parseLiteral: (node: ValueNode) => parseDate(literal(node)),
   },
   Money: {
-    description: "An amount of money as a JSON number with at most 2 decimals, computed exactly.",
+    description: "An amount of money (at least 0) as a JSON number with at most 2 decimals, computed exactly.",
     serialize: (value: unknown) => Number(String(value)),
     parseValue: parseMoney,
     parseLiteral: (node: ValueNode) => parseMoney(literal(node)),
+  },
+  Quantity: {
+    description: "A quantity (at least 0) as a JSON number with at most 3 decimals.",
+    serialize: (value: unknown) => Number(String(value)),
+    parseValue: parseQuantity,
+    parseLiteral: (node: ValueNode) => parseQuantity(literal(node)),
+  },
+  Percent: {
+    description: "A percentage from 0 to 100 as a JSON number with at most 3 decimals.",
+    serialize: (value: unknown) => Number(String(value)),
+    parseValue: parsePercent,
+    parseLiteral: (node: ValueNode) => parsePercent(literal(node)),
   },
 };

@@ -8,6 +8,12 @@ export const ID_PREFIXES = {
   apiKey: "key",
   client: "cli",
   lead: "lead",
+  invoice: "inv",
+  payment: "pay",
+  inventoryItem: "item",
+  project: "prj",
+  task: "task",
+  event: "evt",
   request: "req",
 } as const;
 

@@ -1,3 +1,6 @@
+import type { GraphQLSchema } from "graphql";
+import { MapperKind, mapSchema } from "@graphql-tools/utils";
+
 export type RestMethod = "GET" | "POST" | "PATCH" | "DELETE";
 
 export interface RestRoute {
@@ -20,4 +23,19 @@ export function rest(route: `${RestMethod} /${string}`, summary: string, status 
 export function restRouteOf(extensions: Record<string, unknown> | null | undefined): RestRoute | undefined {
   const route = extensions?.rest;
   return typeof route === "object" && route !== null ? (route as RestRoute) : undefined;
+}
+
+/**
+ * The part of the schema the REST facade publishes: root fields that declare a route, and no
+ * object field marked `rest: false` (nested GraphQL-only relations that would bloat flat bodies).
+ * Resolvers are shared, so executing against this view or the full schema is the same.
+ */
+export function restView(schema: GraphQLSchema): GraphQLSchema {
+  const roots = new Set([schema.getQueryType()?.name, schema.getMutationType()?.name]);
+  return mapSchema(schema, {
+    [MapperKind.COMPOSITE_FIELD]: (field, _name, typeName) => {
+      if (roots.has(typeName)) return restRouteOf(field.extensions) ? field : null;
+      return field.extensions?.rest === false ? null : field;
+    },
+  });
 }

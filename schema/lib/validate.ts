@@ -31,11 +31,6 @@ export function currency(param: string, value: string | null | undefined): strin
   return value;
 }
 
-export function nonNegativeMoney(param: string, value: string | null | undefined): string | null | undefined {
-  if (value != null && value.startsWith("-")) throw validationFailed(param, `${param} cannot be negative.`);
-  return value;
-}
-
 /** A field that may be omitted but not set to null. */
 export function notNull<T>(param: string, value: T | null | undefined): T | undefined {
   if (value === null) throw validationFailed(param, `${param} cannot be null.`);

@@ -5,6 +5,8 @@ import { newId } from "../lib/ids.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { currency, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import type { Context } from "../context.ts";
+import { emit } from "../events.ts";
+import { invalidState } from "../lib/errors.ts";
 import { rest } from "../lib/rest.ts";
 import { Deleted, listType, pageArgs, searchArg } from "./shared.ts";
 
@@ -155,16 +157,17 @@ builder.mutationFields((t) => ({
     extensions: rest("POST /clients", "Create a client", 201),
     authScopes: { scope: "clients.write" },
     args: clientFields(true),
-    resolve: (query, _root, args, ctx) =>
-      ctx.db.client.create({
-        ...query,
-        data: {
-          name: requiredText("name", args.name),
-          ...clientData(args),
-          id: newId("client"),
-          workspaceId: ctx.credential.workspaceId,
-        },
-      }),
+    resolve: (query, _root, args, ctx) => {
+      const data = { name: requiredText("name", args.name), ...clientData(args) };
+      return ctx.db.$transaction(async (tx) => {
+        const client = await tx.client.create({
+          ...query,
+          data: { ...data, id: newId("client"), workspaceId: ctx.credential.workspaceId },
+        });
+        await emit(tx, ctx, "client.created", "Client", client);
+        return client;
+      });
+    },
   }),
   updateClient: t.prismaField({
     type: "Client",
@@ -172,8 +175,16 @@ builder.mutationFields((t) => ({
     extensions: rest("PATCH /clients/:id", "Update a client"),
     authScopes: { scope: "clients.write" },
     args: { id: t.arg.id({ required: true }), ...clientFields(false) },
-    resolve: (query, _root, { id, ...args }, ctx) =>
-      owned("client", id, () => ctx.db.client.update({ ...query, where: where(ctx, id), data: clientData(args) })),
+    resolve: (query, _root, { id, ...args }, ctx) => {
+      const data = clientData(args);
+      return owned("client", id, () =>
+        ctx.db.$transaction(async (tx) => {
+          const client = await tx.client.update({ ...query, where: where(ctx, id), data });
+          await emit(tx, ctx, "client.updated", "Client", client);
+          return client;
+        }),
+      );
+    },
   }),
   deleteClient: t.field({
     type: Deleted,
@@ -181,7 +192,11 @@ builder.mutationFields((t) => ({
     authScopes: { scope: "clients.write" },
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, { id }, ctx) => {
-      await owned("client", id, () => ctx.db.client.delete({ where: where(ctx, id) }));
+      await ctx.db.$transaction(async (tx) => {
+        const client = found("client", id, await tx.client.findFirst({ where: where(ctx, id), select: { _count: { select: { invoices: true } } } }));
+        if (client._count.invoices > 0) throw invalidState(`Client '${id}' has invoices or quotes and cannot be deleted.`);
+        await tx.client.delete({ where: { id } });
+      });
       return { id, object: "client", deleted: true as const };
     },
   }),

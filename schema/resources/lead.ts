@@ -1,12 +1,13 @@
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
+import { emit } from "../events.ts";
 import type { LeadStage } from "../generated/prisma/enums.ts";
 import { listPage, searchWhere } from "../lib/cursor.ts";
 import { invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { splitFullName } from "../lib/names.ts";
 import { defined, found, owned } from "../lib/records.ts";
-import { currency, nonNegativeMoney, notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
+import { currency, notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import { Client } from "./client.ts";
 import { rest } from "../lib/rest.ts";
 import { Deleted, LeadStageEnum, listType, pageArgs, PriorityEnum, searchArg } from "./shared.ts";
@@ -105,7 +106,7 @@ function leadData(args: LeadArgs) {
     notes: optionalText(args.notes),
     stage: notNull("stage", args.stage),
     priority: notNull("priority", args.priority),
-    estimatedValue: nonNegativeMoney("estimated_value", args.estimated_value),
+    estimatedValue: args.estimated_value,
     currency: currency("currency", args.currency),
     expectedCloseDate: args.expected_close_date,
     nextFollowUpAt: args.next_follow_up_at,
@@ -157,9 +158,13 @@ builder.mutationFields((t) => ({
         throw validationFailed("first_name", "first_name (or full_name) is required.");
       }
       const { firstName, ...data } = leadData(args);
-      return ctx.db.lead.create({
-        ...query,
-        data: { ...data, firstName: firstName!, id: newId("lead"), workspaceId: ctx.credential.workspaceId },
+      return ctx.db.$transaction(async (tx) => {
+        const lead = await tx.lead.create({
+          ...query,
+          data: { ...data, firstName: firstName!, id: newId("lead"), workspaceId: ctx.credential.workspaceId },
+        });
+        await emit(tx, ctx, "lead.created", "Lead", lead);
+        return lead;
       });
     },
   }),
@@ -175,11 +180,13 @@ builder.mutationFields((t) => ({
           const data = leadData(args);
           const current = found("lead", id, await tx.lead.findFirst({ where: where(ctx, id), select: { stage: true } }));
           const stageChanged = data.stage !== undefined && data.stage !== current.stage;
-          return tx.lead.update({
+          const lead = await tx.lead.update({
             ...query,
             where: where(ctx, id),
             data: { ...data, ...(stageChanged && { stageChangedAt: new Date() }) },
           });
+          if (stageChanged) await emit(tx, ctx, "lead.stage_changed", "Lead", lead);
+          return lead;
         }),
       ),
   }),
@@ -216,16 +223,15 @@ builder.mutationFields((t) => ({
             notes: lead.notes,
           },
         });
-        const now = new Date();
-        return tx.lead.update({
+        await emit(tx, ctx, "client.created", "Client", client);
+        const stageChanged = lead.stage !== "won";
+        const converted = await tx.lead.update({
           ...query,
           where: { id },
-          data: {
-            clientId: client.id,
-            stage: "won",
-            ...(lead.stage !== "won" && { stageChangedAt: now }),
-          },
+          data: { clientId: client.id, stage: "won", ...(stageChanged && { stageChangedAt: new Date() }) },
         });
+        if (stageChanged) await emit(tx, ctx, "lead.stage_changed", "Lead", converted);
+        return converted;
       }),
   }),
 }));

@@ -8,7 +8,8 @@ import { describeError, log } from "../log.ts";
 import { requestState } from "../request-state.ts";
 import { restVariables } from "../rest/input.ts";
 import { buildOpenApi } from "../rest/openapi.ts";
-import { matchRoute, pathExists, restView, routeTable, type RouteEntry } from "../rest/view.ts";
+import { restView } from "../../schema/lib/rest.ts";
+import { matchRoute, pathExists, routeTable, type RouteEntry } from "../rest/view.ts";
 
 export const REST_BASE = "/v1";
 

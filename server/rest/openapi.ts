@@ -23,7 +23,9 @@ const SCALARS: Record<string, Schema> = {
   Boolean: { type: "boolean" },
   DateTime: { type: "string", format: "date-time" },
   Date: { type: "string", format: "date" },
-  Money: { type: "number", multipleOf: 0.01 },
+  Money: { type: "number", minimum: 0, multipleOf: 0.01 },
+  Quantity: { type: "number", minimum: 0, multipleOf: 0.001 },
+  Percent: { type: "number", minimum: 0, maximum: 100, multipleOf: 0.001 },
 };
 
 const ERROR_STATUSES: Record<number, string> = {

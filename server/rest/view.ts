@@ -1,21 +1,5 @@
 import type { GraphQLField, GraphQLSchema } from "graphql";
-import { MapperKind, mapSchema } from "@graphql-tools/utils";
 import { restRouteOf, type RestRoute } from "../../schema/lib/rest.ts";
-
-/**
- * The part of the schema the REST facade publishes: root fields that declare a route, and no
- * object field marked `rest: false` (nested GraphQL-only relations that would bloat flat bodies).
- * Resolvers are shared, so executing against this view or the full schema is the same.
- */
-export function restView(schema: GraphQLSchema): GraphQLSchema {
-  const roots = new Set([schema.getQueryType()?.name, schema.getMutationType()?.name]);
-  return mapSchema(schema, {
-    [MapperKind.COMPOSITE_FIELD]: (field, _name, typeName) => {
-      if (roots.has(typeName)) return restRouteOf(field.extensions) ? field : null;
-      return field.extensions?.rest === false ? null : field;
-    },
-  });
-}
 
 export interface RouteEntry {
   /** `Query.lead`, the key of Sofa's `routes` option. */

@@ -1,6 +1,6 @@
 import { GraphQLError, Kind } from "graphql";
 import { describe, expect, it } from "vitest";
-import { parseDate, parseDateTime, parseMoney, scalars } from "../../schema/scalars.ts";
+import { parseDate, parseDateTime, parseMoney, scalars, parsePercent, parseQuantity } from "../../schema/scalars.ts";
 
 describe("DateTime", () => {
   it.each([
@@ -76,8 +76,7 @@ describe("Money", () => {
     [1200.5, "1200.5"],
     [10.25, "10.25"],
     [0.01, "0.01"],
-    [-5, "-5"],
-    [-12.34, "-12.34"],
+    [0.1, "0.1"],
   ])("parses %s as the decimal string %s", (value, text) => {
     expect(parseMoney(value)).toBe(text);
   });
@@ -92,14 +91,47 @@ describe("Money", () => {
     ["exponent notation", 1e21],
     ["null", null],
     ["a boolean", true],
+    ["a negative amount", -5],
+    ["a negative fraction", -12.34],
   ])("rejects %s", (_label, value) => {
     expect(() => parseMoney(value)).toThrow(GraphQLError);
   });
 
   it("parses numeric literals but not string literals, and serializes as a number", () => {
     expect(scalars.Money.parseLiteral({ kind: Kind.FLOAT, value: "19.99" })).toBe("19.99");
-    expect(scalars.Money.parseLiteral({ kind: Kind.INT, value: "-3" })).toBe("-3");
+    expect(scalars.Money.parseLiteral({ kind: Kind.INT, value: "3" })).toBe("3");
+    expect(() => scalars.Money.parseLiteral({ kind: Kind.INT, value: "-3" })).toThrow(GraphQLError);
     expect(() => scalars.Money.parseLiteral({ kind: Kind.STRING, value: "19.99" })).toThrow(GraphQLError);
     expect(scalars.Money.serialize("1200.50")).toBe(1200.5);
+  });
+});
+
+describe("Quantity", () => {
+  it.each([
+    [0, "0"],
+    [2, "2"],
+    [1.5, "1.5"],
+    [0.125, "0.125"],
+  ])("parses %s as %s", (value, text) => {
+    expect(parseQuantity(value)).toBe(text);
+  });
+
+  it.each([["negative", -1], ["four decimals", 1.0001], ["a string", "2"], ["NaN", Number.NaN]])("rejects %s", (_label, value) => {
+    expect(() => parseQuantity(value)).toThrow(GraphQLError);
+  });
+});
+
+describe("Percent", () => {
+  it.each([
+    [0, "0"],
+    [7.5, "7.5"],
+    [100, "100"],
+    [12.125, "12.125"],
+  ])("parses %s as %s", (value, text) => {
+    expect(parsePercent(value)).toBe(text);
+  });
+
+  it.each([["over 100", 100.5], ["negative", -1], ["four decimals", 7.1234], ["a string", "7.5"]])("rejects %s", (_label, value) => {
+    expect(() => parsePercent(value)).toThrow(GraphQLError);
   });
 });
