@@ -21,6 +21,12 @@ export interface DatabaseOptions {
   dataDir: string;
 }
 
+/**
+ * Interactive transactions queue for a connection (PGlite has exactly one): under a burst the
+ * default 2 s wait to start one is too short, so wait longer before giving up.
+ */
+const TRANSACTIONS = { maxWait: 15_000, timeout: 20_000 };
+
 /** An arbitrary constant: the advisory lock that serializes migrations across server processes. */
 const MIGRATION_LOCK = 7_202_611;
 
@@ -52,7 +58,7 @@ async function openPostgres(url: string): Promise<Database> {
     await pool.end();
     throw error;
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTIONS });
   return {
     prisma,
     kind: "postgres",
@@ -75,7 +81,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       exec: async (sql) => void (await db.exec(sql)),
       query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params)).rows,
     });
-    const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(db), transactionOptions: TRANSACTIONS });
     return {
       prisma,
       kind: "embedded",
