@@ -4,8 +4,10 @@ import "./resources/workspace.ts";
 import "./resources/client.ts";
 import "./resources/lead.ts";
 import "./resources/invoice.ts";
+import "./resources/payment.ts";
 import "./resources/inventory.ts";
 import "./resources/project.ts";
+import "./resources/task.ts";
 
 export const schema = builder.toSchema({ sortSchema: false });
 configureEvents(schema);

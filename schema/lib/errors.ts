@@ -52,8 +52,8 @@ export const validationFailed = (param: string, message: string) =>
 
 export const invalidState = (message: string) => new ApiError(400, "invalid_request_error", "invalid_state", message);
 
-export const notFound = (object: string, id: string) =>
-  new ApiError(404, "invalid_request_error", "not_found", `No ${object} with id '${id}'.`, { param: "id" });
+export const notFound = (object: string, id: string, param = "id") =>
+  new ApiError(404, "invalid_request_error", "not_found", `No ${object} with id '${id}'.`, { param });
 
 export const insufficientScope = (scope: string) =>
   new ApiError(403, "permission_error", "insufficient_scope", `This credential lacks the '${scope}' scope.`, {

@@ -5,6 +5,7 @@ import {
   GraphQLFloat,
   GraphQLInt,
   isEnumType,
+  isInputObjectType,
   isListType,
   isNonNullType,
   isScalarType,
@@ -19,12 +20,27 @@ function paramPath(root: string, path: ReadonlyArray<string | number>): string {
   return path.reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : `${out}.${key}`), root);
 }
 
+/** GraphQL coerces a single value into a one-item list; JSON callers must send the array. */
+function requireArrays(param: string, value: unknown, type: GraphQLInputType): void {
+  const inner = isNonNullType(type) ? type.ofType : type;
+  if (value === null || value === undefined) return;
+  if (isListType(inner)) {
+    if (!Array.isArray(value)) throw validationFailed(param, `${param} must be an array.`);
+    value.forEach((item, index) => requireArrays(`${param}[${index}]`, item, inner.ofType));
+  } else if (isInputObjectType(inner) && typeof value === "object" && !Array.isArray(value)) {
+    for (const [key, field] of Object.entries(inner.getFields())) {
+      requireArrays(`${param}.${key}`, (value as Record<string, unknown>)[key], field.type);
+    }
+  }
+}
+
 /** Strict GraphQL input coercion; the first problem becomes a validation_failed naming the value. */
 function check(name: string, value: unknown, type: GraphQLInputType): void {
+  requireArrays(name, value, type);
   coerceInputValue(value, type, (path, _invalid, error) => {
-    // graphql-js reports an unknown input field at its parent object; name the field itself.
-    const unknown = /^Field "(\w+)" is not defined by type/.exec(error.message)?.[1];
-    const param = paramPath(name, unknown ? [...path, unknown] : path);
+    // graphql-js reports an unknown or missing input field at its parent object; name the field itself.
+    const field = /^Field "(\w+)" (?:is not defined by type|of required type)/.exec(error.message)?.[1];
+    const param = paramPath(name, field ? [...path, field] : path);
     const reason = error.message.replace(/^(Expected type "?[\w!\[\]]+"?\.?\s*)/, "").trim();
     throw validationFailed(param, `${param} is invalid: ${reason || error.message}`);
   });
