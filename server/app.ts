@@ -5,7 +5,12 @@ import { ApiKeyResolver } from "./auth/api-keys.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
 import { GRAPHQL_PATH } from "./error-response.ts";
+import type { Redis } from "ioredis";
 import { useAuthentication } from "./plugins/authenticate.ts";
+import { useGraphQLLimits } from "./plugins/graphql-limits.ts";
+import { useIdempotency } from "./plugins/idempotency.ts";
+import { useRateLimit } from "./plugins/rate-limit.ts";
+import { useRequestLog } from "./plugins/request-log.ts";
 import { renderLocalGraphiQL, useGraphiQLAssets } from "./plugins/graphiql.ts";
 import { maskError, useGraphQLErrorShape } from "./plugins/graphql-errors.ts";
 import { useNotFound } from "./plugins/not-found.ts";
@@ -29,8 +34,17 @@ export type App = YogaServerInstance<Record<string, unknown>, Context>;
  * One Yoga instance serves `/graphql` and, through Sofa, `/v1`. Every policy is a plugin here,
  * in the order a request meets them.
  */
-export function createApp(config: Config, db: Database): App {
+export interface Services {
+  db: Database;
+  /** Undefined without REDIS_URL: policies then keep their state in process. */
+  redis: Redis | undefined;
+}
+
+export function createApp(config: Config, { db, redis }: Services): App {
   const apiKeys = new ApiKeyResolver(db.prisma);
+  const policies = config.policies
+    ? [useRateLimit(config, redis), useIdempotency(config, redis)]
+    : [];
   return createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -49,10 +63,13 @@ export function createApp(config: Config, db: Database): App {
     },
     plugins: [
       useRequestId(),
+      ...(config.policies ? [useRequestLog(config, db)] : []),
       useWellKnown(config),
       useGraphiQLAssets(),
       useAuthentication(config, [(token) => apiKeys.resolve(token)]),
       useRequestBody(),
+      ...policies,
+      ...(config.policies ? [useGraphQLLimits()] : []),
       useGraphQLErrorShape(),
       useRest(config),
       useNotFound(),

@@ -10,6 +10,8 @@ export interface Config {
   redisUrl: string | undefined;
   dataDir: string;
   env: Environment;
+  /** Rate limits, idempotency, request logs and GraphQL cost limits; off only to measure them. */
+  policies: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -35,6 +37,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl,
     dataDir: resolve(env.DATA_DIR || "./.data"),
     env: kontorEnv,
+    policies: env.KONTOR_POLICIES !== "off",
   };
 }
 

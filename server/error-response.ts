@@ -4,8 +4,15 @@ import { requestState } from "./request-state.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 
+/** Remembers the first error code of the request for its log line. */
+export function noteErrorCode(code: string): void {
+  const state = requestState();
+  if (state && !state.errorCode) state.errorCode = code;
+}
+
 /** The REST error body of decisions.md §3. */
 export function restErrorBody(error: ApiError) {
+  noteErrorCode(error.code);
   return {
     error: {
       type: error.type,
@@ -20,6 +27,7 @@ export function restErrorBody(error: ApiError) {
 
 /** The same error as a GraphQL response: the code, type and request id ride in `extensions`. */
 export function graphqlErrorBody(error: ApiError) {
+  noteErrorCode(error.code);
   const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;
   return { errors: [{ message: error.message, extensions: { ...extensions, request_id: requestState()?.id ?? null } }] };
 }

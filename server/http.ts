@@ -2,12 +2,15 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
+import type { Redis } from "ioredis";
 import { openDatabase, type Database } from "./db/open.ts";
+import { openRedis } from "./redis.ts";
 import { withRequestState } from "./request-state.ts";
 
 export interface RunningServer {
   url: string;
   db: Database;
+  redis: Redis | undefined;
   server: Server;
   close(): Promise<void>;
 }
@@ -18,6 +21,13 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, options: { publicUrlFromPort?: boolean } = {}): Promise<RunningServer> {
   const db = await openDatabase(config);
+  let redis: Redis | undefined;
+  try {
+    redis = await openRedis(config.redisUrl);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const server = createServer();
   server.keepAliveTimeout = 5_000;
   try {
@@ -26,20 +36,24 @@ export async function startServer(config: Config, options: { publicUrlFromPort?:
       server.listen(config.port, "0.0.0.0", () => resolve());
     });
   } catch (error) {
+    redis?.disconnect();
     await db.close();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
   const url = `http://localhost:${port}`;
-  const app = createApp(options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config, db);
+  const app = createApp(options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config, { db, redis });
   server.on("request", (req, res) => withRequestState(() => app(req, res)));
   return {
     url,
     db,
+    redis,
     server,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app.dispose();
+      redis?.disconnect();
       await db.close();
     },
   };

@@ -9,6 +9,10 @@ export interface RequestState {
   credential: Credential | undefined;
   /** For a `/v1` request: the validated arguments of the GraphQL field it runs. */
   restVariables?: Record<string, unknown>;
+  /** The route template (`/v1/leads/{id}`, `/graphql`) once known: logs never hold raw ids. */
+  route?: string;
+  /** The `code` of the error the response carries, if any. */
+  errorCode?: string;
 }
 
 const storage = new AsyncLocalStorage<RequestState>();

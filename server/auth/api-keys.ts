@@ -79,11 +79,11 @@ export class ApiKeyResolver {
     if (cached && cached.expires > now) return cached.credential;
     const row = await this.db.apiKey.findUnique({
       where: { hash },
-      select: { id: true, workspaceId: true, scopes: true, revokedAt: true },
+      select: { id: true, workspaceId: true, scopes: true, revokedAt: true, workspace: { select: { plan: true } } },
     });
     const credential: Credential | null =
       row && !row.revokedAt
-        ? { kind: "api_key", id: row.id, workspaceId: row.workspaceId, scopes: new Set(row.scopes) }
+        ? { kind: "api_key", id: row.id, workspaceId: row.workspaceId, plan: row.workspace.plan, scopes: new Set(row.scopes) }
         : null;
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(hash, { credential, expires: now + this.ttlMs });

@@ -38,6 +38,7 @@ export function useAuthentication(config: Config, resolvers: CredentialResolver[
 
   return {
     async onRequest({ request, url, endResponse }) {
+      if (url.pathname === GRAPHQL_PATH) requestState()!.route = GRAPHQL_PATH;
       if (request.method === "OPTIONS" || !isProtected(url) || isPublic(request, url)) return;
       const header = request.headers.get("authorization");
       if (!header) return endResponse(errorResponse(unauthenticated(), url.pathname));

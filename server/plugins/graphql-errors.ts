@@ -1,6 +1,7 @@
 import { GraphQLError } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { internalError, isApiError } from "../../schema/lib/errors.ts";
+import { noteErrorCode } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
 import { requestState } from "../request-state.ts";
 
@@ -65,7 +66,9 @@ export function useGraphQLErrorShape(): Plugin {
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result || !result.errors?.length) return;
       const requestId = requestState()?.id ?? null;
-      setResult({ ...result, errors: result.errors.map((error) => shape(error as GraphQLError, requestId)) });
+      const errors = result.errors.map((error) => shape(error as GraphQLError, requestId));
+      noteErrorCode(String(errors[0]!.extensions.code));
+      setResult({ ...result, errors });
     },
   };
 }

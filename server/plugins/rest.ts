@@ -105,6 +105,7 @@ export function useRest(config: Config): Plugin {
         }
         return endResponse(errorResponse(notFoundRoute(request.method, url.pathname), url.pathname));
       }
+      requestState()!.route = `${REST_BASE}${matched.entry.route.path.replace(/:(\w+)/g, "{$1}")}`;
       try {
         const body = request.method === "GET" ? {} : await jsonBody(request);
         requestState()!.restVariables = restVariables(request.method, matched.entry, matched.params, url.searchParams, body);

@@ -1,0 +1,5 @@
+import type { Plugin } from "graphql-yoga";
+
+export function useGraphQLLimits(): Plugin {
+  return {};
+}
