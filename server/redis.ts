@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
 
 /**
@@ -9,4 +10,13 @@ export async function openRedis(url: string | undefined): Promise<Redis | undefi
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
   await redis.connect();
   return redis;
+}
+
+/**
+ * The prefix of every Redis key of one deployment. Processes that share a database share their
+ * limits and idempotency keys; two deployments (or two test databases) on one Redis never meet.
+ */
+export function redisNamespace(config: { databaseUrl: string | undefined; dataDir: string }): string {
+  const identity = config.databaseUrl ?? config.dataDir;
+  return `kontor:${createHash("sha256").update(identity).digest("hex").slice(0, 12)}:`;
 }
