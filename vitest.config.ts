@@ -8,7 +8,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
-    hookTimeout: 90_000,
+    hookTimeout: 180_000,
     pool: "forks",
     maxWorkers: 3,
     globalSetup: ["test/support/global-setup.ts"],

@@ -8,6 +8,7 @@ import "./resources/payment.ts";
 import "./resources/inventory.ts";
 import "./resources/project.ts";
 import "./resources/task.ts";
+import "./resources/request-log.ts";
 
 export const schema = builder.toSchema({ sortSchema: false });
 configureEvents(schema);

@@ -5,6 +5,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { log } from "../log.ts";
 import { lockDataDir } from "./lock.ts";
 import { applyMigrations, type SqlSession } from "./migrate.ts";
 
@@ -37,6 +38,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openPostgres(url: string): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection the server closed (restart, failover) must not crash the process: the
+  // pool drops it and opens a new one on the next query.
+  pool.on("error", (error) => log("warn", "idle database connection lost", { error: error.message }));
   let migrated: string[];
   try {
     const client = await pool.connect();

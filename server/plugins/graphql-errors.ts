@@ -45,10 +45,13 @@ function shape(error: GraphQLError, requestId: string | null): GraphQLError {
     });
   }
   // Yoga's own extensions: keep `http` (it sets the status), drop the parser's `originalError`.
-  const { http, originalError: _internal, code: _code, ...rest } = error.extensions as Record<string, unknown>;
+  const { http, originalError: _internal, code: ownCode, ...rest } = error.extensions as Record<string, unknown>;
   const status = (http as { status?: number } | undefined)?.status;
   const invalidJson = isJsonSyntaxError(error);
-  const code = invalidJson ? "invalid_json" : (REQUEST_ERROR_CODES[status ?? 400] ?? "validation_failed");
+  // A request error raised by one of our plugins (the GraphQL limits) already names its API code;
+  // Yoga's and graphql-js's codes are upper case (GRAPHQL_VALIDATION_FAILED) and are replaced.
+  const apiCode = typeof ownCode === "string" && /^[a-z]+(_[a-z]+)*$/.test(ownCode) ? ownCode : undefined;
+  const code = invalidJson ? "invalid_json" : (apiCode ?? REQUEST_ERROR_CODES[status ?? 400] ?? "validation_failed");
   // A body that is not JSON is not a GraphQL request at all: 400 whatever the Accept header.
   const transport = invalidJson ? { http: { status: 400 } } : http ? { http } : {};
   return new GraphQLError(error.message, {

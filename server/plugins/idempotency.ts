@@ -1,7 +1,118 @@
+import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Plugin } from "graphql-yoga";
+import { ApiError } from "../../schema/lib/errors.ts";
 import type { Config } from "../config.ts";
+import { errorResponse, GRAPHQL_PATH } from "../error-response.ts";
+import {
+  MemoryIdempotencyStore,
+  RedisIdempotencyStore,
+  type IdempotencyRecord,
+  type StoredResponse,
+} from "../idempotency-store.ts";
+import { redisNamespace } from "../redis.ts";
+import { requestState, type RequestState } from "../request-state.ts";
 
-export function useIdempotency(_config: Config, _redis: Redis | undefined): Plugin {
-  return {};
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Node's default requestTimeout: no request outlives it, so a claim older than that is abandoned. */
+export const CLAIM_TTL_MS = 5 * 60 * 1000;
+
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+const REPLAYED_HEADERS = new Set([
+  "content-type",
+  "content-language",
+  "content-disposition",
+  "location",
+  "allow",
+  "cache-control",
+  "etag",
+  "last-modified",
+]);
+/** The error types of 401, 403, 429 and 5xx: a GraphQL response carrying one is not kept. */
+const RETRYABLE_TYPES = new Set(["authentication_error", "permission_error", "rate_limit_error", "api_error"]);
+
+const invalidKey = () =>
+  new ApiError(400, "invalid_request_error", "idempotency_key_invalid", "Idempotency-Key must be 1–255 printable ASCII characters.", {
+    param: "Idempotency-Key",
+  });
+const conflict = () =>
+  new ApiError(409, "idempotency_error", "idempotency_conflict", "This Idempotency-Key was used with a different request: use a new key.");
+const inProgress = () =>
+  new ApiError(409, "idempotency_error", "idempotency_in_progress", "A request with this Idempotency-Key is still running: retry shortly.");
+
+const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
+
+interface Claim {
+  key: string;
+  record: IdempotencyRecord;
+  graphql: boolean;
+}
+
+/** What of a response is kept for replay, or null when a retry must run again. */
+async function storable(response: Response, graphql: boolean): Promise<StoredResponse | null> {
+  const status = response.status;
+  if (status >= 500 || status === 401 || status === 403 || status === 429) return null;
+  const type = response.headers.get("content-type") ?? "";
+  if (/event-stream|multipart/i.test(type)) return null;
+  const body = Buffer.from(await response.clone().arrayBuffer());
+  if (graphql && graphqlRetryable(body)) return null;
+  const headers = [...response.headers].filter(([name]) => REPLAYED_HEADERS.has(name.toLowerCase()));
+  return { status, headers, body: body.toString("base64") };
+}
+
+/** GraphQL answers 200 with an insufficient_scope or internal_error inside: as retryable as a 403 or 500. */
+function graphqlRetryable(body: Buffer): boolean {
+  try {
+    const result = JSON.parse(body.toString("utf8")) as { errors?: { extensions?: { type?: string } }[] };
+    return (result.errors ?? []).some((error) => RETRYABLE_TYPES.has(error.extensions?.type ?? ""));
+  } catch {
+    return false;
+  }
+}
+
+function replay(stored: StoredResponse): Response {
+  const headers = new Headers(stored.headers);
+  headers.set("Idempotent-Replay", "true");
+  return new Response(Buffer.from(stored.body, "base64"), { status: stored.status, headers });
+}
+
+/**
+ * `Idempotency-Key` on any POST (decisions.md §7): the first request claims the key for its
+ * workspace, and its response is kept 24 h and replayed to repeats with the same payload.
+ */
+export function useIdempotency(config: Config, redis: Redis | undefined): Plugin {
+  const store = redis ? new RedisIdempotencyStore(redis, redisNamespace(config)) : new MemoryIdempotencyStore();
+  const claims = new WeakMap<RequestState, Claim>();
+
+  return {
+    async onRequest({ request, url, endResponse }) {
+      const state = requestState();
+      const header = request.headers.get("idempotency-key");
+      // Without a credential there is no workspace to scope the key to (public endpoints).
+      if (request.method !== "POST" || header === null || !state?.credential) return;
+      if (!VALID_KEY.test(header)) return endResponse(errorResponse(invalidKey(), url.pathname));
+
+      const body = new Uint8Array(await request.clone().arrayBuffer());
+      const fingerprint = sha256(`${request.method} ${url.pathname}${url.search}\n${sha256(body)}`);
+      const key = `${state.credential.workspaceId}:${header}`;
+      const record: IdempotencyRecord = { fingerprint, owner: randomUUID() };
+      const existing = await store.claim(key, record, CLAIM_TTL_MS);
+      if (!existing) {
+        claims.set(state, { key, record, graphql: url.pathname === GRAPHQL_PATH });
+        return;
+      }
+      if (existing.fingerprint !== fingerprint) return endResponse(errorResponse(conflict(), url.pathname));
+      if (!existing.response) return endResponse(errorResponse(inProgress(), url.pathname));
+      return endResponse(replay(existing.response));
+    },
+    async onResponse({ response }) {
+      const state = requestState();
+      const claim = state && claims.get(state);
+      if (!claim) return;
+      claims.delete(state);
+      const stored = await storable(response, claim.graphql);
+      if (stored) await store.complete(claim.key, { ...claim.record, response: stored }, IDEMPOTENCY_TTL_MS);
+      else await store.release(claim.key, claim.record.owner);
+    },
+  };
 }

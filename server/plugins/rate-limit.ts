@@ -1,7 +1,111 @@
+import type { IncomingMessage } from "node:http";
 import type { Redis } from "ioredis";
 import type { Plugin } from "graphql-yoga";
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { ApiError } from "../../schema/lib/errors.ts";
+import { PLAN_LIMITS, PLANS, type PlanName } from "../../schema/lib/plans.ts";
 import type { Config } from "../config.ts";
+import { errorResponse } from "../error-response.ts";
+import { redisNamespace } from "../redis.ts";
+import { requestState, type RequestState } from "../request-state.ts";
 
-export function useRateLimit(_config: Config, _redis: Redis | undefined): Plugin {
-  return {};
+const WINDOW_SECONDS = 60;
+
+interface Quota {
+  plan: PlanName;
+  limit: number;
+  remaining: number;
+  msBeforeReset: number;
+  exceeded: boolean;
+}
+
+function createLimiter(plan: PlanName, config: Config, redis: Redis | undefined): RateLimiterAbstract {
+  const points = PLAN_LIMITS[plan].requests_per_minute;
+  const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS });
+  if (!redis) return memory;
+  return new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${redisNamespace(config)}ratelimit:${plan}`,
+    points,
+    duration: WINDOW_SECONDS,
+    // While Redis is unreachable each process limits on its own rather than failing every request.
+    insuranceLimiter: memory,
+  });
+}
+
+const tooManyRequests = (quota: Quota, pathname: string) => {
+  const retryAfter = Math.max(1, Math.ceil(quota.msBeforeReset / 1000));
+  const error = new ApiError(
+    429,
+    "rate_limit_error",
+    "rate_limit_exceeded",
+    `Rate limit of ${quota.limit} requests per minute (${quota.plan} plan) exceeded. Retry after ${retryAfter} seconds.`,
+    { headers: { "Retry-After": String(retryAfter) } },
+  );
+  return errorResponse(error, pathname);
+};
+
+/**
+ * decisions.md §7: requests per credential per minute by plan. Requests without a credential
+ * (401s, public documents) count per client IP at the free plan's rate. Every response carries
+ * the X-RateLimit-* headers.
+ */
+export function useRateLimit(config: Config, redis: Redis | undefined): Plugin {
+  const limiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, config, redis)])) as Record<
+    PlanName,
+    RateLimiterAbstract
+  >;
+  const quotas = new WeakMap<RequestState, Quota>();
+
+  async function count(state: RequestState, serverContext: unknown): Promise<Quota> {
+    const credential = state.credential;
+    const plan = credential?.plan ?? "free";
+    // X-Forwarded-For is not trusted: no proxy is configured in front of the server.
+    const key = credential
+      ? `credential:${credential.id}`
+      : `ip:${(serverContext as { req?: IncomingMessage }).req?.socket.remoteAddress ?? "unknown"}`;
+    let result: RateLimiterRes;
+    let exceeded = false;
+    try {
+      result = await limiters[plan].consume(key);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      result = rejection;
+      exceeded = true;
+    }
+    const quota = {
+      plan,
+      limit: PLAN_LIMITS[plan].requests_per_minute,
+      remaining: result.remainingPoints,
+      msBeforeReset: result.msBeforeNext,
+      exceeded,
+    };
+    quotas.set(state, quota);
+    return quota;
+  }
+
+  return {
+    async onRequest({ url, serverContext, endResponse }) {
+      const quota = await count(requestState()!, serverContext);
+      if (quota.exceeded) endResponse(tooManyRequests(quota, url.pathname));
+    },
+    async onResponse({ request, response, serverContext, setResponse }) {
+      const state = requestState()!;
+      let quota = quotas.get(state);
+      if (!quota) {
+        // Answered before onRequest above ran (a 401, a well-known document): counted here instead.
+        quota = await count(state, serverContext);
+        if (quota.exceeded) {
+          response = tooManyRequests(quota, new URL(request.url).pathname);
+          // useRequestId's onResponse has already run, on the response this one replaces.
+          response.headers.set("X-Request-Id", state.id);
+          setResponse(response);
+        }
+      }
+      response.headers.set("X-RateLimit-Limit", String(quota.limit));
+      response.headers.set("X-RateLimit-Remaining", String(quota.remaining));
+      response.headers.set("X-RateLimit-Reset", String(Math.ceil((Date.now() + quota.msBeforeReset) / 1000)));
+      response.headers.set("X-RateLimit-Plan", quota.plan);
+    },
+  };
 }

@@ -1,7 +1,270 @@
+import { AsyncResource } from "node:async_hooks";
 import type { Plugin } from "graphql-yoga";
+import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { restView } from "../../schema/lib/rest.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
+import { describeError, log } from "../log.ts";
+import { requestState } from "../request-state.ts";
+import { matchRoute, routeTable, type RouteEntry } from "../rest/view.ts";
 
-export function useRequestLog(_config: Config, _db: Database): Plugin {
-  return {};
+/** How long request logs are kept. */
+export const RETENTION_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+export interface RequestLogOptions {
+  /** Flush at least this often (ms). */
+  flushIntervalMs: number;
+  /** Rows per createMany; a full batch is flushed at once, without waiting for the interval. */
+  batchSize: number;
+  /** Rows kept in memory at most while the database is failing: beyond it the oldest are dropped. */
+  maxBuffered: number;
+  /** A failed batch is retried (with exponential backoff, see `retryBackoffMs`) this many times before it is dropped. */
+  maxAttempts: number;
+  /** After a failed flush the background flush waits this long, doubling per failure up to 30 s. */
+  retryBackoffMs: number;
+  /** Retention cleanup: first run this long after start, then every `retentionEveryMs`. */
+  retentionFirstMs: number;
+  retentionEveryMs: number;
+}
+
+export const DEFAULT_REQUEST_LOG_OPTIONS: RequestLogOptions = {
+  flushIntervalMs: 250,
+  batchSize: 200,
+  maxBuffered: 20_000,
+  maxAttempts: 8,
+  retryBackoffMs: 500,
+  retentionFirstMs: 30_000,
+  retentionEveryMs: 3_600_000,
+};
+
+export interface RequestLogRow {
+  id: string;
+  workspaceId: string | null;
+  credentialId: string | null;
+  method: string;
+  route: string | null;
+  status: number;
+  latencyMs: number;
+  errorCode: string | null;
+  clientIp: string | null;
+  userAgent: string | null;
+  createdAt: Date;
+}
+
+interface Pending {
+  row: RequestLogRow;
+  attempts: number;
+}
+
+/**
+ * Deletes request logs older than the retention period, in slices so no single statement holds
+ * locks on a large table for long. Returns how many rows went.
+ */
+export async function deleteExpiredRequestLogs(prisma: PrismaClient, now: Date = new Date()): Promise<number> {
+  const cutoff = new Date(now.getTime() - RETENTION_DAYS * DAY_MS);
+  let total = 0;
+  for (;;) {
+    const deleted = await prisma.$executeRaw`
+      delete from request_logs where id in (select id from request_logs where created_at < ${cutoff} limit 5000)`;
+    total += deleted;
+    if (deleted < 5000) return total;
+  }
+}
+
+/**
+ * The in-memory buffer between the request path and the database. `push` never waits; rows are
+ * written by a background flush (every `flushIntervalMs`, or at once when a batch is full), and
+ * `close` writes whatever is left.
+ */
+export class RequestLogWriter {
+  private buffer: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+  private dropped = 0;
+  private closed = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  /** While set, only `flush()` and `close()` write (tests use it to observe the buffer). */
+  private paused = false;
+  /** Consecutive failed flushes, and when the background flush may try again. */
+  private failures = 0;
+  private retryAt = 0;
+  /** Runs outside the request that filled the batch, so background log lines carry no request id. */
+  private readonly kick: () => void;
+  private readonly cleanup: () => void;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly options: RequestLogOptions = DEFAULT_REQUEST_LOG_OPTIONS,
+  ) {
+    this.kick = AsyncResource.bind(() => {
+      if (!this.paused && Date.now() >= this.retryAt) void this.flush();
+    });
+    this.cleanup = AsyncResource.bind(() => void this.runRetention());
+    const every = setInterval(this.kick, options.flushIntervalMs);
+    const first = setTimeout(this.cleanup, options.retentionFirstMs);
+    const hourly = setInterval(this.cleanup, options.retentionEveryMs);
+    for (const timer of [every, first, hourly]) {
+      timer.unref();
+      this.timers.push(timer);
+    }
+  }
+
+  /** Rows waiting to be written. */
+  get pending(): number {
+    return this.buffer.length;
+  }
+
+  /** Stops the background flush until the returned function is called. For tests and diagnostics. */
+  pauseBackgroundFlush(): () => void {
+    this.paused = true;
+    return () => {
+      this.paused = false;
+    };
+  }
+
+  push(row: RequestLogRow): void {
+    if (this.buffer.length >= this.options.maxBuffered) {
+      this.buffer.shift();
+      if (this.dropped++ % 1000 === 0) log("warn", "request log buffer full: dropping the oldest rows", { dropped: this.dropped });
+    }
+    this.buffer.push({ row, attempts: 0 });
+    if (this.buffer.length >= this.options.batchSize && !this.flushing) setImmediate(this.kick);
+  }
+
+  /**
+   * Writes everything buffered now (one flush at a time; a call during a flush waits for it and
+   * then writes what is left). A failure is logged, never thrown: its rows stay buffered for a
+   * later attempt until `maxAttempts`.
+   */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.buffer.length === 0) return;
+    this.flushing = this.drain().finally(() => {
+      this.flushing = undefined;
+    });
+    await this.flushing;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.splice(0, this.options.batchSize);
+      try {
+        // skipDuplicates: a retried batch whose first attempt did commit must not fail forever.
+        await this.prisma.requestLog.createMany({ data: batch.map((p) => p.row), skipDuplicates: true });
+        this.failures = 0;
+        this.retryAt = 0;
+      } catch (error) {
+        // Closing: no later attempt will come, so the batch is dropped and the others still tried once.
+        const retry = this.closed ? [] : batch.filter((p) => ++p.attempts < this.options.maxAttempts);
+        const kept = retry.slice(0, Math.max(0, this.options.maxBuffered - this.buffer.length));
+        this.failures++;
+        const backoff = Math.min(30_000, this.options.retryBackoffMs * 2 ** (this.failures - 1));
+        this.retryAt = Date.now() + backoff;
+        log("error", "request log flush failed", {
+          ...describeError(error),
+          rows: batch.length,
+          dropped: batch.length - kept.length,
+          ...(!this.closed && { retry_in_ms: backoff }),
+        });
+        if (this.closed) continue;
+        this.buffer.unshift(...kept);
+        return;
+      }
+    }
+  }
+
+  private async runRetention(): Promise<void> {
+    try {
+      const deleted = await deleteExpiredRequestLogs(this.prisma);
+      if (deleted > 0) log("info", "request logs past retention deleted", { deleted, retention_days: RETENTION_DAYS });
+    } catch (error) {
+      log("error", "request log retention failed", describeError(error));
+    }
+  }
+
+  /** Stops the timers and writes what is buffered (a failing database gets one last attempt per row). */
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.closed = true;
+    await this.flush();
+  }
+}
+
+/** The writer of each open database, so tests and the CLI can flush or inspect it. */
+const writers = new WeakMap<PrismaClient, RequestLogWriter>();
+
+export function requestLogWriter(db: Pick<Database, "prisma">): RequestLogWriter | undefined {
+  return writers.get(db.prisma);
+}
+
+/** Writes the buffered request logs of this database now (a no-op when request logs are off). */
+export async function flushRequestLogs(db: Pick<Database, "prisma">): Promise<void> {
+  await writers.get(db.prisma)?.flush();
+}
+
+/** Fixed public documents: their path is their route. Anything else unmatched is logged as null. */
+const PUBLIC_PATHS = new Set(["/v1/openapi.json", "/v1/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/v1"]);
+
+const text = (value: string | null | undefined, max: number) => (value ? value.slice(0, max) : null);
+
+function clientIp(serverContext: unknown): string | null {
+  const context = serverContext as { req?: { socket?: { remoteAddress?: string } } } | undefined;
+  const address = context?.req?.socket?.remoteAddress;
+  if (!address) return null;
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}
+
+/**
+ * decisions.md §3: every request (authenticated or not) becomes one request_logs row keyed by its
+ * request id. Register right after useRequestId so every response, including those other
+ * plugins end early (401, 404, 429…), passes through onResponse.
+ */
+export function useRequestLog(_config: Config, db: Database, options: Partial<RequestLogOptions> = {}): Plugin {
+  const writer = new RequestLogWriter(db.prisma, { ...DEFAULT_REQUEST_LOG_OPTIONS, ...options });
+  writers.set(db.prisma, writer);
+  let table: RouteEntry[] = [];
+
+  /** The template for requests that ended before the REST layer named it (e.g. a 401 on /v1/leads/…). */
+  const routeOf = (method: string, pathname: string): string | null => {
+    if (PUBLIC_PATHS.has(pathname)) return pathname;
+    const matched = pathname.startsWith("/v1/") ? matchRoute(table, method, pathname) : undefined;
+    return matched ? `/v1${matched.entry.route.path.replace(/:(\w+)/g, "{$1}")}` : null;
+  };
+
+  return {
+    onSchemaChange({ schema }) {
+      table = routeTable(restView(schema));
+    },
+    onResponse({ request, response, serverContext }) {
+      const state = requestState();
+      if (!state) return;
+      const latency = performance.now() - state.startedAt;
+      let route = state.route ?? null;
+      if (route === null) {
+        try {
+          route = routeOf(request.method, new URL(request.url).pathname);
+        } catch {
+          route = null;
+        }
+      }
+      writer.push({
+        id: state.id,
+        workspaceId: state.credential?.workspaceId ?? null,
+        credentialId: state.credential?.id ?? null,
+        method: request.method.slice(0, 16),
+        route,
+        status: response.status,
+        latencyMs: Math.max(0, Math.round(latency)),
+        errorCode: state.errorCode ?? null,
+        clientIp: clientIp(serverContext),
+        userAgent: text(request.headers.get("user-agent"), 512),
+        // The request's arrival (wall clock), like the time in its id, so id order and created_at agree.
+        createdAt: new Date(Date.now() - latency),
+      });
+    },
+    onDispose: async () => {
+      writers.delete(db.prisma);
+      await writer.close();
+    },
+  };
 }

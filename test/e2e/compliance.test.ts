@@ -179,6 +179,8 @@ e2e("compliance", (server) => {
           "GET /tasks/{id}",
           "PATCH /tasks/{id}",
           "DELETE /tasks/{id}",
+          "GET /request-logs",
+          "GET /request-logs/stats",
         ].sort(),
       );
     });

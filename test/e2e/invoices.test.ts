@@ -205,7 +205,7 @@ e2e("invoices", (server) => {
   });
 
   describe("numbering", () => {
-    it("gives 50 concurrent creations the numbers 0001…0050, no gap, no duplicate", async () => {
+    it("gives 50 concurrent creations the numbers 0001…0050, no gap, no duplicate", { timeout: 120_000 }, async () => {
       const own = await server().tenant();
       const client = rest(server().api, own.key);
       const ownClient = await newClient(client);

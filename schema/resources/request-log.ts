@@ -1,0 +1,203 @@
+import { builder } from "../builder.ts";
+import type { Context } from "../context.ts";
+import { listPage } from "../lib/cursor.ts";
+import { validationFailed } from "../lib/errors.ts";
+import { rest } from "../lib/rest.ts";
+import { listType, pageArgs } from "./shared.ts";
+
+/**
+ * Request logs (api-spec.md §1, decisions.md §3): one row per request, written by
+ * server/plugins/request-log.ts. Read-only, always limited to the caller's workspace.
+ */
+export const RequestLog = builder.prismaObject("RequestLog", {
+  description: "One API request: its id (the request_id of its error body), route template, status and latency.",
+  authScopes: { scope: "logs.read" },
+  fields: (t) => ({
+    object: t.string({ resolve: () => "request_log" }),
+    request_id: t.exposeString("id", { description: "The X-Request-Id of the response." }),
+    key_id: t.exposeString("credentialId", { nullable: true, description: "The API key that made the request." }),
+    method: t.exposeString("method"),
+    route: t.exposeString("route", {
+      nullable: true,
+      description: "The route template (`/v1/leads/{id}`, `/graphql`), never the raw path; null when no route matched.",
+    }),
+    status: t.exposeInt("status"),
+    latency_ms: t.exposeInt("latencyMs", { description: "Time from receiving the request to its response, in whole milliseconds." }),
+    error_code: t.exposeString("errorCode", { nullable: true }),
+    client_ip: t.exposeString("clientIp", { nullable: true }),
+    user_agent: t.exposeString("userAgent", { nullable: true }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When the request arrived." }),
+  }),
+});
+
+const RequestLogList = listType("RequestLog", RequestLog);
+
+interface StatsShape {
+  object: "request_log_stats";
+  days: number;
+  key_id: string | null;
+  total: number;
+  error_rate: number;
+  latency_ms: { p50: number | null; p95: number | null };
+  daily: { date: string; requests: number; errors: number }[];
+  top_endpoints: { method: string; route: string; requests: number }[];
+}
+
+const Latency = builder.objectRef<StatsShape["latency_ms"]>("RequestLogLatency").implement({
+  description: "Latency percentiles in milliseconds (null without requests).",
+  fields: (t) => ({
+    p50: t.exposeFloat("p50", { nullable: true }),
+    p95: t.exposeFloat("p95", { nullable: true }),
+  }),
+});
+
+const Day = builder.objectRef<StatsShape["daily"][number]>("RequestLogDay").implement({
+  description: "The requests of one UTC day.",
+  fields: (t) => ({
+    date: t.exposeString("date", { description: "YYYY-MM-DD (UTC)." }),
+    requests: t.exposeInt("requests"),
+    errors: t.exposeInt("errors", { description: "Requests answered with a status of 400 or more." }),
+  }),
+});
+
+const Endpoint = builder.objectRef<StatsShape["top_endpoints"][number]>("RequestLogEndpoint").implement({
+  fields: (t) => ({
+    method: t.exposeString("method"),
+    route: t.exposeString("route"),
+    requests: t.exposeInt("requests"),
+  }),
+});
+
+const RequestLogStats = builder.objectRef<StatsShape>("RequestLogStats").implement({
+  description: "Volume, error rate, latency and top endpoints of the workspace's requests over the last `days` UTC days.",
+  fields: (t) => ({
+    object: t.exposeString("object"),
+    days: t.exposeInt("days"),
+    key_id: t.exposeString("key_id", { nullable: true, description: "The key the figures are limited to, if any." }),
+    total: t.exposeInt("total"),
+    error_rate: t.exposeFloat("error_rate", { description: "Share of requests with a status of 400 or more (0–1, 4 decimals)." }),
+    latency_ms: t.expose("latency_ms", { type: Latency }),
+    daily: t.expose("daily", { type: [Day], description: "One entry per day, oldest first, including days without requests." }),
+    top_endpoints: t.expose("top_endpoints", {
+      type: [Endpoint],
+      description: "The 10 most requested routes (requests that matched no route are not counted here).",
+    }),
+  }),
+});
+
+const KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
+const DAY_MS = 86_400_000;
+export const STATS_DEFAULT_DAYS = 30;
+export const STATS_MAX_DAYS = 90;
+
+function keyId(value: string | null | undefined): string | undefined {
+  if (value == null) return undefined;
+  if (!KEY_ID.test(value)) throw validationFailed("key_id", "key_id must be an API key id (key_…).");
+  return value;
+}
+
+const round = (value: number, places: number) => Math.round(value * 10 ** places) / 10 ** places;
+
+async function stats(ctx: Context, days: number, key: string | undefined): Promise<StatsShape> {
+  const workspaceId = ctx.credential.workspaceId;
+  const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+  const since = new Date(today - (days - 1) * DAY_MS);
+  const keyFilter = key ?? null;
+  const [totals] = await ctx.db.$queryRaw<{ total: number; errors: number; p50: number | null; p95: number | null }[]>`
+    select count(*)::int as total,
+           (count(*) filter (where status >= 400))::int as errors,
+           percentile_cont(0.5) within group (order by latency_ms) as p50,
+           percentile_cont(0.95) within group (order by latency_ms) as p95
+    from request_logs
+    where workspace_id = ${workspaceId} and created_at >= ${since}
+      and (${keyFilter}::text is null or credential_id = ${keyFilter}::text)`;
+  const perDay = await ctx.db.$queryRaw<{ date: string; requests: number; errors: number }[]>`
+    select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date,
+           count(*)::int as requests,
+           (count(*) filter (where status >= 400))::int as errors
+    from request_logs
+    where workspace_id = ${workspaceId} and created_at >= ${since}
+      and (${keyFilter}::text is null or credential_id = ${keyFilter}::text)
+    group by 1`;
+  const top = await ctx.db.$queryRaw<{ method: string; route: string; requests: number }[]>`
+    select method, route, count(*)::int as requests
+    from request_logs
+    where workspace_id = ${workspaceId} and created_at >= ${since} and route is not null
+      and (${keyFilter}::text is null or credential_id = ${keyFilter}::text)
+    group by method, route
+    order by requests desc, route, method
+    limit 10`;
+  const byDate = new Map(perDay.map((row) => [row.date, row]));
+  const daily = Array.from({ length: days }, (_, i) => {
+    const date = new Date(since.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+    const row = byDate.get(date);
+    return { date, requests: Number(row?.requests ?? 0), errors: Number(row?.errors ?? 0) };
+  });
+  const total = Number(totals?.total ?? 0);
+  const errors = Number(totals?.errors ?? 0);
+  const percentile = (value: number | null | undefined) => (value == null ? null : round(Number(value), 2));
+  return {
+    object: "request_log_stats",
+    days,
+    key_id: key ?? null,
+    total,
+    error_rate: total === 0 ? 0 : round(errors / total, 4),
+    latency_ms: { p50: percentile(totals?.p50), p95: percentile(totals?.p95) },
+    daily,
+    top_endpoints: top.map((row) => ({ method: row.method, route: row.route, requests: Number(row.requests) })),
+  };
+}
+
+builder.queryFields((t) => ({
+  requestLogs: t.field({
+    type: RequestLogList,
+    description: "The workspace's request logs, newest first.",
+    extensions: rest("GET /request-logs", "List request logs"),
+    authScopes: { scope: "logs.read" },
+    args: {
+      key_id: t.arg.string({ description: "Only requests made with this API key." }),
+      status: t.arg.int({ description: "Only requests answered with this HTTP status (100–599)." }),
+      from: t.arg({ type: "DateTime", description: "Only requests that arrived at or after this time." }),
+      to: t.arg({ type: "DateTime", description: "Only requests that arrived before this time." }),
+      ...pageArgs,
+    },
+    resolve: (_root, args, ctx) => {
+      const key = keyId(args.key_id);
+      if (args.status != null && (args.status < 100 || args.status > 599)) {
+        throw validationFailed("status", "status must be an HTTP status code from 100 to 599.");
+      }
+      if (args.from && args.to && args.from.getTime() > args.to.getTime()) {
+        throw validationFailed("to", "to must not be before from.");
+      }
+      return listPage(args, ({ cursor, ...page }) =>
+        ctx.db.requestLog.findMany({
+          where: {
+            workspaceId: ctx.credential.workspaceId,
+            ...(key && { credentialId: key }),
+            ...(args.status != null && { status: args.status }),
+            ...((args.from || args.to) && { createdAt: { ...(args.from && { gte: args.from }), ...(args.to && { lt: args.to }) } }),
+            ...cursor,
+          },
+          ...page,
+        }),
+      );
+    },
+  }),
+  requestLogStats: t.field({
+    type: RequestLogStats,
+    description: `Daily volume, error rate, latency percentiles and top endpoints over the last \`days\` UTC days (today included).`,
+    extensions: rest("GET /request-logs/stats", "Request log statistics"),
+    authScopes: { scope: "logs.read" },
+    args: {
+      days: t.arg.int({ description: `1–${STATS_MAX_DAYS}, default ${STATS_DEFAULT_DAYS}.` }),
+      key_id: t.arg.string({ description: "Only requests made with this API key." }),
+    },
+    resolve: (_root, args, ctx) => {
+      const days = args.days ?? STATS_DEFAULT_DAYS;
+      if (!Number.isInteger(days) || days < 1 || days > STATS_MAX_DAYS) {
+        throw validationFailed("days", `days must be an integer from 1 to ${STATS_MAX_DAYS}.`);
+      }
+      return stats(ctx, days, keyId(args.key_id));
+    },
+  }),
+}));
