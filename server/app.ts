@@ -63,7 +63,6 @@ export function createApp(config: Config, { db, redis }: Services): App {
     },
     plugins: [
       useRequestId(),
-      ...(config.policies ? [useRequestLog(config, db)] : []),
       useWellKnown(config),
       useGraphiQLAssets(),
       useAuthentication(config, [(token) => apiKeys.resolve(token)]),
@@ -73,6 +72,8 @@ export function createApp(config: Config, { db, redis }: Services): App {
       useGraphQLErrorShape(),
       useRest(config),
       useNotFound(),
+      // Last, so its onResponse sees the response every other plugin settled on (a 401 turned 429).
+      ...(config.policies ? [useRequestLog(config, db)] : []),
     ],
   });
 }

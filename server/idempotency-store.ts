@@ -5,6 +5,8 @@ export interface StoredResponse {
   status: number;
   headers: [string, string][];
   body: string;
+  /** The error code the first response carried, so a replay's request log names it too. */
+  errorCode?: string;
 }
 
 /** One idempotency key: claimed by `owner` while its request runs, then holding the response. */

@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import type { Config } from "../config.ts";
-import { errorResponse, GRAPHQL_PATH } from "../error-response.ts";
+import { errorResponse, GRAPHQL_PATH, noteErrorCode } from "../error-response.ts";
 import {
   MemoryIdempotencyStore,
   RedisIdempotencyStore,
@@ -57,7 +57,8 @@ async function storable(response: Response, graphql: boolean): Promise<StoredRes
   const body = Buffer.from(await response.clone().arrayBuffer());
   if (graphql && graphqlRetryable(body)) return null;
   const headers = [...response.headers].filter(([name]) => REPLAYED_HEADERS.has(name.toLowerCase()));
-  return { status, headers, body: body.toString("base64") };
+  const errorCode = requestState()?.errorCode;
+  return { status, headers, body: body.toString("base64"), ...(errorCode && { errorCode }) };
 }
 
 /** GraphQL answers 200 with an insufficient_scope or internal_error inside: as retryable as a 403 or 500. */
@@ -71,6 +72,7 @@ function graphqlRetryable(body: Buffer): boolean {
 }
 
 function replay(stored: StoredResponse): Response {
+  if (stored.errorCode) noteErrorCode(stored.errorCode);
   const headers = new Headers(stored.headers);
   headers.set("Idempotent-Replay", "true");
   return new Response(Buffer.from(stored.body, "base64"), { status: stored.status, headers });

@@ -97,6 +97,7 @@ export function useRateLimit(config: Config, redis: Redis | undefined): Plugin {
         quota = await count(state, serverContext);
         if (quota.exceeded) {
           response = tooManyRequests(quota, new URL(request.url).pathname);
+          state.errorCode = "rate_limit_exceeded";
           // useRequestId's onResponse has already run, on the response this one replaces.
           response.headers.set("X-Request-Id", state.id);
           setResponse(response);

@@ -216,8 +216,8 @@ function clientIp(serverContext: unknown): string | null {
 
 /**
  * decisions.md §3: every request (authenticated or not) becomes one request_logs row keyed by its
- * request id. Register right after useRequestId so every response, including those other
- * plugins end early (401, 404, 429…), passes through onResponse.
+ * request id. Register it last: every onResponse runs whichever plugin ended the request (401,
+ * 404, 429…), and the last one sees the response the others settled on.
  */
 export function useRequestLog(_config: Config, db: Database, options: Partial<RequestLogOptions> = {}): Plugin {
   const writer = new RequestLogWriter(db.prisma, { ...DEFAULT_REQUEST_LOG_OPTIONS, ...options });

@@ -6,6 +6,7 @@ import { loadConfig } from "../../server/config.ts";
 import { startServer, type RunningServer } from "../../server/http.ts";
 import { idempotencyRedisKey, MemoryIdempotencyStore } from "../../server/idempotency-store.ts";
 import { CLAIM_TTL_MS, IDEMPOTENCY_TTL_MS } from "../../server/plugins/idempotency.ts";
+import { flushRequestLogs } from "../../server/plugins/request-log.ts";
 import { redisNamespace } from "../../server/redis.ts";
 import { createWorkspace } from "../../server/workspaces.ts";
 import { call, rest, type ApiResponse } from "../support/http.ts";
@@ -277,6 +278,12 @@ e2e("idempotency", (server, stack) => {
       expect(again.status).toBe(400);
       expect(isReplay(again)).toBe(true);
       expect(again.body).toEqual(first.body);
+      // The replay is a request of its own: its log row carries the replayed status and error code.
+      const replayId = again.headers.get("x-request-id")!;
+      expect(replayId).not.toBe(first.body.error.request_id);
+      await flushRequestLogs(server().running.db);
+      const row = await server().running.db.prisma.requestLog.findUnique({ where: { id: replayId } });
+      expect(row).toMatchObject({ status: 400, errorCode: "validation_failed", route: "/v1/leads", credentialId: tenant.keyId });
       // The key is spent on the failure: a corrected body is another request.
       expectError(await post("/leads", { first_name: "A" }, key), 409, "idempotency_conflict");
     });

@@ -5,6 +5,7 @@ import { SCOPES } from "../../schema/lib/scopes.ts";
 import { createApiKey } from "../../server/auth/api-keys.ts";
 import { loadConfig } from "../../server/config.ts";
 import { startServer, type RunningServer } from "../../server/http.ts";
+import { flushRequestLogs } from "../../server/plugins/request-log.ts";
 import { createWorkspace } from "../../server/workspaces.ts";
 import { call, raw, rest } from "../support/http.ts";
 import { provisionStack } from "../support/server.ts";
@@ -154,6 +155,12 @@ e2e("rate limits", (server) => {
     expect(refused.headers.get("x-request-id")).toBe(refused.body.error.request_id);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(limitHeaders(refused.headers)).toMatchObject({ limit: FREE, remaining: 0, plan: "free" });
+
+    // The request log records what the caller got: the 429, not the 401 it replaced.
+    const refusedId = refused.body.error.request_id as string;
+    await flushRequestLogs(server().running.db);
+    const row = await server().running.db.prisma.requestLog.findUnique({ where: { id: refusedId } });
+    expect(row).toMatchObject({ status: 429, errorCode: "rate_limit_exceeded", route: "/v1/workspace", credentialId: null });
 
     // A key from the same address is not affected.
     const tenant = await server().tenant({ plan: "free" });
