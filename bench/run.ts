@@ -18,7 +18,7 @@
  * Environment: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 3), BENCH_CONNECTIONS
  * (default 10), BENCH_ROUNDS (default 2), BENCH_KEYS (default 300), BENCH_POSTGRES_URL
  * (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_REDIS_URL (default
- * redis://127.0.0.1:6379). Results: printed, and written to bench/results.md.
+ * redis://127.0.0.1:6379), BENCH_PROFILE_DIR (a CPU profile of each server goes there). Results: printed, and written to bench/results.md.
  */
 import { execSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -48,6 +48,8 @@ const KEYS = num("BENCH_KEYS", 300);
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const TARGET_OVERHEAD = 15;
+/** Writes a V8 CPU profile of each server into this directory (open it in Chrome DevTools). */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 type Mode = "on" | "off";
 type Endpoint = "REST GET /v1/leads/{id}" | "GraphQL POST /graphql lead";
@@ -86,7 +88,8 @@ interface Child {
 }
 
 async function startChild(mode: Mode, env: NodeJS.ProcessEnv, port: number): Promise<Child> {
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+  const profile = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "server/main.ts"], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), KONTOR_ENV: "production", KONTOR_LOG: "silent", KONTOR_POLICIES: mode === "on" ? "on" : "off" },
     stdio: ["ignore", "ignore", "pipe"],

@@ -72,6 +72,25 @@ export async function deleteExpiredRequestLogs(prisma: PrismaClient, now: Date =
   }
 }
 
+const column = <K extends keyof RequestLogRow>(rows: RequestLogRow[], key: K) => rows.map((row) => row[key]);
+
+/**
+ * One statement per batch, its columns as arrays: Prisma's createMany compiles a new plan for
+ * every batch size, which cost a few percent of the server's CPU under load.
+ * `on conflict do nothing`: a retried batch whose first attempt did commit must not fail forever.
+ */
+async function insertRows(prisma: PrismaClient, rows: RequestLogRow[]): Promise<void> {
+  await prisma.$executeRaw`
+    insert into request_logs
+      (id, workspace_id, credential_id, method, route, status, latency_ms, error_code, client_ip, user_agent, created_at)
+    select * from unnest(
+      ${column(rows, "id")}::text[], ${column(rows, "workspaceId")}::text[], ${column(rows, "credentialId")}::text[],
+      ${column(rows, "method")}::text[], ${column(rows, "route")}::text[], ${column(rows, "status")}::int[],
+      ${column(rows, "latencyMs")}::int[], ${column(rows, "errorCode")}::text[], ${column(rows, "clientIp")}::text[],
+      ${column(rows, "userAgent")}::text[], ${rows.map((row) => row.createdAt.toISOString())}::timestamptz[])
+    on conflict (id) do nothing`;
+}
+
 /**
  * The in-memory buffer between the request path and the database. `push` never waits; rows are
  * written by a background flush (every `flushIntervalMs`, or at once when a batch is full), and
@@ -149,8 +168,7 @@ export class RequestLogWriter {
     while (this.buffer.length > 0) {
       const batch = this.buffer.splice(0, this.options.batchSize);
       try {
-        // skipDuplicates: a retried batch whose first attempt did commit must not fail forever.
-        await this.prisma.requestLog.createMany({ data: batch.map((p) => p.row), skipDuplicates: true });
+        await insertRows(this.prisma, batch.map((p) => p.row));
         this.failures = 0;
         this.retryAt = 0;
       } catch (error) {

@@ -140,6 +140,14 @@ e2e("request logs", (server) => {
       });
     });
 
+    it("stores a user agent with quotes, braces, commas, backslashes and non-ASCII exactly", async () => {
+      const agent = `weird "agent", {braced} \\ back\\slash NULL - ünïcode`;
+      const res = await api.get("/workspace", { "user-agent": agent });
+      expect(res.status).toBe(200);
+      const rows = await logged(server(), [idOf(res)]);
+      expect(rows.get(idOf(res))!.userAgent).toBe(agent);
+    });
+
     it("logs GraphQL requests with the route /graphql, and a field error's code", async () => {
       const ok = await raw(`${server().url}/graphql`, {
         method: "POST",
