@@ -48,6 +48,7 @@ const KEYS = num("BENCH_KEYS", 300);
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const TARGET_OVERHEAD = 15;
+const BENCH_SECRET_KEY = randomBytes(32).toString("base64url");
 /** Writes a V8 CPU profile of each server into this directory (open it in Chrome DevTools). */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
@@ -91,7 +92,7 @@ async function startChild(mode: Mode, env: NodeJS.ProcessEnv, port: number): Pro
   const profile = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [];
   const child = spawn(process.execPath, [...profile, "--import", "tsx", "server/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), KONTOR_ENV: "production", KONTOR_LOG: "silent", KONTOR_POLICIES: mode === "on" ? "on" : "off" },
+    env: { ...process.env, ...env, PORT: String(port), KONTOR_ENV: "production", KONTOR_SECRET_KEY: BENCH_SECRET_KEY, KONTOR_LOG: "silent", KONTOR_POLICIES: mode === "on" ? "on" : "off" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const stderr: string[] = [];

@@ -24,6 +24,7 @@ export const builder = new SchemaBuilder<{
     Money: { Input: string; Output: { toString(): string } | number | string };
     Quantity: { Input: string; Output: { toString(): string } | number | string };
     Percent: { Input: string; Output: { toString(): string } | number | string };
+    JSONObject: { Input: never; Output: object };
   };
 }>({
   defaultFieldNullability: false,
@@ -74,6 +75,7 @@ builder.scalarType("Date", scalars.Date);
 builder.scalarType("Money", scalars.Money);
 builder.scalarType("Quantity", scalars.Quantity);
 builder.scalarType("Percent", scalars.Percent);
+builder.scalarType("JSONObject", scalars.JSONObject);
 
 builder.queryType({});
 builder.mutationType({});

@@ -15,4 +15,18 @@ export interface Context {
   db: PrismaClient;
   credential: Credential;
   requestId: string;
+  webhooks: WebhookServices;
+}
+
+/** What the webhook resolvers need from the server, where the delivery machinery lives. */
+export interface WebhookServices {
+  /** Encrypts a signing secret for storage. */
+  seal(secret: string): string;
+  /** The URL to store, or a 400 validation_failed (param `url`) when it may not be a target here. */
+  checkUrl(url: string): Promise<string>;
+  /**
+   * Events were written, or deliveries became due (replay, test, resume): the worker looks for
+   * them as soon as the current request has ended, which is after its transaction committed.
+   */
+  wake(what: "events" | "deliveries"): void;
 }

@@ -36,6 +36,12 @@ export const EVENT_TYPES = [
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** How long events (and with them their deliveries) are kept. */
+export const EVENT_RETENTION_DAYS = 30;
+
+/** Sent by POST /webhook-endpoints/{id}/test to that endpoint alone; not part of the subscribable catalog. */
+export const TEST_EVENT_TYPE = "webhook.test";
 export type Tx = Prisma.TransactionClient;
 
 interface Representation {
@@ -88,4 +94,5 @@ export async function emit(tx: Tx, ctx: Context, type: EventType, typeName: stri
   await tx.event.create({
     data: { id: newId("event"), workspaceId: ctx.credential.workspaceId, type, data: data as Prisma.InputJsonObject },
   });
+  ctx.webhooks.wake("events");
 }

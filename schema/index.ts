@@ -9,6 +9,9 @@ import "./resources/inventory.ts";
 import "./resources/project.ts";
 import "./resources/task.ts";
 import "./resources/request-log.ts";
+import "./resources/event.ts";
+import "./resources/webhook-endpoint.ts";
+import "./resources/webhook-delivery.ts";
 
 export const schema = builder.toSchema({ sortSchema: false });
 configureEvents(schema);

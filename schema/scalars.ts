@@ -47,7 +47,20 @@ export function parsePercent(value: unknown): string {
   return text;
 }
 
+const readOnly = () => {
+  throw new GraphQLError("JSONObject is an output type.");
+};
+
 export const scalars = {
+  JSONObject: {
+    description: "A JSON object, as stored (an event's resource is exactly what the API returned for it).",
+    serialize: (value: unknown) => {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) throw new GraphQLError("JSONObject must be an object.");
+      return value;
+    },
+    parseValue: readOnly,
+    parseLiteral: readOnly,
+  },
   DateTime: {
     description: "ISO 8601 date-time in UTC, e.g. 2026-05-01T09:30:00.000Z.",
     serialize: (value: unknown) => (value instanceof Date ? value : parseDateTime(value)).toISOString(),

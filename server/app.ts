@@ -18,6 +18,8 @@ import { useRequestBody } from "./plugins/request-body.ts";
 import { useRequestId } from "./plugins/request-id.ts";
 import { useRest } from "./plugins/rest.ts";
 import { useWellKnown } from "./plugins/well-known.ts";
+import { useWebhookWake } from "./plugins/webhook-wake.ts";
+import type { WebhookRuntime } from "./webhooks/runtime.ts";
 import { requestState } from "./request-state.ts";
 
 const GRAPHIQL_QUERY = `# Add your key in the Headers tab below:
@@ -38,9 +40,10 @@ export interface Services {
   db: Database;
   /** Undefined without REDIS_URL: policies then keep their state in process. */
   redis: Redis | undefined;
+  webhooks: WebhookRuntime;
 }
 
-export function createApp(config: Config, { db, redis }: Services): App {
+export function createApp(config: Config, { db, redis, webhooks }: Services): App {
   const apiKeys = new ApiKeyResolver(db.prisma);
   const policies = config.policies
     ? [useRateLimit(config, redis), useIdempotency(config, redis)]
@@ -59,7 +62,7 @@ export function createApp(config: Config, { db, redis }: Services): App {
     context: () => {
       const state = requestState();
       if (!state?.credential) throw new Error("GraphQL context built without a credential.");
-      return { db: db.prisma, credential: state.credential, requestId: state.id };
+      return { db: db.prisma, credential: state.credential, requestId: state.id, webhooks: webhooks.services };
     },
     plugins: [
       useRequestId(),
@@ -72,6 +75,7 @@ export function createApp(config: Config, { db, redis }: Services): App {
       useGraphQLErrorShape(),
       useRest(config),
       useNotFound(),
+      useWebhookWake(webhooks.wake),
       // Last, so its onResponse sees the response every other plugin settled on (a 401 turned 429).
       ...(config.policies ? [useRequestLog(config, db)] : []),
     ],

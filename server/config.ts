@@ -12,6 +12,40 @@ export interface Config {
   env: Environment;
   /** Rate limits, idempotency, request logs and GraphQL cost limits; off only to measure them. */
   policies: boolean;
+  /** KONTOR_SECRET_KEY: encrypts webhook signing secrets (generated into DATA_DIR in development). */
+  secretKey: string | undefined;
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** An attempt succeeds on a 2xx within this time. */
+  timeoutMs: number;
+  /** The wait before each retry: its length + 1 is the number of attempts. */
+  retryScheduleMs: number[];
+  /** Each wait is spread by ± this fraction, so failing endpoints are not retried in lockstep. */
+  jitter: number;
+}
+
+/** decisions.md §6: about 1 m, 5 m, 30 m, 2 h, 5 h, 10 h, then every 12 h — about 3 days in all. */
+export const DEFAULT_RETRY_SCHEDULE = "1m,5m,30m,2h,5h,10h,12h,12h,12h,12h,12h";
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `"1m,5m,2h"` → milliseconds. */
+export function parseDurations(name: string, value: string): number[] {
+  return value.split(",").map((part) => {
+    const match = /^\s*(\d+(?:\.\d+)?)(ms|s|m|h|d)\s*$/.exec(part);
+    if (!match) throw new ConfigError(`${name} must be a comma-separated list of durations like 30s,5m,2h; got '${part}'.`);
+    return Math.round(Number(match[1]) * UNITS[match[2]!]!);
+  });
+}
+
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got '${raw}'.`);
+  return value;
 }
 
 export class ConfigError extends Error {}
@@ -30,6 +64,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const redisUrl = env.REDIS_URL || undefined;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError("REDIS_URL must be a redis:// URL.");
+  const secretKey = env.KONTOR_SECRET_KEY || undefined;
+  if (secretKey && secretKey.length < 32) throw new ConfigError("KONTOR_SECRET_KEY must be at least 32 characters.");
+  const jitter = env.KONTOR_WEBHOOK_JITTER ? Number(env.KONTOR_WEBHOOK_JITTER) : 0.1;
+  if (!(jitter >= 0 && jitter < 1)) throw new ConfigError(`KONTOR_WEBHOOK_JITTER must be a fraction from 0 to below 1, got '${env.KONTOR_WEBHOOK_JITTER}'.`);
   return {
     port,
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
@@ -38,6 +76,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR || "./.data"),
     env: kontorEnv,
     policies: env.KONTOR_POLICIES !== "off",
+    secretKey,
+    webhooks: {
+      timeoutMs: positive(env, "KONTOR_WEBHOOK_TIMEOUT_MS", 10_000),
+      retryScheduleMs: parseDurations("KONTOR_WEBHOOK_RETRY_SCHEDULE", env.KONTOR_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE),
+      jitter,
+    },
   };
 }
 

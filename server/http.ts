@@ -6,6 +6,13 @@ import type { Redis } from "ioredis";
 import { openDatabase, type Database } from "./db/open.ts";
 import { openRedis } from "./redis.ts";
 import { withRequestState } from "./request-state.ts";
+import { startWebhooks, type WebhookRuntimeOptions } from "./webhooks/runtime.ts";
+import { serverSecret } from "./webhooks/secrets.ts";
+
+export interface StartOptions {
+  publicUrlFromPort?: boolean;
+  webhooks?: WebhookRuntimeOptions;
+}
 
 export interface RunningServer {
   url: string;
@@ -19,7 +26,9 @@ export interface RunningServer {
  * Opens the database (migrating it) and listens. With `port` 0 a free port is chosen, and an
  * unset PUBLIC_URL follows it.
  */
-export async function startServer(config: Config, options: { publicUrlFromPort?: boolean } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  // Fails before anything opens when production has no KONTOR_SECRET_KEY.
+  serverSecret(config);
   const db = await openDatabase(config);
   let redis: Redis | undefined;
   try {
@@ -42,7 +51,8 @@ export async function startServer(config: Config, options: { publicUrlFromPort?:
   }
   const { port } = server.address() as AddressInfo;
   const url = `http://localhost:${port}`;
-  const app = createApp(options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config, { db, redis });
+  const webhooks = startWebhooks(config, db, options.webhooks);
+  const app = createApp(options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config, { db, redis, webhooks });
   server.on("request", (req, res) => withRequestState(() => app(req, res)));
   return {
     url,
@@ -53,6 +63,7 @@ export async function startServer(config: Config, options: { publicUrlFromPort?:
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.dispose();
+      await webhooks.close();
       redis?.disconnect();
       await db.close();
     },

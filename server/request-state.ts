@@ -13,6 +13,8 @@ export interface RequestState {
   route?: string;
   /** The `code` of the error the response carries, if any. */
   errorCode?: string;
+  /** The request wrote events or made deliveries due: wake the webhook worker once it has ended. */
+  wakeWebhooks?: boolean;
 }
 
 const storage = new AsyncLocalStorage<RequestState>();

@@ -14,6 +14,8 @@ export const ID_PREFIXES = {
   project: "prj",
   task: "task",
   event: "evt",
+  webhookEndpoint: "we",
+  webhookDelivery: "whd",
   request: "req",
 } as const;
 

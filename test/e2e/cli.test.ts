@@ -34,7 +34,7 @@ type Scratch = Awaited<ReturnType<typeof provisionStack>>;
 /** The child's environment: the scratch database only, nothing inherited that could point elsewhere. */
 function childEnv(scratch: Scratch, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ["KONTOR_LOG", "KONTOR_ENV", "DATABASE_URL", "REDIS_URL", "DATA_DIR", "PORT", "PUBLIC_URL", "NODE_OPTIONS", "AI_UPSTREAM_URL", "AI_UPSTREAM_API_KEY"]) {
+  for (const name of ["KONTOR_LOG", "KONTOR_ENV", "DATABASE_URL", "REDIS_URL", "DATA_DIR", "PORT", "PUBLIC_URL", "NODE_OPTIONS", "AI_UPSTREAM_URL", "AI_UPSTREAM_API_KEY", "KONTOR_SECRET_KEY"]) {
     delete env[name];
   }
   return { ...env, ...scratch.env, ...extra };
@@ -575,7 +575,7 @@ for (const stack of stacks()) {
       });
 
       it("KONTOR_ENV=production seeds nothing on an empty database", { timeout: 90_000 }, async () => {
-        const server = await startServer(scratch, { KONTOR_ENV: "production" });
+        const server = await startServer(scratch, { KONTOR_ENV: "production", KONTOR_SECRET_KEY: "cli-test-secret-key-0123456789abcdefghij" });
         let out: string;
         try {
           expect((await rest(server.api).get("/workspace")).status).toBe(401);
@@ -589,6 +589,26 @@ for (const stack of stacks()) {
         expect(out).not.toMatch(/password/i);
         expect(out).not.toContain("owner@example.com");
         expect(await counts(scratch)).toEqual({ workspaces: 0, users: 0, memberships: 0, api_keys: 0 });
+      });
+
+      it("production without KONTOR_SECRET_KEY refuses to start, saying what to set, exit 1", { timeout: 90_000 }, async () => {
+        const child = spawn(NODE, [...TSX_IMPORT, "server/main.ts"], {
+          cwd: ROOT,
+          env: childEnv(scratch, { PORT: "0", KONTOR_ENV: "production" }),
+          detached: true,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        children.add(child);
+        let stderr = "";
+        child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+        const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+        children.delete(child);
+        expect(code, stderr).toBe(1);
+        expect(stderr).toMatch(/KONTOR_SECRET_KEY must be set in production/);
+        expect(stderr, "stack trace shown to the operator").not.toMatch(STACK_TRACE);
+        // Nothing was opened: the database is free for the CLI.
+        const migrate = await cli(scratch, ["migrate", "--json"]);
+        expect(migrate.code, migrate.stderr).toBe(0);
       });
 
       it("a port in use stops the start with a clear message, exit 1 and no stack trace", { timeout: 90_000 }, async () => {

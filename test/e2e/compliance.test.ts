@@ -181,6 +181,18 @@ e2e("compliance", (server) => {
           "DELETE /tasks/{id}",
           "GET /request-logs",
           "GET /request-logs/stats",
+          "GET /webhook-endpoints",
+          "POST /webhook-endpoints",
+          "GET /webhook-endpoints/{id}",
+          "PATCH /webhook-endpoints/{id}",
+          "DELETE /webhook-endpoints/{id}",
+          "POST /webhook-endpoints/{id}/rotate-secret",
+          "POST /webhook-endpoints/{id}/test",
+          "GET /webhook-deliveries",
+          "GET /webhook-deliveries/{id}",
+          "POST /webhook-deliveries/{id}/replay",
+          "GET /events",
+          "GET /events/{id}",
         ].sort(),
       );
     });
@@ -203,7 +215,7 @@ e2e("compliance", (server) => {
         const params = [...(pathItem.parameters ?? []), ...(op.parameters ?? [])].map((p: Json) => deref(doc, p));
         const inQuery = params.filter((p) => p.in === "query").map((p) => p.name);
         expect(inQuery, `${method} ${path} declares query parameters`).toEqual([]);
-        const hasBodyArgs = !/\/(convert|send|void|accept|decline)$/.test(path);
+        const hasBodyArgs = !/\/(convert|send|void|accept|decline|rotate-secret|test|replay)$/.test(path);
         if (hasBodyArgs) {
           const schema = deref(doc, op.requestBody?.content?.["application/json"]?.schema ?? {});
           expect(Object.keys(schema.properties ?? {}).length, `${method} ${path} has no JSON body`).toBeGreaterThan(0);

@@ -177,7 +177,7 @@ describe.runIf(stacks().includes("postgres"))("rate limits across processes [pos
     drop = scratch.drop;
     const { DATABASE_URL, REDIS_URL, DATA_DIR } = scratch.env;
     for (let i = 0; i < 2; i++) {
-      const config = loadConfig({ DATABASE_URL, REDIS_URL, DATA_DIR, PORT: "0", KONTOR_ENV: "production" });
+      const config = loadConfig({ DATABASE_URL, REDIS_URL, DATA_DIR, PORT: "0", KONTOR_ENV: "production", KONTOR_SECRET_KEY: "rate-limit-test-secret-key-0123456789abcdef" });
       servers.push(await startServer(config, { publicUrlFromPort: true }));
     }
   });

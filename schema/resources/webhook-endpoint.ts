@@ -1,0 +1,252 @@
+import type { Prisma, WebhookEndpoint as EndpointRow } from "../generated/prisma/client.ts";
+import { builder } from "../builder.ts";
+import type { Context } from "../context.ts";
+import { EVENT_TYPES, represent, TEST_EVENT_TYPE, type Tx } from "../events.ts";
+import { listPage } from "../lib/cursor.ts";
+import { validationFailed } from "../lib/errors.ts";
+import { newId } from "../lib/ids.ts";
+import { defined, found, owned } from "../lib/records.ts";
+import { rest } from "../lib/rest.ts";
+import { notNull, optionalText } from "../lib/validate.ts";
+import { newSigningSecret } from "../lib/webhook-secret.ts";
+import { Deleted, listType, pageArgs } from "./shared.ts";
+
+const MAX_DESCRIPTION = 500;
+const ALL_EVENTS = "*";
+
+export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus", {
+  values: {
+    active: { description: "Deliveries are sent." },
+    paused: { description: "Deliveries wait (held, not lost) until the endpoint is resumed." },
+  },
+});
+
+type EndpointWithSecret = EndpointRow & { secret: string };
+
+const endpointFields = (t: any) => ({
+  object: t.string({ resolve: () => "webhook_endpoint" }),
+  id: t.exposeID("id"),
+  url: t.exposeString("url"),
+  events: t.exposeStringList("events", { description: "Event types delivered here, or [\"*\"] for all." }),
+  description: t.exposeString("description", { nullable: true }),
+  is_active: t.exposeBoolean("isActive", { description: "false pauses the endpoint; true resumes it." }),
+  status: t.field({
+    type: WebhookEndpointStatusEnum,
+    resolve: (endpoint: EndpointRow) => (endpoint.isActive ? "active" : "paused"),
+  }),
+  disabled_reason: t.exposeString("disabledReason", {
+    nullable: true,
+    description: "Why Kontor paused the endpoint: `gone` when it answered 410. Null when active or paused by the user.",
+  }),
+  created_at: t.expose("createdAt", { type: "DateTime" }),
+  updated_at: t.expose("updatedAt", { type: "DateTime" }),
+});
+
+export const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
+  description: "A URL that receives the workspace's events, signed with the endpoint's secret.",
+  authScopes: { readable: "webhooks" },
+  fields: (t) => ({
+    ...endpointFields(t),
+    deliveries: t.relation("deliveries", {
+      query: { orderBy: { id: "desc" }, take: 20 },
+      extensions: { rest: false },
+      description: "The endpoint's 20 latest deliveries (GET /webhook-deliveries?endpoint_id= pages through all).",
+    }),
+  }),
+});
+
+export const WebhookEndpointWithSecret = builder.prismaObject("WebhookEndpoint", {
+  variant: "WebhookEndpointWithSecret",
+  description: "A webhook endpoint with its signing secret: returned only when the secret is created or rotated.",
+  authScopes: { readable: "webhooks" },
+  fields: (t) => ({
+    ...endpointFields(t),
+    secret: t.string({
+      description: "`whsec_…`: keep it; it is never shown again.",
+      resolve: (endpoint) => (endpoint as EndpointWithSecret).secret,
+    }),
+  }),
+});
+
+const WebhookEndpointList = listType("WebhookEndpoint", WebhookEndpoint);
+
+/** `["*"]`, or event types of the catalog, without repeats. */
+function eventsArg(events: string[]): string[] {
+  if (events.length === 0) throw validationFailed("events", `events needs at least one event type, or ["${ALL_EVENTS}"] for all.`);
+  const unique = [...new Set(events)];
+  if (unique.includes(ALL_EVENTS)) {
+    if (unique.length > 1) throw validationFailed("events", `"${ALL_EVENTS}" already means every event: send it alone.`);
+    return unique;
+  }
+  const known = new Set<string>(EVENT_TYPES);
+  events.forEach((type, index) => {
+    if (type === TEST_EVENT_TYPE) {
+      throw validationFailed(`events[${index}]`, `${TEST_EVENT_TYPE} is sent by POST /webhook-endpoints/{id}/test to that endpoint only; it cannot be subscribed to.`);
+    }
+    if (!known.has(type)) throw validationFailed(`events[${index}]`, `'${type}' is not an event type. Known types: ${EVENT_TYPES.join(", ")}, or "${ALL_EVENTS}".`);
+  });
+  return unique;
+}
+
+function description(value: string | null | undefined) {
+  const text = optionalText(value);
+  if (text && text.length > MAX_DESCRIPTION) throw validationFailed("description", `description is at most ${MAX_DESCRIPTION} characters.`);
+  return text;
+}
+
+const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.workspaceId });
+
+/**
+ * Pausing holds the endpoint's waiting deliveries (no next attempt); resuming makes them due now.
+ * Deliveries in flight finish either way.
+ */
+async function holdOrRelease(tx: Tx, endpointId: string, active: boolean) {
+  await tx.webhookDelivery.updateMany({
+    where: { endpointId, status: { in: ["pending", "retrying"] }, ...(active ? { nextAttemptAt: null } : { nextAttemptAt: { not: null } }) },
+    data: { nextAttemptAt: active ? new Date() : null },
+  });
+}
+
+builder.queryFields((t) => ({
+  webhookEndpoints: t.field({
+    type: WebhookEndpointList,
+    description: "Webhook endpoints, newest first.",
+    extensions: rest("GET /webhook-endpoints", "List webhook endpoints"),
+    authScopes: { scope: "webhooks.read" },
+    args: { ...pageArgs },
+    resolve: (_root, args, ctx) =>
+      listPage(args, ({ cursor, ...page }) =>
+        ctx.db.webhookEndpoint.findMany({ where: { workspaceId: ctx.credential.workspaceId, ...cursor }, ...page }),
+      ),
+  }),
+  webhookEndpoint: t.prismaField({
+    type: WebhookEndpoint,
+    nullable: true,
+    extensions: rest("GET /webhook-endpoints/:id", "Retrieve a webhook endpoint"),
+    authScopes: { scope: "webhooks.read" },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) =>
+      found("webhook_endpoint", args.id, await ctx.db.webhookEndpoint.findFirst({ ...query, where: where(ctx, args.id) })),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createWebhookEndpoint: t.prismaField({
+    type: WebhookEndpointWithSecret,
+    description: "Registers an endpoint. The answer carries its signing secret, which is never shown again.",
+    extensions: rest("POST /webhook-endpoints", "Create a webhook endpoint", 201),
+    authScopes: { scope: "webhooks.write" },
+    args: {
+      url: t.arg.string({ required: true, description: "http or https; https only, to public addresses, in production." }),
+      events: t.arg.stringList({ required: true, description: `Event types, or ["${ALL_EVENTS}"] for all.` }),
+      description: t.arg.string(),
+    },
+    resolve: async (query, _root, args, ctx) => {
+      const events = eventsArg(args.events);
+      const text = description(args.description);
+      const url = await ctx.webhooks.checkUrl(args.url);
+      const secret = newSigningSecret();
+      const endpoint = await ctx.db.webhookEndpoint.create({
+        ...query,
+        data: {
+          id: newId("webhookEndpoint"),
+          workspaceId: ctx.credential.workspaceId,
+          url,
+          events,
+          description: text ?? null,
+          secretSealed: ctx.webhooks.seal(secret),
+        },
+      });
+      return { ...endpoint, secret };
+    },
+  }),
+  updateWebhookEndpoint: t.prismaField({
+    type: WebhookEndpoint,
+    description: "Updates the fields sent. is_active false pauses the endpoint (its deliveries wait); true resumes it and sends what waited.",
+    extensions: rest("PATCH /webhook-endpoints/:id", "Update, pause or resume a webhook endpoint"),
+    authScopes: { scope: "webhooks.write" },
+    args: {
+      id: t.arg.id({ required: true }),
+      url: t.arg.string(),
+      events: t.arg.stringList(),
+      description: t.arg.string(),
+      is_active: t.arg.boolean(),
+    },
+    resolve: async (query, _root, { id, ...args }, ctx) => {
+      const events = notNull("events", args.events);
+      const isActive = notNull("is_active", args.is_active);
+      const data = defined({
+        url: notNull("url", args.url),
+        events: events === undefined ? undefined : eventsArg(events),
+        description: description(args.description),
+        isActive,
+        ...(isActive !== undefined && { disabledReason: null }),
+      });
+      if (data.url !== undefined) data.url = await ctx.webhooks.checkUrl(data.url);
+      const endpoint = await ctx.db.$transaction(async (tx) => {
+        const current = found("webhook_endpoint", id, await tx.webhookEndpoint.findFirst({ where: where(ctx, id), select: { isActive: true } }));
+        const updated = await tx.webhookEndpoint.update({ ...query, where: where(ctx, id), data });
+        if (isActive !== undefined && isActive !== current.isActive) await holdOrRelease(tx, id, isActive);
+        return updated;
+      });
+      if (isActive) ctx.webhooks.wake("deliveries");
+      return endpoint;
+    },
+  }),
+  deleteWebhookEndpoint: t.field({
+    type: Deleted,
+    description: "Deletes the endpoint and its delivery history; nothing more is sent to it.",
+    extensions: rest("DELETE /webhook-endpoints/:id", "Delete a webhook endpoint"),
+    authScopes: { scope: "webhooks.write" },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, { id }, ctx) => {
+      await owned("webhook_endpoint", id, () => ctx.db.webhookEndpoint.delete({ where: where(ctx, id) }));
+      return { id, object: "webhook_endpoint", deleted: true as const };
+    },
+  }),
+  rotateWebhookEndpointSecret: t.prismaField({
+    type: WebhookEndpointWithSecret,
+    description: "Replaces the signing secret at once: every attempt from now on is signed with the new one.",
+    extensions: rest("POST /webhook-endpoints/:id/rotate-secret", "Rotate a webhook endpoint's signing secret"),
+    authScopes: { scope: "webhooks.write" },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, { id }, ctx) => {
+      const secret = newSigningSecret();
+      const endpoint = await owned("webhook_endpoint", id, () =>
+        ctx.db.webhookEndpoint.update({ ...query, where: where(ctx, id), data: { secretSealed: ctx.webhooks.seal(secret) } }),
+      );
+      return { ...endpoint, secret };
+    },
+  }),
+  testWebhookEndpoint: t.prismaField({
+    type: "WebhookDelivery",
+    description: `Sends a ${TEST_EVENT_TYPE} event (its data is the endpoint) to this endpoint only, even while it is paused.`,
+    extensions: rest("POST /webhook-endpoints/:id/test", "Send a test event to a webhook endpoint", 201),
+    authScopes: { scope: "webhooks.write" },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, { id }, ctx) => {
+      const delivery = await ctx.db.$transaction(async (tx) => {
+        const endpoint = found("webhook_endpoint", id, await tx.webhookEndpoint.findFirst({ where: where(ctx, id) }));
+        const data = await represent(tx, ctx, "WebhookEndpoint", endpoint);
+        const now = new Date();
+        const event = await tx.event.create({
+          // Already dispatched: it goes to this endpoint only, never to the others.
+          data: { id: newId("event"), workspaceId: ctx.credential.workspaceId, type: TEST_EVENT_TYPE, data: data as Prisma.InputJsonObject, dispatchedAt: now },
+        });
+        return tx.webhookDelivery.create({
+          ...query,
+          data: {
+            id: newId("webhookDelivery"),
+            workspaceId: ctx.credential.workspaceId,
+            endpointId: id,
+            eventId: event.id,
+            eventType: TEST_EVENT_TYPE,
+            nextAttemptAt: now,
+          },
+        });
+      });
+      ctx.webhooks.wake("deliveries");
+      return delivery;
+    },
+  }),
+}));

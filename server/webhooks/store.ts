@@ -1,0 +1,196 @@
+import { Prisma, type PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { TEST_EVENT_TYPE } from "../../schema/events.ts";
+import { newId } from "../../schema/lib/ids.ts";
+
+/** Events fanned out per transaction. */
+const FAN_OUT_BATCH = 500;
+const DAY_MS = 86_400_000;
+
+export interface DueDelivery {
+  id: string;
+  /** The delivery is due at this time (null: held while its endpoint is paused). */
+  nextAttemptAt: Date | null;
+  attempts: number;
+}
+
+/** One delivery taken by this process: it alone may send it until `lockedUntil`. */
+export interface ClaimedDelivery {
+  id: string;
+  workspaceId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  attempts: number;
+  lockedUntil: Date;
+  url: string;
+  secretSealed: string;
+  eventCreatedAt: Date;
+  eventData: unknown;
+}
+
+/** What one attempt came to, as the worker records it. */
+export interface AttemptOutcome {
+  status: "succeeded" | "retrying" | "failed";
+  responseStatus: number | null;
+  responseBody: string | null;
+  lastError: string | null;
+  durationMs: number;
+  /** Milliseconds until the next attempt, when `status` is retrying. */
+  retryInMs?: number;
+  /** The endpoint answered 410 Gone: pause it. */
+  gone?: boolean;
+}
+
+interface EventRow {
+  id: string;
+  workspace_id: string;
+  type: string;
+}
+
+interface EndpointRow {
+  id: string;
+  workspace_id: string;
+  events: string[];
+  is_active: boolean;
+}
+
+const subscribed = (endpoint: EndpointRow, type: string) => endpoint.events.includes("*") || endpoint.events.includes(type);
+
+/**
+ * Takes committed events nobody has fanned out yet (SKIP LOCKED: processes share the work, never
+ * an event) and creates one delivery per subscribed endpoint, in the transaction that marks the
+ * events dispatched. Deliveries to paused endpoints are created held. Returns the new deliveries.
+ */
+export async function fanOut(prisma: PrismaClient): Promise<{ events: number; deliveries: DueDelivery[] }> {
+  return prisma.$transaction(async (tx) => {
+    const events = await tx.$queryRaw<EventRow[]>`
+      select id, workspace_id, type from events
+      where dispatched_at is null
+      order by id
+      limit ${FAN_OUT_BATCH}::int
+      for update skip locked`;
+    if (events.length === 0) return { events: 0, deliveries: [] };
+    const workspaces = [...new Set(events.map((event) => event.workspace_id))];
+    const endpoints = await tx.$queryRaw<EndpointRow[]>`
+      select id, workspace_id, events, is_active from webhook_endpoints where workspace_id = any(${workspaces}::text[])`;
+    const rows = events.flatMap((event) =>
+      endpoints
+        .filter((endpoint) => endpoint.workspace_id === event.workspace_id && subscribed(endpoint, event.type))
+        .map((endpoint) => ({ id: newId("webhookDelivery"), event, endpoint })),
+    );
+    let deliveries: DueDelivery[] = [];
+    if (rows.length > 0) {
+      deliveries = await tx.$queryRaw<DueDelivery[]>`
+        insert into webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
+        select d.id, d.workspace_id, d.endpoint_id, d.event_id, d.event_type, 'pending', 0,
+               case when d.active then now() end, now(), now()
+        from unnest(
+          ${rows.map((row) => row.id)}::text[], ${rows.map((row) => row.event.workspace_id)}::text[],
+          ${rows.map((row) => row.endpoint.id)}::text[], ${rows.map((row) => row.event.id)}::text[],
+          ${rows.map((row) => row.event.type)}::text[], ${rows.map((row) => row.endpoint.is_active)}::boolean[]
+        ) as d(id, workspace_id, endpoint_id, event_id, event_type, active)
+        returning id, next_attempt_at as "nextAttemptAt", attempts`;
+    }
+    await tx.$executeRaw`update events set dispatched_at = now() where id = any(${events.map((event) => event.id)}::text[])`;
+    return { events: events.length, deliveries };
+  });
+}
+
+const claimable = Prisma.sql`
+  d.status in ('pending', 'retrying')
+  and d.next_attempt_at <= now()
+  and (d.locked_until is null or d.locked_until < now())
+  and (e.is_active or d.event_type = ${TEST_EVENT_TYPE})`;
+
+/**
+ * Claims deliveries for this process: `ids` (a queue's job), or else up to `limit` due ones,
+ * oldest due first. Each claim counts an attempt and holds the delivery for `leaseMs`, so no other
+ * process sends it meanwhile; a process that dies mid-send lets the lease run out, and the
+ * delivery is sent again (at least once).
+ */
+export async function claim(prisma: PrismaClient, options: { ids?: string[]; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
+  const pick = options.ids
+    ? Prisma.sql`d.id = any(${options.ids}::text[]) and ${claimable}`
+    : claimable;
+  return prisma.$queryRaw<ClaimedDelivery[]>`
+    with due as (
+      select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+      where ${pick}
+      order by d.next_attempt_at
+      limit ${options.limit}::int
+      for update of d skip locked
+    )
+    update webhook_deliveries d
+    set attempts = d.attempts + 1,
+        locked_until = now() + ${options.leaseMs}::double precision * interval '1 millisecond',
+        updated_at = now()
+    from due, webhook_endpoints e, events ev
+    where d.id = due.id and e.id = d.endpoint_id and ev.id = d.event_id
+    returning d.id, d.workspace_id as "workspaceId", d.endpoint_id as "endpointId", d.event_id as "eventId",
+              d.event_type as "eventType", d.attempts, d.locked_until as "lockedUntil", e.url,
+              e.secret_sealed as "secretSealed", ev.created_at as "eventCreatedAt", ev.data as "eventData"`;
+}
+
+/**
+ * Records an attempt, if this process still holds the delivery. A retry of a delivery whose
+ * endpoint was paused meanwhile is held instead of scheduled. Returns false when the lease was lost.
+ */
+export async function complete(prisma: PrismaClient, delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
+  const updated = await prisma.$executeRaw`
+    update webhook_deliveries d
+    set status = ${outcome.status}::"WebhookDeliveryStatus",
+        response_status = ${outcome.responseStatus}::int,
+        response_body = ${outcome.responseBody}::text,
+        last_error = ${outcome.lastError}::text,
+        duration_ms = ${outcome.durationMs}::int,
+        delivered_at = case when ${outcome.status}::text = 'succeeded' then now() end,
+        next_attempt_at = case
+          when ${outcome.status}::text <> 'retrying' then null
+          when exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.is_active)
+            then now() + ${outcome.retryInMs ?? 0}::double precision * interval '1 millisecond'
+        end,
+        locked_until = null,
+        updated_at = now()
+    where d.id = ${delivery.id} and d.locked_until = ${delivery.lockedUntil}::timestamptz`;
+  if (updated > 0 && outcome.gone) await disableGoneEndpoint(prisma, delivery.endpointId);
+  return updated > 0;
+}
+
+/** A 410 means the receiver is gone for good: pause the endpoint and hold what waits for it. */
+async function disableGoneEndpoint(prisma: PrismaClient, endpointId: string): Promise<void> {
+  await prisma.$transaction([
+    prisma.$executeRaw`update webhook_endpoints set is_active = false, disabled_reason = 'gone', updated_at = now() where id = ${endpointId}`,
+    prisma.$executeRaw`
+      update webhook_deliveries set next_attempt_at = null, updated_at = now()
+      where endpoint_id = ${endpointId} and status in ('pending', 'retrying') and next_attempt_at is not null`,
+  ]);
+}
+
+/** Deliveries that are due but not held by anyone: a queue lost track of them (a crash between commit and enqueue). */
+export async function overdue(prisma: PrismaClient, graceMs: number, limit: number): Promise<DueDelivery[]> {
+  return prisma.$queryRaw<DueDelivery[]>`
+    select d.id, d.next_attempt_at as "nextAttemptAt", d.attempts
+    from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+    where ${claimable} and d.next_attempt_at < now() - ${graceMs}::double precision * interval '1 millisecond'
+    order by d.next_attempt_at
+    limit ${limit}::int`;
+}
+
+/** The next time something is due, to sleep until then (null: nothing scheduled). */
+export async function nextDueAt(prisma: PrismaClient): Promise<Date | null> {
+  const [row] = await prisma.$queryRaw<{ at: Date | null }[]>`
+    select min(next_attempt_at) as at from webhook_deliveries where status in ('pending', 'retrying')`;
+  return row?.at ?? null;
+}
+
+/** Deletes events older than `days` (their deliveries go with them), in slices. */
+export async function deleteExpiredEvents(prisma: PrismaClient, days: number, now: Date = new Date()): Promise<number> {
+  const cutoff = new Date(now.getTime() - days * DAY_MS);
+  let total = 0;
+  for (;;) {
+    const deleted = await prisma.$executeRaw`
+      delete from events where id in (select id from events where created_at < ${cutoff} limit 2000)`;
+    total += deleted;
+    if (deleted < 2000) return total;
+  }
+}

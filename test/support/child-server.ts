@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** Variables of the test process that must not leak into a child pointed at a scratch database. */
+const INHERITED = ["KONTOR_LOG", "KONTOR_ENV", "DATABASE_URL", "REDIS_URL", "DATA_DIR", "PORT", "PUBLIC_URL", "NODE_OPTIONS", "KONTOR_SECRET_KEY"];
+
+export interface ChildServer {
+  child: ChildProcess;
+  url: string;
+  api: string;
+  stderr(): string;
+  /** SIGKILL: no shutdown hook runs, as when a machine or container dies. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** `server/main.ts` in its own process, as `npm start` runs it; resolves once it answers. */
+export async function startChildServer(env: NodeJS.ProcessEnv): Promise<ChildServer> {
+  const port = await freePort();
+  const base = { ...process.env };
+  for (const name of INHERITED) delete base[name];
+  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+    cwd: ROOT,
+    env: { ...base, KONTOR_LOG: "silent", ...env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${stderr}`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`server not ready in 60 s: ${stderr}`);
+    }
+    try {
+      const res = await fetch(`${url}/v1/.well-known/oauth-protected-resource`, { signal: AbortSignal.timeout(2_000) });
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    url,
+    api: `${url}/v1`,
+    stderr: () => stderr,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

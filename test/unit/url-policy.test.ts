@@ -1,0 +1,314 @@
+import type { LookupAddress } from "node:dns";
+import { describe, expect, it } from "vitest";
+import {
+  AddressNotAllowedError,
+  blockedKind,
+  checkWebhookTarget,
+  guardedLookup,
+  isBlockedAddress,
+  type LookupAll,
+  parseWebhookUrl,
+  UrlNotAllowedError,
+} from "../../server/webhooks/url-policy.ts";
+
+const PROD = { production: true };
+const DEV = { production: false };
+
+function answers(...addresses: string[]): LookupAll {
+  return async () => addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+}
+
+async function refusal(promise: Promise<unknown>): Promise<UrlNotAllowedError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error, "expected a UrlNotAllowedError").toBeInstanceOf(UrlNotAllowedError);
+  return error as UrlNotAllowedError;
+}
+
+function syncRefusal(fn: () => unknown): UrlNotAllowedError {
+  let thrown: unknown;
+  try {
+    fn();
+  } catch (e) {
+    thrown = e;
+  }
+  expect(thrown, "expected a UrlNotAllowedError").toBeInstanceOf(UrlNotAllowedError);
+  return thrown as UrlNotAllowedError;
+}
+
+describe("isBlockedAddress", () => {
+  const blocked: [string, string][] = [
+    ["0.0.0.0", "unspecified"],
+    ["0.255.255.255", "unspecified"],
+    ["10.0.0.5", "private"],
+    ["10.255.255.255", "private"],
+    ["100.64.0.1", "shared (carrier-grade NAT)"],
+    ["100.127.255.255", "shared (carrier-grade NAT)"],
+    ["127.0.0.1", "loopback"],
+    ["127.255.255.254", "loopback"],
+    ["169.254.169.254", "link-local"],
+    ["172.16.0.1", "private"],
+    ["172.31.255.255", "private"],
+    ["192.0.0.8", "reserved"],
+    ["192.0.2.1", "documentation"],
+    ["192.168.1.1", "private"],
+    ["198.18.0.1", "benchmarking"],
+    ["198.19.255.255", "benchmarking"],
+    ["198.51.100.7", "documentation"],
+    ["203.0.113.9", "documentation"],
+    ["224.0.0.1", "multicast"],
+    ["239.255.255.250", "multicast"],
+    ["240.0.0.1", "reserved"],
+    ["255.255.255.255", "reserved"],
+    ["::", "unspecified"],
+    ["::1", "loopback"],
+    ["0:0:0:0:0:0:0:1", "loopback"],
+    ["fc00::1", "private"],
+    ["fd00:ec2::254", "private"],
+    ["FD12:3456::1", "private"],
+    ["fe80::1", "link-local"],
+    ["febf:ffff::1", "link-local"],
+    ["ff02::1", "multicast"],
+    ["2001:db8::1", "documentation"],
+    ["::ffff:127.0.0.1", "loopback"],
+    ["::ffff:7f00:1", "loopback"],
+    ["::ffff:169.254.169.254", "link-local"],
+    ["::ffff:10.0.0.1", "private"],
+    ["::10.0.0.1", "private"],
+    ["::ffff:0:10.0.0.1", "private"],
+    ["64:ff9b::10.0.0.1", "private"],
+    ["64:ff9b::a9fe:a9fe", "link-local"],
+    ["64:ff9b:1::1", "private"],
+    ["2002:7f00:1::1", "loopback"],
+  ];
+  it.each(blocked)("blocks %s (%s)", (ip, kind) => {
+    expect(isBlockedAddress(ip)).toBe(true);
+    expect(blockedKind(ip)).toBe(kind);
+  });
+
+  const allowed = [
+    "8.8.8.8",
+    "1.1.1.1",
+    "93.184.215.14",
+    "100.63.255.255",
+    "100.128.0.0",
+    "172.15.255.255",
+    "172.32.0.0",
+    "192.0.1.255",
+    "192.169.0.1",
+    "198.17.255.255",
+    "198.20.0.0",
+    "223.255.255.255",
+    "2606:4700::1111",
+    "2001:4860:4860::8888",
+    "2a00:1450:4001::1",
+    "fec0::1",
+    "::ffff:8.8.8.8",
+    "64:ff9b::8.8.8.8",
+    "2002:808:808::1",
+  ];
+  it.each(allowed)("allows %s", (ip) => {
+    expect(isBlockedAddress(ip)).toBe(false);
+    expect(blockedKind(ip)).toBeNull();
+  });
+
+  it.each(["", "localhost", "example.com", "1.2.3", "256.1.1.1", "127.1", "[::1]", "::1::2", "fe80::1%eth0", " 8.8.8.8"])(
+    "blocks unparseable input %j",
+    (input) => {
+      expect(isBlockedAddress(input)).toBe(true);
+      expect(blockedKind(input)).toBe("unparseable");
+    },
+  );
+});
+
+describe("parseWebhookUrl", () => {
+  it("accepts https everywhere and http in development", () => {
+    expect(parseWebhookUrl("https://hooks.example.com/in?x=1", PROD).href).toBe("https://hooks.example.com/in?x=1");
+    expect(parseWebhookUrl("https://hooks.example.com/in", DEV).hostname).toBe("hooks.example.com");
+    expect(parseWebhookUrl("http://localhost:3000/hook", DEV).port).toBe("3000");
+  });
+
+  it("refuses http in production", () => {
+    const error = syncRefusal(() => parseWebhookUrl("http://hooks.example.com/", PROD));
+    expect(error.reason).toBe("https_required");
+    expect(error.message).toBe("url must use https in production.");
+  });
+
+  it.each(["ftp://example.com/file", "javascript:alert(1)", "file:///etc/passwd", "data:text/plain,hi", "ws://example.com/"])(
+    "refuses %s in every environment",
+    (raw) => {
+      for (const options of [DEV, PROD]) {
+        const error = syncRefusal(() => parseWebhookUrl(raw, options));
+        expect(error.reason).toBe("protocol");
+        expect(error.message).toBe("url must be an absolute http or https URL.");
+      }
+    },
+  );
+
+  it.each(["/hooks", "hooks.example.com/in", "", "https://", "http://exa mple.com/"])("refuses %j as not an absolute URL", (raw) => {
+    const error = syncRefusal(() => parseWebhookUrl(raw, DEV));
+    expect(error.reason).toBe("invalid");
+    expect(error.message).toBe("url must be an absolute http or https URL.");
+  });
+
+  it.each(["https://user:secret@hooks.example.com/", "https://user@hooks.example.com/", "https://:secret@hooks.example.com/"])(
+    "refuses credentials in %s",
+    (raw) => {
+      const error = syncRefusal(() => parseWebhookUrl(raw, DEV));
+      expect(error.reason).toBe("credentials");
+      expect(error.message).toBe("url must not contain credentials.");
+    },
+  );
+
+  it("accepts 2048 characters and refuses 2049", () => {
+    const base = "https://hooks.example.com/";
+    expect(parseWebhookUrl(base + "a".repeat(2048 - base.length), PROD).href).toHaveLength(2048);
+    const error = syncRefusal(() => parseWebhookUrl(base + "a".repeat(2049 - base.length), PROD));
+    expect(error.reason).toBe("too_long");
+  });
+
+  it("measures the normalised URL too", () => {
+    const base = "https://hooks.example.com/";
+    // 1000 spaces become 3000 characters of %20
+    const error = syncRefusal(() => parseWebhookUrl(base + " ".repeat(1000) + "x", PROD));
+    expect(error.reason).toBe("too_long");
+  });
+});
+
+describe("checkWebhookTarget", () => {
+  const never: LookupAll = async () => {
+    throw new Error("lookup must not be called");
+  };
+
+  it("does nothing more than the syntax rules in development", async () => {
+    await expect(checkWebhookTarget(new URL("http://127.0.0.1:8080/"), { production: false, lookup: never })).resolves.toBeUndefined();
+    await expect(checkWebhookTarget(new URL("http://localhost/"), { production: false, lookup: never })).resolves.toBeUndefined();
+    const error = await refusal(checkWebhookTarget(new URL("ftp://example.com/"), DEV));
+    expect(error.reason).toBe("protocol");
+  });
+
+  it("refuses localhost names in production without resolving them", async () => {
+    for (const host of ["localhost", "LOCALHOST", "localhost.", "api.localhost", "a.b.localhost"]) {
+      const error = await refusal(checkWebhookTarget(new URL(`https://${host}/hook`), { production: true, lookup: never }));
+      expect(error.reason).toBe("localhost");
+      expect(error.message).toContain("localhost");
+    }
+  });
+
+  it("judges IP literals as they are, without a lookup", async () => {
+    const cases: [string, string | null][] = [
+      ["https://127.0.0.1/", "url points to 127.0.0.1, a loopback address, which production refuses."],
+      ["https://[::1]/", "url points to ::1, a loopback address, which production refuses."],
+      ["https://[::ffff:169.254.169.254]/", "url points to ::ffff:a9fe:a9fe, a link-local address, which production refuses."],
+      ["https://0x7f000001/", "url points to 127.0.0.1, a loopback address, which production refuses."],
+      ["https://[fd00:ec2::254]/", "url points to fd00:ec2::254, a private address, which production refuses."],
+      ["https://8.8.8.8/", null],
+      ["https://[2606:4700::1111]/", null],
+    ];
+    for (const [raw, message] of cases) {
+      const check = checkWebhookTarget(new URL(raw), { production: true, lookup: never });
+      if (message === null) await expect(check).resolves.toBeUndefined();
+      else expect((await refusal(check)).message).toBe(message);
+    }
+  });
+
+  it("refuses a host when any resolved address is blocked", async () => {
+    const url = new URL("https://hooks.example.com/in");
+    const error = await refusal(checkWebhookTarget(url, { production: true, lookup: answers("93.184.215.14", "10.0.0.5") }));
+    expect(error.reason).toBe("blocked_address");
+    expect(error.message).toBe("url resolves to 10.0.0.5, a private address, which production refuses.");
+    await expect(checkWebhookTarget(url, { production: true, lookup: answers("93.184.215.14", "2606:4700::1111") })).resolves.toBeUndefined();
+  });
+
+  it("refuses a host that does not resolve, saying so", async () => {
+    const url = new URL("https://nowhere.example/in");
+    const failing: LookupAll = async () => {
+      throw Object.assign(new Error("getaddrinfo ENOTFOUND nowhere.example"), { code: "ENOTFOUND" });
+    };
+    for (const lookup of [failing, answers()]) {
+      const error = await refusal(checkWebhookTarget(url, { production: true, lookup }));
+      expect(error.reason).toBe("unresolvable");
+      expect(error.message).toBe("url host nowhere.example could not be resolved.");
+    }
+  });
+
+  it("refuses http in production before resolving anything", async () => {
+    const error = await refusal(checkWebhookTarget(new URL("http://hooks.example.com/"), { production: true, lookup: never }));
+    expect(error.reason).toBe("https_required");
+  });
+});
+
+type Outcome = { error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number };
+
+function callLookup(options: Parameters<typeof guardedLookup>[0], hostname: string, lookupOptions: { all?: boolean; family?: number }) {
+  return new Promise<Outcome>((resolve) => {
+    guardedLookup(options)(hostname, lookupOptions, (error, address, family) => resolve({ error, address, family }));
+  });
+}
+
+describe("guardedLookup", () => {
+  it("answers both the all and the single-address forms node:net uses", async () => {
+    const lookup = answers("93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c");
+    const all = await callLookup({ production: true, lookup }, "example.com", { all: true });
+    expect(all.error).toBeNull();
+    expect(all.address).toEqual([
+      { address: "93.184.215.14", family: 4 },
+      { address: "2606:2800:21f:cb07:6820:80da:af6b:8b2c", family: 6 },
+    ]);
+    const one = await callLookup({ production: true, lookup }, "example.com", {});
+    expect(one).toEqual({ error: null, address: "93.184.215.14", family: 4 });
+    const v6 = await callLookup({ production: true, lookup }, "example.com", { family: 6 });
+    expect(v6).toEqual({ error: null, address: "2606:2800:21f:cb07:6820:80da:af6b:8b2c", family: 6 });
+  });
+
+  it("refuses a blocked address in production with EADDRNOTALLOWED", async () => {
+    for (const all of [true, false]) {
+      const { error } = await callLookup({ production: true, lookup: answers("93.184.215.14", "169.254.169.254") }, "meta.example", { all });
+      expect(error).toBeInstanceOf(AddressNotAllowedError);
+      expect(error).toBeInstanceOf(UrlNotAllowedError);
+      expect(error?.code).toBe("EADDRNOTALLOWED");
+      expect((error as AddressNotAllowedError).address).toBe("169.254.169.254");
+      expect(error?.message).toBe("url resolves to 169.254.169.254, a link-local address, which production refuses.");
+    }
+  });
+
+  it("refuses localhost names in production without resolving", async () => {
+    const lookup: LookupAll = async () => {
+      throw new Error("lookup must not be called");
+    };
+    const { error } = await callLookup({ production: true, lookup }, "localhost", { all: true });
+    expect(error?.code).toBe("EADDRNOTALLOWED");
+    expect((error as AddressNotAllowedError).reason).toBe("localhost");
+  });
+
+  it("passes blocked addresses in development", async () => {
+    const result = await callLookup({ production: false, lookup: answers("127.0.0.1") }, "localhost", {});
+    expect(result).toEqual({ error: null, address: "127.0.0.1", family: 4 });
+  });
+
+  it("reports resolution failures as DNS errors", async () => {
+    const failing: LookupAll = async () => {
+      throw new Error("resolver exploded");
+    };
+    const thrown = await callLookup({ production: true, lookup: failing }, "nowhere.example", { all: true });
+    expect(thrown.error?.code).toBe("ENOTFOUND");
+    expect(thrown.error?.message).toContain("resolver exploded");
+    const empty = await callLookup({ production: false, lookup: answers() }, "nowhere.example", {});
+    expect(empty.error?.code).toBe("ENOTFOUND");
+    const wrongFamily = await callLookup({ production: false, lookup: answers("93.184.215.14") }, "v4only.example", { family: 6 });
+    expect(wrongFamily.error?.code).toBe("ENOTFOUND");
+    const coded = await callLookup(
+      {
+        production: true,
+        lookup: async () => {
+          throw Object.assign(new Error("getaddrinfo EAI_AGAIN slow.example"), { code: "EAI_AGAIN" });
+        },
+      },
+      "slow.example",
+      {},
+    );
+    expect(coded.error?.code).toBe("EAI_AGAIN");
+  });
+});
