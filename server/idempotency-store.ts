@@ -14,6 +14,8 @@ export interface IdempotencyRecord {
   fingerprint: string;
   owner: string;
   response?: StoredResponse;
+  /** The credential that made the first request: only it may see the replay. */
+  credentialId?: string;
 }
 
 export interface IdempotencyStore {

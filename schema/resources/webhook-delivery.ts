@@ -2,6 +2,7 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { WebhookDeliveryStatus } from "../generated/prisma/enums.ts";
 import { listPage } from "../lib/cursor.ts";
+import { TEST_EVENT_TYPE } from "../events.ts";
 import { newId } from "../lib/ids.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
@@ -27,7 +28,7 @@ export const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
     response_body: t.exposeString("responseBody", { nullable: true, description: "The first 2 KiB of the last response body." }),
     last_error: t.exposeString("lastError", {
       nullable: true,
-      description: "Why the last attempt got no answer: timeout, connection_refused, dns_failure, address_not_allowed, tls_error, connection_reset, network_error.",
+      description: "Why the last attempt got no answer: timeout, connection_refused, dns_failure, address_not_allowed, tls_error, connection_reset, invalid_url, network_error.",
     }),
     duration_ms: t.exposeInt("durationMs", { nullable: true, description: "How long the last attempt took to be answered." }),
     next_attempt_at: t.expose("nextAttemptAt", { type: "DateTime", nullable: true }),
@@ -101,8 +102,8 @@ builder.mutationFields((t) => ({
           endpointId: original.endpointId,
           eventId: original.eventId,
           eventType: original.eventType,
-          // A paused endpoint holds the replay like any other delivery.
-          nextAttemptAt: original.endpoint.isActive ? new Date() : null,
+          // A paused endpoint holds the replay like any other delivery (test events excepted).
+          nextAttemptAt: original.endpoint.isActive || original.eventType === TEST_EVENT_TYPE ? new Date() : null,
         },
       });
       ctx.webhooks.wake("deliveries");

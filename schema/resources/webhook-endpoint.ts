@@ -98,11 +98,16 @@ const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.w
 
 /**
  * Pausing holds the endpoint's waiting deliveries (no next attempt); resuming makes them due now.
- * Deliveries in flight finish either way.
+ * Deliveries in flight finish either way; test events are never held.
  */
 async function holdOrRelease(tx: Tx, endpointId: string, active: boolean) {
   await tx.webhookDelivery.updateMany({
-    where: { endpointId, status: { in: ["pending", "retrying"] }, ...(active ? { nextAttemptAt: null } : { nextAttemptAt: { not: null } }) },
+    where: {
+      endpointId,
+      status: { in: ["pending", "retrying"] },
+      eventType: { not: TEST_EVENT_TYPE },
+      ...(active ? { nextAttemptAt: null } : { nextAttemptAt: { not: null } }),
+    },
     data: { nextAttemptAt: active ? new Date() : null },
   });
 }

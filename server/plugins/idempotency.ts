@@ -37,6 +37,9 @@ const invalidKey = () =>
   });
 const conflict = () =>
   new ApiError(409, "idempotency_error", "idempotency_conflict", "This Idempotency-Key was used with a different request: use a new key.");
+// A replay can carry what only the first caller may see (a webhook secret): never to another key.
+const otherCredential = () =>
+  new ApiError(409, "idempotency_error", "idempotency_conflict", "This Idempotency-Key was used by another credential of the workspace: use a new key.");
 const inProgress = () =>
   new ApiError(409, "idempotency_error", "idempotency_in_progress", "A request with this Idempotency-Key is still running: retry shortly.");
 
@@ -97,11 +100,14 @@ export function useIdempotency(config: Config, redis: Redis | undefined): Plugin
       const body = new Uint8Array(await request.clone().arrayBuffer());
       const fingerprint = sha256(`${request.method} ${url.pathname}${url.search}\n${sha256(body)}`);
       const key = `${state.credential.workspaceId}:${header}`;
-      const record: IdempotencyRecord = { fingerprint, owner: randomUUID() };
+      const record: IdempotencyRecord = { fingerprint, owner: randomUUID(), credentialId: state.credential.id };
       const existing = await store.claim(key, record, CLAIM_TTL_MS);
       if (!existing) {
         claims.set(state, { key, record, graphql: url.pathname === GRAPHQL_PATH });
         return;
+      }
+      if (existing.credentialId !== undefined && existing.credentialId !== state.credential.id) {
+        return endResponse(errorResponse(otherCredential(), url.pathname));
       }
       if (existing.fingerprint !== fingerprint) return endResponse(errorResponse(conflict(), url.pathname));
       if (!existing.response) return endResponse(errorResponse(inProgress(), url.pathname));

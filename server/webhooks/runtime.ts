@@ -14,10 +14,10 @@ import { claim, complete, deleteExpiredEvents, fanOut, overdue, type ClaimedDeli
 import { checkWebhookTarget, parseWebhookUrl, UrlNotAllowedError, type LookupAll } from "./url-policy.ts";
 
 const QUEUE_NAME = "webhook-deliveries";
-/** Deliveries sent at once by one process. */
-const CONCURRENCY = 64;
+/** Deliveries in flight at once in one process. */
+const CONCURRENCY = 128;
 /** With a queue: a due delivery no job has taken for this long is enqueued again. */
-const OVERDUE_GRACE_MS = 2_000;
+const OVERDUE_GRACE_MS = 5_000;
 const RETENTION_EVERY_MS = 3_600_000;
 
 export interface WebhookRuntimeOptions {
@@ -34,46 +34,52 @@ export interface WebhookRuntime {
   close(): Promise<void>;
 }
 
-/** BullMQ as the schedule of deliveries: a job per due attempt, delayed until it is due. */
+/** Deliveries per queue job: one claim query takes them all. */
+const JOB_SIZE = 100;
+
+/**
+ * BullMQ as the schedule of deliveries: a job names the deliveries that become due at one time
+ * (a fan-out batch, or one retry, delayed until it is due). The worker claims them in the
+ * database and starts sending; the lease, not the job, guards each delivery from then on.
+ */
 class DeliveryQueue {
   private readonly queue: Queue;
   private readonly worker: Worker;
 
-  constructor(config: Config, leaseMs: number, process: (id: string) => Promise<void>) {
+  constructor(config: Config, process: (ids: string[]) => Promise<void>) {
     const connection = { url: config.redisUrl!, maxRetriesPerRequest: null };
     const prefix = `${redisNamespace(config)}bull`;
     this.queue = new Queue(QUEUE_NAME, { connection, prefix });
-    this.worker = new Worker(QUEUE_NAME, async (job) => process((job.data as { id: string }).id), {
+    this.worker = new Worker(QUEUE_NAME, async (job) => process((job.data as { ids: string[] }).ids), {
       connection,
       prefix,
-      concurrency: CONCURRENCY,
-      // The database lease decides who may send; BullMQ only has to bring the job back after a crash.
-      lockDuration: leaseMs,
-      stalledInterval: leaseMs,
-      maxStalledCount: Number.MAX_SAFE_INTEGER,
+      concurrency: 4,
       removeOnComplete: { count: 0 },
       removeOnFail: { count: 0 },
     });
     this.worker.on("error", (error) => log("error", "webhook queue worker error", describeError(error)));
   }
 
-  /** One job per due attempt; its id makes enqueueing the same attempt twice a no-op. */
+  /** Jobs for due deliveries; a job id per (delivery, attempt) makes enqueueing one attempt twice a no-op. */
   async add(deliveries: DueDelivery[]): Promise<void> {
-    const due = deliveries.filter((delivery) => delivery.nextAttemptAt !== null);
-    if (due.length === 0) return;
     const now = Date.now();
-    await this.queue.addBulk(
-      due.map((delivery) => ({
-        name: "deliver",
-        data: { id: delivery.id },
-        opts: {
-          jobId: `${delivery.id}-${delivery.attempts}`,
-          delay: Math.max(0, new Date(delivery.nextAttemptAt!).getTime() - now),
-          removeOnComplete: true,
-          removeOnFail: true,
-        },
-      })),
-    );
+    // Due now (or within a few ms of clock difference): no delay, so the job skips the delayed set.
+    const delayOf = (delivery: DueDelivery) => {
+      const ms = new Date(delivery.nextAttemptAt!).getTime() - now;
+      return ms > 50 ? ms : 0;
+    };
+    const due = deliveries.filter((delivery) => delivery.nextAttemptAt !== null);
+    const immediate = due.filter((delivery) => delayOf(delivery) === 0);
+    const jobs = [];
+    for (let i = 0; i < immediate.length; i += JOB_SIZE) {
+      const chunk = immediate.slice(i, i + JOB_SIZE);
+      jobs.push({ name: "deliver", data: { ids: chunk.map((d) => d.id) }, opts: { jobId: `${chunk[0]!.id}-${chunk[0]!.attempts}-${chunk.length}` } });
+    }
+    for (const delivery of due.filter((d) => delayOf(d) > 0)) {
+      jobs.push({ name: "deliver", data: { ids: [delivery.id] }, opts: { jobId: `${delivery.id}-${delivery.attempts}`, delay: delayOf(delivery) } });
+    }
+    if (jobs.length === 0) return;
+    await this.queue.addBulk(jobs.map((job) => ({ ...job, opts: { ...job.opts, removeOnComplete: true, removeOnFail: true } })));
   }
 
   async close(): Promise<void> {
@@ -115,19 +121,34 @@ export function startWebhooks(config: Config, db: Database, options: WebhookRunt
     }
   }
 
+  /** Callers of `room()` waiting for a free slot, woken one per finished attempt. */
+  const waiting: (() => void)[] = [];
+
   /** Runs `attempt` without holding up the caller; `close` waits for it. */
   function start(delivery: ClaimedDelivery): Promise<void> {
     const task = attempt(delivery)
       .catch((error) => log("error", "webhook delivery attempt failed to run", { ...describeError(error), delivery_id: delivery.id }))
-      .finally(() => inflight.delete(task));
+      .finally(() => {
+        inflight.delete(task);
+        waiting.shift()?.();
+      });
     inflight.add(task);
     return task;
   }
 
+  /** Resolves once fewer than CONCURRENCY deliveries are in flight. */
+  async function room(): Promise<void> {
+    while (inflight.size >= CONCURRENCY && !closed) await new Promise<void>((resolve) => waiting.push(resolve));
+  }
+
   const queue = config.redisUrl
-    ? new DeliveryQueue(config, leaseMs, async (id) => {
-        const [delivery] = await claim(prisma, { ids: [id], limit: 1, leaseMs });
-        if (delivery) await start(delivery);
+    ? new DeliveryQueue(config, async (ids) => {
+        for (let i = 0; i < ids.length && !closed; ) {
+          await room();
+          const take = ids.slice(i, i + Math.max(1, CONCURRENCY - inflight.size));
+          i += take.length;
+          for (const delivery of await claim(prisma, { ids: take, limit: take.length, leaseMs })) void start(delivery);
+        }
       })
     : undefined;
 
@@ -213,6 +234,7 @@ export function startWebhooks(config: Config, db: Database, options: WebhookRunt
     wake,
     async close() {
       closed = true;
+      for (const resolve of waiting.splice(0)) resolve();
       clearInterval(poll);
       clearInterval(retention);
       await running;

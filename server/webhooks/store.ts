@@ -45,6 +45,7 @@ interface EventRow {
   id: string;
   workspace_id: string;
   type: string;
+  created_at: Date;
 }
 
 interface EndpointRow {
@@ -52,9 +53,14 @@ interface EndpointRow {
   workspace_id: string;
   events: string[];
   is_active: boolean;
+  created_at: Date;
 }
 
-const subscribed = (endpoint: EndpointRow, type: string) => endpoint.events.includes("*") || endpoint.events.includes(type);
+/** An endpoint receives the events of its types that happened once it existed, never earlier ones. */
+const receives = (endpoint: EndpointRow, event: EventRow) =>
+  endpoint.workspace_id === event.workspace_id &&
+  new Date(endpoint.created_at) <= new Date(event.created_at) &&
+  (endpoint.events.includes("*") || endpoint.events.includes(event.type));
 
 /**
  * Takes committed events nobody has fanned out yet (SKIP LOCKED: processes share the work, never
@@ -64,7 +70,7 @@ const subscribed = (endpoint: EndpointRow, type: string) => endpoint.events.incl
 export async function fanOut(prisma: PrismaClient): Promise<{ events: number; deliveries: DueDelivery[] }> {
   return prisma.$transaction(async (tx) => {
     const events = await tx.$queryRaw<EventRow[]>`
-      select id, workspace_id, type from events
+      select id, workspace_id, type, created_at from events
       where dispatched_at is null
       order by id
       limit ${FAN_OUT_BATCH}::int
@@ -72,10 +78,10 @@ export async function fanOut(prisma: PrismaClient): Promise<{ events: number; de
     if (events.length === 0) return { events: 0, deliveries: [] };
     const workspaces = [...new Set(events.map((event) => event.workspace_id))];
     const endpoints = await tx.$queryRaw<EndpointRow[]>`
-      select id, workspace_id, events, is_active from webhook_endpoints where workspace_id = any(${workspaces}::text[])`;
+      select id, workspace_id, events, is_active, created_at from webhook_endpoints where workspace_id = any(${workspaces}::text[])`;
     const rows = events.flatMap((event) =>
       endpoints
-        .filter((endpoint) => endpoint.workspace_id === event.workspace_id && subscribed(endpoint, event.type))
+        .filter((endpoint) => receives(endpoint, event))
         .map((endpoint) => ({ id: newId("webhookDelivery"), event, endpoint })),
     );
     let deliveries: DueDelivery[] = [];
@@ -133,7 +139,8 @@ export async function claim(prisma: PrismaClient, options: { ids?: string[]; lim
 
 /**
  * Records an attempt, if this process still holds the delivery. A retry of a delivery whose
- * endpoint was paused meanwhile is held instead of scheduled. Returns false when the lease was lost.
+ * endpoint was paused meanwhile is held instead of scheduled (test events excepted: they are
+ * sent to paused endpoints too). Returns false when the lease was lost.
  */
 export async function complete(prisma: PrismaClient, delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
   const updated = await prisma.$executeRaw`
@@ -146,7 +153,7 @@ export async function complete(prisma: PrismaClient, delivery: ClaimedDelivery, 
         delivered_at = case when ${outcome.status}::text = 'succeeded' then now() end,
         next_attempt_at = case
           when ${outcome.status}::text <> 'retrying' then null
-          when exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.is_active)
+          when d.event_type = ${TEST_EVENT_TYPE} or exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.is_active)
             then now() + ${outcome.retryInMs ?? 0}::double precision * interval '1 millisecond'
         end,
         locked_until = null,
@@ -162,7 +169,8 @@ async function disableGoneEndpoint(prisma: PrismaClient, endpointId: string): Pr
     prisma.$executeRaw`update webhook_endpoints set is_active = false, disabled_reason = 'gone', updated_at = now() where id = ${endpointId}`,
     prisma.$executeRaw`
       update webhook_deliveries set next_attempt_at = null, updated_at = now()
-      where endpoint_id = ${endpointId} and status in ('pending', 'retrying') and next_attempt_at is not null`,
+      where endpoint_id = ${endpointId} and status in ('pending', 'retrying') and next_attempt_at is not null
+        and event_type <> ${TEST_EVENT_TYPE}`,
   ]);
 }
 

@@ -270,6 +270,22 @@ e2e("idempotency", (server, stack) => {
       expect(await prisma.lead.count({ where: { workspaceId: other.workspaceId } })).toBe(1);
     });
 
+    it("replays only to the credential that made the first request: another key of the workspace gets 409", async () => {
+      const key = newKey();
+      const first = await post("/leads", { first_name: "Mine" }, key);
+      expect(first.status).toBe(201);
+      const colleague = await server().key(tenant.workspaceId, ["leads.read", "leads.write"]);
+      const again = await post("/leads", { first_name: "Mine" }, key, colleague.key);
+      expectError(again, 409, "idempotency_conflict");
+      expect(again.body.error.message).toMatch(/another credential/);
+      expect(isReplay(again)).toBe(false);
+      expect(JSON.stringify(again.body)).not.toContain(first.body.id);
+      // The first key still gets its replay.
+      const mine = await post("/leads", { first_name: "Mine" }, key);
+      expect(isReplay(mine)).toBe(true);
+      expect(mine.body).toEqual(first.body);
+    });
+
     it("keeps and replays a 400 validation failure", async () => {
       const key = newKey();
       const first = await post("/leads", { first_name: "A", stage: "bogus" }, key);

@@ -29,7 +29,7 @@ e2e("tasks", (server) => {
     const api = rest(server().api, own.key);
     const project = (await api.post("/projects", { name: "Scratch" })).body;
     const completions = () =>
-      server().running.db.prisma.event.findMany({ where: { workspaceId: own.workspaceId, type: "task.completed" }, orderBy: { id: "asc" } });
+      server().running.db.prisma.event.findMany({ where: { workspaceId: own.workspaceId, type: "task.completed" }, orderBy: { id: "asc" }, omit: { dispatchedAt: true } });
     const count = async () => server().running.db.prisma.task.count({ where: { workspaceId: own.workspaceId } });
     return { own, api, project, completions, count };
   }

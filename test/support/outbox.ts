@@ -2,7 +2,8 @@ import type { TestServer } from "./server.ts";
 
 /** The outbox rows of one workspace, oldest first. */
 export async function outbox(server: TestServer, workspaceId: string) {
-  return server.running.db.prisma.event.findMany({ where: { workspaceId }, orderBy: { id: "asc" } });
+  // Without dispatched_at: the webhook worker sets it whenever it runs.
+  return server.running.db.prisma.event.findMany({ where: { workspaceId }, orderBy: { id: "asc" }, omit: { dispatchedAt: true } });
 }
 
 /**
