@@ -121,7 +121,7 @@ export function startWebhooks(config: Config, db: Database, options: WebhookRunt
     }
   }
 
-  /** Callers of `room()` waiting for a free slot, woken one per finished attempt. */
+  /** Callers of `reserve()` waiting for a free slot, woken one per finished attempt. */
   const waiting: (() => void)[] = [];
 
   /** Runs `attempt` without holding up the caller; `close` waits for it. */
@@ -136,18 +136,40 @@ export function startWebhooks(config: Config, db: Database, options: WebhookRunt
     return task;
   }
 
-  /** Resolves once fewer than CONCURRENCY deliveries are in flight. */
-  async function room(): Promise<void> {
-    while (inflight.size >= CONCURRENCY && !closed) await new Promise<void>((resolve) => waiting.push(resolve));
+  /** Slots taken by claims still on their way back from the database. */
+  let reserved = 0;
+  const free = () => CONCURRENCY - inflight.size - reserved;
+
+  /** Waits for free slots and reserves up to `wanted` of them; `release` gives back the unused ones. */
+  async function reserve(wanted: number): Promise<number> {
+    while (free() <= 0 && !closed) await new Promise<void>((resolve) => waiting.push(resolve));
+    const taken = Math.max(0, Math.min(wanted, free()));
+    reserved += taken;
+    return taken;
   }
+  const release = (count: number) => {
+    reserved -= count;
+    for (let i = 0; i < count; i++) waiting.shift()?.();
+  };
 
   const queue = config.redisUrl
     ? new DeliveryQueue(config, async (ids) => {
         for (let i = 0; i < ids.length && !closed; ) {
-          await room();
-          const take = ids.slice(i, i + Math.max(1, CONCURRENCY - inflight.size));
+          const slots = await reserve(ids.length - i);
+          if (slots === 0) break;
+          const take = ids.slice(i, i + slots);
           i += take.length;
-          for (const delivery of await claim(prisma, { ids: take, limit: take.length, leaseMs })) void start(delivery);
+          let unused = slots;
+          try {
+            for (const delivery of await claim(prisma, { ids: take, limit: take.length, leaseMs })) {
+              unused--;
+              reserved--;
+              void start(delivery);
+            }
+          } finally {
+            // Ids another process took, or that are no longer due, give their slots back.
+            release(unused);
+          }
         }
       })
     : undefined;
@@ -168,7 +190,7 @@ export function startWebhooks(config: Config, db: Database, options: WebhookRunt
       }
       return;
     }
-    const room = CONCURRENCY - inflight.size;
+    const room = free();
     if (room <= 0) return;
     const claimed = await claim(prisma, { limit: room, leaseMs });
     for (const delivery of claimed) void start(delivery).then(() => wake());
