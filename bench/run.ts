@@ -25,7 +25,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import pg from "pg";
 import { SCOPES } from "../schema/lib/scopes.ts";
@@ -33,20 +32,13 @@ import { PLAN_LIMITS } from "../schema/lib/plans.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
 import { createWorkspace } from "../server/workspaces.ts";
+import { admin, databaseUrl, num, REDIS_URL, ROOT } from "./support.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const num = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number.`);
-  return value;
-};
 const DURATION = num("BENCH_DURATION", 10);
 const WARMUP = num("BENCH_WARMUP", 3);
 const CONNECTIONS = num("BENCH_CONNECTIONS", 10);
 const ROUNDS = num("BENCH_ROUNDS", 2);
 const KEYS = num("BENCH_KEYS", 300);
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 const TARGET_OVERHEAD = 15;
 const BENCH_SECRET_KEY = randomBytes(32).toString("base64url");
 /** Writes a V8 CPU profile of each server into this directory (open it in Chrome DevTools). */
@@ -65,21 +57,6 @@ interface Sample {
   errors: number;
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-function databaseUrl(name: string): string {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 interface Child {
   mode: Mode;
