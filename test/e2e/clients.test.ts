@@ -3,6 +3,7 @@ import { graphql } from "../support/graphql.ts";
 import { call, rest } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
+import { ids } from "../support/assertions.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const CLIENT_ID = /^cli_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -10,9 +11,6 @@ const MISSING = "cli_01J00000000000000000000000";
 const EMPTY_ADDRESS = { line1: null, line2: null, city: null, region: null, postal_code: null, country: null };
 const CLIENT_FIELDS = `object id name email phone company_name tax_id
   address { line1 line2 city region postal_code country } currency notes created_at updated_at`;
-
-const ids = (list: { data: { id: string }[] }) => list.data.map((c) => c.id);
-
 
 e2e("clients", (server) => {
   let tenant: Tenant;

@@ -1,27 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { graphql } from "../support/graphql.ts";
-import { call, rest, type ApiResponse } from "../support/http.ts";
+import { call, rest } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
+import { expectHidden, ids } from "../support/assertions.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ITEM_ID = /^item_[0-9A-HJKMNP-TV-Z]{26}$/;
 const NEVER = "item_01J00000000000000000000000";
 const ITEM_FIELDS = `object id name sku description category quantity unit_of_measure min_stock_threshold
   cost_price sale_price currency suppliers { name email phone supplier_sku cost_price } status created_at updated_at`;
-
-const ids = (list: { data: { id: string }[] }) => list.data.map((item) => item.id);
-
-
-/** A 404 for another workspace's id is indistinguishable from one for an id that never existed. */
-function expectHidden(res: ApiResponse, never: ApiResponse, id: string) {
-  expect(res.status).toBe(404);
-  expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
-  expect(never.status).toBe(404);
-  const { request_id: _a, ...shown } = res.body.error;
-  const { request_id: _b, ...reference } = never.body.error;
-  expect(shown).toEqual({ ...reference, message: reference.message.replaceAll(NEVER, id) });
-}
 
 e2e("inventory", (server) => {
   let tenant: Tenant;
@@ -612,11 +600,11 @@ e2e("inventory", (server) => {
 
     it("another workspace's id is 404 on every route, like an id that never existed, and nothing changes", async () => {
       for (const { id } of theirs) {
-        expectHidden(await a.client.get(`/inventory/items/${id}`), await a.client.get(`/inventory/items/${NEVER}`), id);
+        expectHidden(await a.client.get(`/inventory/items/${id}`), await a.client.get(`/inventory/items/${NEVER}`), id, NEVER);
         for (const body of [{ quantity: 0 }, { name: "Hijacked", sku: null, suppliers: [] }, {}]) {
-          expectHidden(await a.client.patch(`/inventory/items/${id}`, body), await a.client.patch(`/inventory/items/${NEVER}`, body), id);
+          expectHidden(await a.client.patch(`/inventory/items/${id}`, body), await a.client.patch(`/inventory/items/${NEVER}`, body), id, NEVER);
         }
-        expectHidden(await a.client.delete(`/inventory/items/${id}`), await a.client.delete(`/inventory/items/${NEVER}`), id);
+        expectHidden(await a.client.delete(`/inventory/items/${id}`), await a.client.delete(`/inventory/items/${NEVER}`), id, NEVER);
       }
       expect(await snapshotOfB()).toEqual(snapshot);
     });

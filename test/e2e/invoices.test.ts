@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import { graphql } from "../support/graphql.ts";
-import { call, rest, type ApiResponse } from "../support/http.ts";
+import { call, rest } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 import {
@@ -19,8 +19,7 @@ import {
   year,
   type Api,
 } from "../support/invoicing.ts";
-
-const ids = (list: { data: { id: string }[] }) => list.data.map((row) => row.id);
+import { expectHidden, ids } from "../support/assertions.ts";
 
 e2e("invoices", (server) => {
   let tenant: Tenant;
@@ -631,13 +630,6 @@ e2e("invoices", (server) => {
     let bBefore: unknown;
 
     /** A 404 for B's id must look exactly like the 404 for an id that never existed. */
-    function expectHidden(res: ApiResponse, never: ApiResponse, id: string) {
-      expectError(res, 404, "not_found");
-      expect(never.status).toBe(404);
-      const { request_id: _a, ...shown } = res.body.error;
-      const { request_id: _b, ...reference } = never.body.error;
-      expect(shown).toEqual({ ...reference, message: reference.message.replaceAll(NEVER_INVOICE, id) });
-    }
 
     beforeAll(async () => {
       a = await server().tenant();
@@ -668,7 +660,7 @@ e2e("invoices", (server) => {
         for (const [method, suffix, body] of routes) {
           const res = await call(method, `${server().api}/invoices/${id}${suffix}`, { key: a.key, body });
           const never = await call(method, `${server().api}/invoices/${NEVER_INVOICE}${suffix}`, { key: a.key, body });
-          expectHidden(res, never, id);
+          expectHidden(res, never, id, NEVER_INVOICE);
         }
       }
       expect(await stored(server(), b.workspaceId)).toEqual(bBefore);

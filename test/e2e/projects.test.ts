@@ -1,27 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { graphql } from "../support/graphql.ts";
-import { rest, type ApiResponse } from "../support/http.ts";
+import { rest } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
+import { expectHidden, ids } from "../support/assertions.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PROJECT_ID = /^prj_[0-9A-HJKMNP-TV-Z]{26}$/;
 const NEVER = "prj_01J00000000000000000000000";
 const NEVER_CLIENT = "cli_01J00000000000000000000000";
 const FIELDS = "object id name description client_id status start_date due_date budget currency created_at updated_at";
-
-const ids = (list: { data: { id: string }[] }) => list.data.map((row) => row.id);
-
-
-/** A 404 for another workspace's id looks exactly like one for an id that never existed. */
-function expectHidden(res: ApiResponse, never: ApiResponse, id: string) {
-  expect(res.status).toBe(404);
-  expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
-  expect(never.status).toBe(404);
-  const { request_id: _a, ...shown } = res.body.error;
-  const { request_id: _b, ...reference } = never.body.error;
-  expect(shown).toEqual({ ...reference, message: reference.message.replaceAll(NEVER, id) });
-}
 
 e2e("projects", (server) => {
   let tenant: Tenant;
@@ -524,11 +512,11 @@ e2e("projects", (server) => {
     });
 
     it("GET, PATCH and DELETE of B's project are 404 like an unknown id, and change nothing", async () => {
-      expectHidden(await apiA.get(`/projects/${B.project}`), await apiA.get(`/projects/${NEVER}`), B.project);
+      expectHidden(await apiA.get(`/projects/${B.project}`), await apiA.get(`/projects/${NEVER}`), B.project, NEVER);
       for (const body of [{ name: "Hijacked" }, { client_id: A.client }, { status: "archived", description: null }, {}]) {
-        expectHidden(await apiA.patch(`/projects/${B.project}`, body), await apiA.patch(`/projects/${NEVER}`, body), B.project);
+        expectHidden(await apiA.patch(`/projects/${B.project}`, body), await apiA.patch(`/projects/${NEVER}`, body), B.project, NEVER);
       }
-      expectHidden(await apiA.delete(`/projects/${B.project}`), await apiA.delete(`/projects/${NEVER}`), B.project);
+      expectHidden(await apiA.delete(`/projects/${B.project}`), await apiA.delete(`/projects/${NEVER}`), B.project, NEVER);
       expect(await snapshotOfB()).toEqual(snapshot);
     });
 
@@ -542,7 +530,7 @@ e2e("projects", (server) => {
     it("POST /projects creates in the caller's workspace only", async () => {
       const made = await apiA.post("/projects", { name: "Alpha fresh" });
       expect(made.status).toBe(201);
-      expectHidden(await apiB.get(`/projects/${made.body.id}`), await apiB.get(`/projects/${NEVER}`), made.body.id);
+      expectHidden(await apiB.get(`/projects/${made.body.id}`), await apiB.get(`/projects/${NEVER}`), made.body.id, NEVER);
       expect(ids((await apiB.get("/projects?search=alpha")).body)).toEqual([]);
       expect((await apiA.delete(`/projects/${made.body.id}`)).status).toBe(200);
     });

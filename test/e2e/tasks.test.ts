@@ -1,26 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { graphql } from "../support/graphql.ts";
-import { rest, type ApiResponse } from "../support/http.ts";
+import { rest } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
+import { expectHidden, ids } from "../support/assertions.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const TASK_ID = /^task_[0-9A-HJKMNP-TV-Z]{26}$/;
 const NEVER = "task_01J00000000000000000000000";
 const NEVER_PROJECT = "prj_01J00000000000000000000000";
 const FIELDS = "object id project_id title description status priority assignee_email due_date completed_at created_at updated_at";
-
-const ids = (list: { data: { id: string }[] }) => list.data.map((row) => row.id);
-
-/** A 404 for another workspace's id looks exactly like one for an id that never existed. */
-function expectHidden(res: ApiResponse, never: ApiResponse, id: string, neverId: string) {
-  expect(res.status).toBe(404);
-  expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
-  expect(never.status).toBe(404);
-  const { request_id: _a, ...shown } = res.body.error;
-  const { request_id: _b, ...reference } = never.body.error;
-  expect(shown).toEqual({ ...reference, message: reference.message.replaceAll(neverId, id) });
-}
 
 e2e("tasks", (server) => {
   /** A fresh workspace with one project, and its task.completed events straight from the outbox. */

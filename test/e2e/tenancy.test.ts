@@ -1,27 +1,17 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { graphql } from "../support/graphql.ts";
-import { rest, type ApiResponse } from "../support/http.ts";
+import { rest } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
+import { expectHidden, ids } from "../support/assertions.ts";
 
 /** Ids that never existed anywhere, of the right shape. */
 const NEVER = { lead: "lead_01J00000000000000000000000", client: "cli_01J00000000000000000000000" };
-
-const ids = (list: { data: { id: string }[] }) => list.data.map((row) => row.id);
 
 /**
  * A 404 for another workspace's id must be indistinguishable from a 404 for an id that never
  * existed: same status, type, code, param and message (with the id substituted).
  */
-function expectHidden(res: ApiResponse, never: ApiResponse, id: string, neverId: string) {
-  expect(res.status).toBe(404);
-  expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
-  expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
-  expect(never.status).toBe(404);
-  const { request_id: _a, ...shown } = res.body.error;
-  const { request_id: _b, ...reference } = never.body.error;
-  expect(shown).toEqual({ ...reference, message: reference.message.replaceAll(neverId, id) });
-}
 
 e2e("tenancy", (server) => {
   let a: Tenant;

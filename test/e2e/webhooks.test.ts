@@ -74,7 +74,6 @@ function expectNotSignedWith(request: Received, secret: string) {
   expect(header(request, "Kontor-Signature")).not.toBe(kontorSignature(secret, header(request, "Kontor-Timestamp"), request.body));
 }
 
-
 /** A port nothing listens on. */
 async function closedPort(): Promise<number> {
   const probe = createServer();
