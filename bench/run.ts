@@ -20,7 +20,7 @@
  * (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_REDIS_URL (default
  * redis://127.0.0.1:6379), BENCH_PROFILE_DIR (a CPU profile of each server goes there). Results: printed, and written to bench/results.md.
  */
-import { execSync, spawn, type ChildProcess } from "node:child_process";
+import { execSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -32,7 +32,7 @@ import { PLAN_LIMITS } from "../schema/lib/plans.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
 import { createWorkspace } from "../server/workspaces.ts";
-import { admin, databaseUrl, num, REDIS_URL, ROOT } from "./support.ts";
+import { admin, databaseUrl, num, REDIS_URL, ROOT, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
 
 const DURATION = num("BENCH_DURATION", 10);
 const WARMUP = num("BENCH_WARMUP", 3);
@@ -41,8 +41,6 @@ const ROUNDS = num("BENCH_ROUNDS", 2);
 const KEYS = num("BENCH_KEYS", 300);
 const TARGET_OVERHEAD = 15;
 const BENCH_SECRET_KEY = randomBytes(32).toString("base64url");
-/** Writes a V8 CPU profile of each server into this directory (open it in Chrome DevTools). */
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 type Mode = "on" | "off";
 type Endpoint = "REST GET /v1/leads/{id}" | "GraphQL POST /graphql lead";
@@ -58,44 +56,13 @@ interface Sample {
 }
 
 
-interface Child {
+interface Child extends ServerChild {
   mode: Mode;
-  url: string;
-  process: ChildProcess;
-  stderr: string[];
 }
 
 async function startChild(mode: Mode, env: NodeJS.ProcessEnv, port: number): Promise<Child> {
-  const profile = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", "server/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), KONTOR_ENV: "production", KONTOR_SECRET_KEY: BENCH_SECRET_KEY, KONTOR_LOG: "silent", KONTOR_POLICIES: mode === "on" ? "on" : "off" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const stderr: string[] = [];
-  child.stderr!.on("data", (chunk: Buffer) => stderr.push(chunk.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server (policies ${mode}) exited: ${stderr.join("")}`);
-    try {
-      const res = await fetch(`${url}/v1/openapi.json`);
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`server (policies ${mode}) did not start: ${stderr.join("")}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { mode, url, process: child, stderr };
-}
-
-async function stopChild(child: Child | undefined) {
-  if (!child || child.process.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.process.once("exit", resolve));
-  child.process.kill("SIGTERM");
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-  if (child.process.exitCode === null) child.process.kill("SIGKILL");
+  const settings = { KONTOR_ENV: "production", KONTOR_SECRET_KEY: BENCH_SECRET_KEY, KONTOR_POLICIES: mode === "on" ? "on" : "off" };
+  return { mode, ...(await startServerChild(`policies ${mode}`, { ...env, ...settings }, port)) };
 }
 
 function cannon(url: string, endpoint: Endpoint, keys: string[], leadId: string, query: string, seconds: number) {
@@ -332,8 +299,8 @@ ${Object.entries(policies)
     console.log(`\nKeys: peak ${fmt(perKeyPerMinute)} requests/min per key (limit ${keyLimit}); non-2xx or errors: ${problems}.`);
     console.log("Written to bench/results.md");
   } finally {
-    await stopChild(children.on);
-    await stopChild(children.off);
+    await stopServerChild(children.on);
+    await stopServerChild(children.off);
     await db.end().catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
     await admin((c) => c.query(`drop database if exists ${name} with (force)`));

@@ -1,5 +1,6 @@
-import pg from "pg";
+import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 
 /** Shared by the bench scripts: settings from the environment and a scratch PostgreSQL database. */
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -30,4 +31,47 @@ export function databaseUrl(name: string): string {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+export interface ServerChild {
+  url: string;
+  process: ChildProcess;
+  stderr: string[];
+}
+
+/**
+ * `server/main.ts` in a child process (as `npm start` runs it), so load generators here stay off
+ * its event loop; resolves once it serves. BENCH_PROFILE_DIR: a V8 CPU profile of it goes there.
+ */
+export async function startServerChild(label: string, env: NodeJS.ProcessEnv, port: number): Promise<ServerChild> {
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "server/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, KONTOR_LOG: "silent", ...env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const stderr: string[] = [];
+  child.stderr!.on("data", (chunk: Buffer) => stderr.push(chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server (${label}) exited: ${stderr.join("")}`);
+    try {
+      if ((await fetch(`${url}/v1/openapi.json`)).ok) return { url, process: child, stderr };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`server (${label}) did not start: ${stderr.join("")}`);
+    await sleep(200);
+  }
+}
+
+/** SIGTERM (the server flushes and closes), SIGKILL if it has not exited after 15 s. */
+export async function stopServerChild(child: ServerChild | undefined): Promise<void> {
+  if (!child || child.process.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.process.once("exit", resolve));
+  child.process.kill("SIGTERM");
+  await Promise.race([exited, sleep(15_000)]);
+  if (child.process.exitCode === null) child.process.kill("SIGKILL");
 }

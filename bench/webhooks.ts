@@ -15,7 +15,6 @@
  * BENCH_PROFILE_DIR: a CPU profile of the server goes there. Results: printed, and written to
  * bench/webhooks-results.md.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -28,7 +27,7 @@ import { SCOPES } from "../schema/lib/scopes.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
 import { createWorkspace } from "../server/workspaces.ts";
-import { admin, databaseUrl, num, REDIS_URL, ROOT, sleep } from "./support.ts";
+import { admin, databaseUrl, num, REDIS_URL, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
 
 const DURATION = num("BENCH_DURATION", 10);
 const RATE = num("BENCH_WEBHOOK_RATE", 50);
@@ -64,30 +63,6 @@ async function startReceiver() {
   };
 }
 
-async function startChild(env: NodeJS.ProcessEnv): Promise<{ url: string; process: ChildProcess }> {
-  const port = 5900 + Math.floor(Math.random() * 500);
-  const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", "server/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), KONTOR_ENV: "development", KONTOR_LOG: "silent" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const stderr: string[] = [];
-  child.stderr!.on("data", (chunk: Buffer) => stderr.push(chunk.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${stderr.join("")}`);
-    try {
-      if ((await fetch(`${url}/v1/openapi.json`)).ok) return { url, process: child };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`server did not start: ${stderr.join("")}`);
-    await sleep(200);
-  }
-}
-
 async function main() {
   const name = `kontor_bench_${randomBytes(6).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "kontor-bench-"));
@@ -95,7 +70,7 @@ async function main() {
   const env = { DATABASE_URL: databaseUrl(name), REDIS_URL, DATA_DIR: dataDir, KONTOR_SECRET_KEY: randomBytes(32).toString("base64url") };
   const receiver = await startReceiver();
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
-  let child: ChildProcess | undefined;
+  let server: ServerChild | undefined;
   try {
     const database = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
     let key: string;
@@ -108,10 +83,10 @@ async function main() {
       await database.close();
     }
     await db.connect();
-    const server = await startChild(env);
-    child = server.process;
+    server = await startServerChild("webhooks", { ...env, KONTOR_ENV: "development" }, 5900 + Math.floor(Math.random() * 500));
+    const url = server.url;
     const post = (path: string, body: unknown) =>
-      fetch(`${server.url}/v1${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      fetch(`${url}/v1${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
     const endpoint = await post("/webhook-endpoints", { url: receiver.url, events: ["lead.created"] });
     if (endpoint.status !== 201) throw new Error(`could not create the endpoint: ${await endpoint.text()}`);
 
@@ -199,12 +174,7 @@ Duplicate arrivals: ${receiver.duplicates()}. Delivery states at the end: ${stat
     writeFileSync(join(ROOT, "bench", "webhooks-results.md"), report);
     console.log("Written to bench/webhooks-results.md");
   } finally {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child!.once("exit", resolve));
-      child.kill("SIGTERM");
-      await Promise.race([exited, sleep(15_000)]);
-      if (child.exitCode === null) child.kill("SIGKILL");
-    }
+    await stopServerChild(server);
     await db.end().catch(() => undefined);
     await receiver.close();
     await admin((c) => c.query(`drop database if exists ${name} with (force)`));

@@ -7,7 +7,7 @@ import { openDatabase, type Database } from "./db/open.ts";
 import { openRedis } from "./redis.ts";
 import { withRequestState } from "./request-state.ts";
 import { startWebhooks, type WebhookRuntimeOptions } from "./webhooks/runtime.ts";
-import { serverSecret } from "./webhooks/secrets.ts";
+import { SecretBox, serverSecret } from "./webhooks/secrets.ts";
 
 export interface StartOptions {
   publicUrlFromPort?: boolean;
@@ -28,7 +28,7 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   // Fails before anything opens when production has no KONTOR_SECRET_KEY.
-  serverSecret(config);
+  const secrets = new SecretBox(serverSecret(config));
   const db = await openDatabase(config);
   let redis: Redis | undefined;
   try {
@@ -51,7 +51,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const { port } = server.address() as AddressInfo;
   const url = `http://localhost:${port}`;
-  const webhooks = startWebhooks(config, db, options.webhooks);
+  const webhooks = startWebhooks(config, db, secrets, options.webhooks);
   const app = createApp(options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config, { db, redis, webhooks });
   server.on("request", (req, res) => withRequestState(() => app(req, res)));
   return {

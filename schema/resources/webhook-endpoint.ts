@@ -1,12 +1,13 @@
 import type { Prisma, WebhookEndpoint as EndpointRow } from "../generated/prisma/client.ts";
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
-import { EVENT_TYPES, represent, TEST_EVENT_TYPE, type Tx } from "../events.ts";
+import { EVENT_TYPES, represent, TEST_EVENT_TYPE } from "../events.ts";
 import { listPage } from "../lib/cursor.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
+import { holdDeliveries } from "../lib/webhook-hold.ts";
 import { notNull, optionalText } from "../lib/validate.ts";
 import { newSigningSecret } from "../lib/webhook-secret.ts";
 import { Deleted, listType, pageArgs } from "./shared.ts";
@@ -96,22 +97,6 @@ function description(value: string | null | undefined) {
 
 const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.workspaceId });
 
-/**
- * Pausing holds the endpoint's waiting deliveries (no next attempt); resuming makes them due now.
- * Deliveries in flight finish either way; test events are never held.
- */
-async function holdOrRelease(tx: Tx, endpointId: string, active: boolean) {
-  await tx.webhookDelivery.updateMany({
-    where: {
-      endpointId,
-      status: { in: ["pending", "retrying"] },
-      eventType: { not: TEST_EVENT_TYPE },
-      ...(active ? { nextAttemptAt: null } : { nextAttemptAt: { not: null } }),
-    },
-    data: { nextAttemptAt: active ? new Date() : null },
-  });
-}
-
 builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     type: WebhookEndpointList,
@@ -191,7 +176,7 @@ builder.mutationFields((t) => ({
       const endpoint = await ctx.db.$transaction(async (tx) => {
         const current = found("webhook_endpoint", id, await tx.webhookEndpoint.findFirst({ where: where(ctx, id), select: { isActive: true } }));
         const updated = await tx.webhookEndpoint.update({ ...query, where: where(ctx, id), data });
-        if (isActive !== undefined && isActive !== current.isActive) await holdOrRelease(tx, id, isActive);
+        if (isActive !== undefined && isActive !== current.isActive) await holdDeliveries(tx, id, !isActive);
         return updated;
       });
       if (isActive) ctx.webhooks.wake("deliveries");

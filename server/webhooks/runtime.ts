@@ -9,7 +9,7 @@ import { describeError, log } from "../log.ts";
 import { redisNamespace } from "../redis.ts";
 import { requestState } from "../request-state.ts";
 import { createSender } from "./attempt.ts";
-import { SecretBox, serverSecret } from "./secrets.ts";
+import type { SecretBox } from "./secrets.ts";
 import { claim, complete, deleteExpiredEvents, fanOut, overdue, type ClaimedDelivery, type DueDelivery } from "./store.ts";
 import { checkWebhookTarget, parseWebhookUrl, UrlNotAllowedError, type LookupAll } from "./url-policy.ts";
 
@@ -19,12 +19,12 @@ const CONCURRENCY = 128;
 /** With a queue: a due delivery no job has taken for this long is enqueued again. */
 const OVERDUE_GRACE_MS = 5_000;
 const RETENTION_EVERY_MS = 3_600_000;
+/** How often the outbox and the due deliveries are looked at when nothing wakes the worker. */
+const POLL_MS = 500;
 
 export interface WebhookRuntimeOptions {
   /** Resolves target hostnames (default: the system resolver). */
   lookup?: LookupAll;
-  /** How often the outbox and the due deliveries are looked at when nothing wakes the worker. */
-  pollMs?: number;
 }
 
 export interface WebhookRuntime {
@@ -94,12 +94,10 @@ class DeliveryQueue {
  * Either way the database lease in `claim` is what keeps two processes from sending one delivery
  * at the same time.
  */
-export function startWebhooks(config: Config, db: Database, options: WebhookRuntimeOptions = {}): WebhookRuntime {
+export function startWebhooks(config: Config, db: Database, box: SecretBox, options: WebhookRuntimeOptions = {}): WebhookRuntime {
   const prisma = db.prisma;
-  const box = new SecretBox(serverSecret(config));
   const production = config.env === "production";
   const policy = { production, lookup: options.lookup };
-  const pollMs = options.pollMs ?? 500;
   // Longer than any attempt (send + record), so a live sender never loses its delivery.
   const leaseMs = 2 * config.webhooks.timeoutMs + 5_000;
   const send = createSender({ config: config.webhooks, production, box, lookup: options.lookup });
@@ -218,7 +216,7 @@ export function startWebhooks(config: Config, db: Database, options: WebhookRunt
     });
   });
   const wake = () => setImmediate(run);
-  const poll = setInterval(run, pollMs);
+  const poll = setInterval(run, POLL_MS);
   const retention = setInterval(
     AsyncResource.bind(() => {
       deleteExpiredEvents(prisma, EVENT_RETENTION_DAYS)

@@ -1,6 +1,7 @@
 import { Prisma, type PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { TEST_EVENT_TYPE } from "../../schema/events.ts";
 import { newId } from "../../schema/lib/ids.ts";
+import { holdDeliveries } from "../../schema/lib/webhook-hold.ts";
 
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 500;
@@ -165,13 +166,11 @@ export async function complete(prisma: PrismaClient, delivery: ClaimedDelivery, 
 
 /** A 410 means the receiver is gone for good: pause the endpoint and hold what waits for it. */
 async function disableGoneEndpoint(prisma: PrismaClient, endpointId: string): Promise<void> {
-  await prisma.$transaction([
-    prisma.$executeRaw`update webhook_endpoints set is_active = false, disabled_reason = 'gone', updated_at = now() where id = ${endpointId}`,
-    prisma.$executeRaw`
-      update webhook_deliveries set next_attempt_at = null, updated_at = now()
-      where endpoint_id = ${endpointId} and status in ('pending', 'retrying') and next_attempt_at is not null
-        and event_type <> ${TEST_EVENT_TYPE}`,
-  ]);
+  await prisma.$transaction(async (tx) => {
+    // updateMany: an endpoint deleted meanwhile is no error.
+    await tx.webhookEndpoint.updateMany({ where: { id: endpointId }, data: { isActive: false, disabledReason: "gone" } });
+    await holdDeliveries(tx, endpointId, true);
+  });
 }
 
 /** Deliveries that are due but not held by anyone: a queue lost track of them (a crash between commit and enqueue). */
@@ -182,13 +181,6 @@ export async function overdue(prisma: PrismaClient, graceMs: number, limit: numb
     where ${claimable} and d.next_attempt_at < now() - ${graceMs}::double precision * interval '1 millisecond'
     order by d.next_attempt_at
     limit ${limit}::int`;
-}
-
-/** The next time something is due, to sleep until then (null: nothing scheduled). */
-export async function nextDueAt(prisma: PrismaClient): Promise<Date | null> {
-  const [row] = await prisma.$queryRaw<{ at: Date | null }[]>`
-    select min(next_attempt_at) as at from webhook_deliveries where status in ('pending', 'retrying')`;
-  return row?.at ?? null;
 }
 
 /** Deletes events older than `days` (their deliveries go with them), in slices. */

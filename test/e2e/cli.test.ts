@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import { openDatabase, type Database } from "../../server/db/open.ts";
 import { MIGRATIONS_DIR } from "../../server/db/migrate.ts";
+import { childEnv as cleanEnv, freePort } from "../support/child-server.ts";
 import { rest } from "../support/http.ts";
 import { provisionStack } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
@@ -32,13 +33,7 @@ const KEY = /ktr_live_[0-9A-Za-z]{43}/;
 type Scratch = Awaited<ReturnType<typeof provisionStack>>;
 
 /** The child's environment: the scratch database only, nothing inherited that could point elsewhere. */
-function childEnv(scratch: Scratch, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of ["KONTOR_LOG", "KONTOR_ENV", "DATABASE_URL", "REDIS_URL", "DATA_DIR", "PORT", "PUBLIC_URL", "NODE_OPTIONS", "AI_UPSTREAM_URL", "AI_UPSTREAM_API_KEY", "KONTOR_SECRET_KEY"]) {
-    delete env[name];
-  }
-  return { ...env, ...scratch.env, ...extra };
-}
+const childEnv = (scratch: Scratch, extra: NodeJS.ProcessEnv = {}) => cleanEnv({ ...scratch.env, ...extra });
 
 /** Every child runs in its own process group (so a stuck child and anything it started die together): kill the group. */
 const children = new Set<ChildProcess>();
@@ -53,18 +48,6 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL") {
 function killAll() {
   for (const child of children) killGroup(child);
   children.clear();
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 interface CliResult {

@@ -4,7 +4,17 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Variables of the test process that must not leak into a child pointed at a scratch database. */
-const INHERITED = ["KONTOR_LOG", "KONTOR_ENV", "DATABASE_URL", "REDIS_URL", "DATA_DIR", "PORT", "PUBLIC_URL", "NODE_OPTIONS", "KONTOR_SECRET_KEY"];
+const INHERITED = [
+  "KONTOR_LOG", "KONTOR_ENV", "DATABASE_URL", "REDIS_URL", "DATA_DIR", "PORT", "PUBLIC_URL", "NODE_OPTIONS",
+  "AI_UPSTREAM_URL", "AI_UPSTREAM_API_KEY", "KONTOR_SECRET_KEY",
+];
+
+/** This process's environment without anything that could point a child elsewhere, plus `env`. */
+export function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  for (const name of INHERITED) delete base[name];
+  return { ...base, ...env };
+}
 
 export interface ChildServer {
   child: ChildProcess;
@@ -30,11 +40,9 @@ export async function freePort(): Promise<number> {
 /** `server/main.ts` in its own process, as `npm start` runs it; resolves once it answers. */
 export async function startChildServer(env: NodeJS.ProcessEnv): Promise<ChildServer> {
   const port = await freePort();
-  const base = { ...process.env };
-  for (const name of INHERITED) delete base[name];
   const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
     cwd: ROOT,
-    env: { ...base, KONTOR_LOG: "silent", ...env, PORT: String(port) },
+    env: childEnv({ KONTOR_LOG: "silent", ...env, PORT: String(port) }),
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
