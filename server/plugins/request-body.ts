@@ -8,6 +8,28 @@ const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const tooLarge = () =>
   new ApiError(413, "invalid_request_error", "payload_too_large", `The request body exceeds ${MAX_BODY_BYTES} bytes (25 MiB).`);
 
+/** What is still read (and dropped) of a refused body before the connection is cut. */
+const DRAIN_BYTES = 4 * MAX_BODY_BYTES;
+
+/**
+ * Reads and drops the rest of a refused body, as servers do on a "lingering close": cancelling at
+ * once resets the connection while the client is still sending, and the client then sees
+ * ECONNRESET instead of the 413. Past DRAIN_BYTES the stream is cancelled after all.
+ */
+async function discard(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  let dropped = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      dropped += value.byteLength;
+      if (dropped > DRAIN_BYTES) return void (await reader.cancel());
+    }
+  } catch {
+    // the client went away: nothing left to drain
+  }
+}
+
 /** Reads at most `limit` bytes; null when the body is longer. */
 async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
   const chunks: Uint8Array[] = [];
@@ -18,7 +40,7 @@ async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Pro
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel();
+      void discard(reader);
       return null;
     }
     chunks.push(value);
