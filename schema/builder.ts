@@ -77,5 +77,5 @@ builder.scalarType("Quantity", scalars.Quantity);
 builder.scalarType("Percent", scalars.Percent);
 builder.scalarType("JSONObject", scalars.JSONObject);
 
-builder.queryType({});
-builder.mutationType({});
+builder.queryType({ description: "Reads. Each field is also a GET route under /v1 and says which scope it needs." });
+builder.mutationType({ description: "Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs." });

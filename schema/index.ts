@@ -1,5 +1,6 @@
 import { builder } from "./builder.ts";
 import { configureEvents } from "./events.ts";
+import { withInputLimits } from "./lib/input-limits.ts";
 import "./resources/workspace.ts";
 import "./resources/client.ts";
 import "./resources/lead.ts";
@@ -13,5 +14,5 @@ import "./resources/event.ts";
 import "./resources/webhook-endpoint.ts";
 import "./resources/webhook-delivery.ts";
 
-export const schema = builder.toSchema({ sortSchema: false });
+export const schema = withInputLimits(builder.toSchema({ sortSchema: false }));
 configureEvents(schema);

@@ -1,4 +1,5 @@
 import { GraphQLError, Kind, type ValueNode } from "graphql";
+import { MAX_YEAR, MIN_YEAR } from "./lib/limits.ts";
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -12,12 +13,28 @@ function literal(node: ValueNode): unknown {
   return undefined;
 }
 
+/** PostgreSQL has no year 0, and years past 9999 do not print as ISO 8601: both are refused, in UTC. */
+function inYearRange(date: Date): Date {
+  const year = date.getUTCFullYear();
+  if (year < MIN_YEAR || year > MAX_YEAR) throw new GraphQLError(`must fall in the years ${MIN_YEAR} to ${MAX_YEAR} (UTC).`);
+  return date;
+}
+
+/** Whether YYYY-MM-DD names a day that exists (JavaScript rolls 2026-02-30 over into March). */
+function isCalendarDay(text: string): boolean {
+  const [year, month, day] = text.split("-").map(Number) as [number, number, number];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 export function parseDateTime(value: unknown): Date {
-  const date = typeof value === "string" && ISO_DATE_TIME.test(value) ? new Date(value) : null;
+  const valid = typeof value === "string" && ISO_DATE_TIME.test(value) && isCalendarDay(value.slice(0, 10));
+  const date = valid ? new Date(value) : null;
   if (!date || Number.isNaN(date.getTime())) {
     throw new GraphQLError("must be an ISO 8601 date-time with a time zone, e.g. 2026-05-01T09:30:00Z.");
   }
-  return date;
+  return inYearRange(date);
 }
 
 export function parseDate(value: unknown): Date {
@@ -26,7 +43,7 @@ export function parseDate(value: unknown): Date {
   if (!date || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value) {
     throw new GraphQLError("must be a calendar date in the form YYYY-MM-DD.");
   }
-  return date;
+  return inYearRange(date);
 }
 
 /**
@@ -53,7 +70,7 @@ const readOnly = () => {
 
 export const scalars = {
   JSONObject: {
-    description: "A JSON object, as stored (an event's resource is exactly what the API returned for it).",
+    description: "A JSON object, as stored (an event's resource is exactly what the API returned for it). Output only.",
     serialize: (value: unknown) => {
       if (typeof value !== "object" || value === null || Array.isArray(value)) throw new GraphQLError("JSONObject must be an object.");
       return value;
@@ -62,31 +79,31 @@ export const scalars = {
     parseLiteral: readOnly,
   },
   DateTime: {
-    description: "ISO 8601 date-time in UTC, e.g. 2026-05-01T09:30:00.000Z.",
+    description: `ISO 8601 date-time. Returned in UTC with milliseconds, e.g. 2026-05-01T09:30:00.000Z; accepted with a time zone (Z or ±hh:mm), years ${MIN_YEAR}–${MAX_YEAR}.`,
     serialize: (value: unknown) => (value instanceof Date ? value : parseDateTime(value)).toISOString(),
     parseValue: parseDateTime,
     parseLiteral: (node: ValueNode) => parseDateTime(literal(node)),
   },
   Date: {
-    description: "Calendar date, YYYY-MM-DD.",
+    description: `Calendar date, YYYY-MM-DD (an existing day: 2026-02-30 is refused), years ${MIN_YEAR}–${MAX_YEAR}.`,
     serialize: (value: unknown) => (value instanceof Date ? value : parseDate(value)).toISOString().slice(0, 10),
     parseValue: parseDate,
     parseLiteral: (node: ValueNode) => parseDate(literal(node)),
   },
   Money: {
-    description: "An amount of money (at least 0) as a JSON number with at most 2 decimals, computed exactly.",
+    description: "An amount of money as a JSON number (not a string): at least 0, at most 2 decimals and 12 integer digits; computed exactly.",
     serialize: (value: unknown) => Number(String(value)),
     parseValue: parseMoney,
     parseLiteral: (node: ValueNode) => parseMoney(literal(node)),
   },
   Quantity: {
-    description: "A quantity (at least 0) as a JSON number with at most 3 decimals.",
+    description: "A quantity as a JSON number (not a string): at least 0, at most 3 decimals and 11 integer digits.",
     serialize: (value: unknown) => Number(String(value)),
     parseValue: parseQuantity,
     parseLiteral: (node: ValueNode) => parseQuantity(literal(node)),
   },
   Percent: {
-    description: "A percentage from 0 to 100 as a JSON number with at most 3 decimals.",
+    description: "A percentage from 0 to 100 as a JSON number (not a string) with at most 3 decimals: 7.5 means 7.5 %.",
     serialize: (value: unknown) => Number(String(value)),
     parseValue: parsePercent,
     parseLiteral: (node: ValueNode) => parsePercent(literal(node)),

@@ -6,8 +6,11 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
 import { GRAPHQL_PATH } from "./error-response.ts";
 import type { Redis } from "ioredis";
+import { useAccessLog } from "./plugins/access-log.ts";
 import { useAuthentication } from "./plugins/authenticate.ts";
 import { useGraphQLLimits } from "./plugins/graphql-limits.ts";
+import { guarded } from "./plugins/guard.ts";
+import { useGraphQLTransport } from "./plugins/graphql-transport.ts";
 import { useIdempotency } from "./plugins/idempotency.ts";
 import { useRateLimit } from "./plugins/rate-limit.ts";
 import { useRequestLog } from "./plugins/request-log.ts";
@@ -52,6 +55,9 @@ export function createApp(config: Config, { db, redis, webhooks }: Services): Ap
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
+    // Yoga's own health check answers any URL ending in its path (`/v1/leads/health` too): the
+    // exact `/health` is served by useWellKnown, and this path, with a space no URL holds, never matches.
+    healthCheckEndpoint: " ",
     graphiql: {
       title: "Kontor GraphQL",
       defaultQuery: GRAPHIQL_QUERY,
@@ -64,9 +70,10 @@ export function createApp(config: Config, { db, redis, webhooks }: Services): Ap
       if (!state?.credential) throw new Error("GraphQL context built without a credential.");
       return { db: db.prisma, credential: state.credential, requestId: state.id, webhooks: webhooks.services };
     },
-    plugins: [
+    plugins: guarded([
       useRequestId(),
       useWellKnown(config),
+      useGraphQLTransport(),
       useGraphiQLAssets(),
       useAuthentication(config, [(token) => apiKeys.resolve(token)]),
       useRequestBody(),
@@ -78,6 +85,7 @@ export function createApp(config: Config, { db, redis, webhooks }: Services): Ap
       useWebhookWake(webhooks.wake),
       // Last, so its onResponse sees the response every other plugin settled on (a 401 turned 429).
       ...(config.policies ? [useRequestLog(config, db)] : []),
-    ],
+      useAccessLog(),
+    ]),
   });
 }

@@ -12,6 +12,8 @@ export interface Config {
   env: Environment;
   /** Rate limits, idempotency, request logs and GraphQL cost limits; off only to measure them. */
   policies: boolean;
+  /** A database transaction (and, on PostgreSQL, a statement) running longer is cancelled and rolled back. */
+  transactionTimeoutMs: number;
   /** KONTOR_SECRET_KEY: encrypts webhook signing secrets (generated into DATA_DIR in development). */
   secretKey: string | undefined;
   webhooks: WebhookConfig;
@@ -76,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR || "./.data"),
     env: kontorEnv,
     policies: env.KONTOR_POLICIES !== "off",
+    transactionTimeoutMs: positive(env, "KONTOR_TRANSACTION_TIMEOUT_MS", 15_000),
     secretKey,
     webhooks: {
       timeoutMs: positive(env, "KONTOR_WEBHOOK_TIMEOUT_MS", 10_000),

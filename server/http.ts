@@ -1,6 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp } from "./app.ts";
+import { openControlSocket } from "./control/socket-server.ts";
+import { answerClientError } from "./client-error.ts";
 import type { Config } from "./config.ts";
 import type { Redis } from "ioredis";
 import { openDatabase, type Database } from "./db/open.ts";
@@ -51,15 +53,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const { port } = server.address() as AddressInfo;
   const url = `http://localhost:${port}`;
-  const webhooks = startWebhooks(config, db, secrets, options.webhooks);
-  const app = createApp(options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config, { db, redis, webhooks });
+  const served = options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config;
+  // Thin webhook events link to {base_url}: the worker needs the URL the API is served at.
+  const webhooks = startWebhooks(served, db, secrets, options.webhooks);
+  const app = createApp(served, { db, redis, webhooks });
   server.on("request", (req, res) => withRequestState(() => app(req, res)));
+  const control = await openControlSocket(db, config.dataDir);
+  server.on("clientError", answerClientError);
   return {
     url,
     db,
     redis,
     server,
     close: async () => {
+      await control?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.dispose();

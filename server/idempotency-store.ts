@@ -7,6 +7,8 @@ export interface StoredResponse {
   body: string;
   /** The error code the first response carried, so a replay's request log names it too. */
   errorCode?: string;
+  /** The body was over MAX_IDEMPOTENT_RESPONSE_BYTES and was not kept: repeats are refused, never run again. */
+  notKept?: { bytes: number };
 }
 
 /** One idempotency key: claimed by `owner` while its request runs, then holding the response. */

@@ -1,27 +1,19 @@
 import { baseUrl, ConfigError, loadConfig } from "./config.ts";
 import { DatabaseLockedError } from "./db/lock.ts";
 import { startServer } from "./http.ts";
-import { describeError, log } from "./log.ts";
+import { describeError, log, logLevel } from "./log.ts";
+import { accessLogEnabled } from "./plugins/access-log.ts";
+import { installProcessGuards } from "./process-guards.ts";
 import { seedDemo } from "./seed.ts";
 
 async function main() {
+  installProcessGuards();
   const config = loadConfig();
+  logLevel();
+  accessLogEnabled();
   const running = await startServer(config);
-  const where = running.db.kind === "embedded" ? `embedded PostgreSQL in ${config.dataDir}/db` : "PostgreSQL";
-  log("info", "Kontor listening", { port: config.port, database: where, env: config.env });
 
-  const demo = config.env === "development" ? await seedDemo(running.db.prisma) : null;
-  console.log(`\nKontor is running (${config.env}, ${where}).
-  REST:     ${baseUrl(config)}   (OpenAPI: ${baseUrl(config)}/openapi.json)
-  GraphQL:  ${config.publicUrl}/graphql`);
-  if (demo) {
-    console.log(`
-First start: created the Demo workspace. These are shown once; keep them.
-  Owner:    ${demo.owner_email}  password: ${demo.owner_password}
-  API key:  ${demo.key}   (every scope)
-  Try:      curl -H "Authorization: Bearer ${demo.key}" ${baseUrl(config)}/workspace`);
-  }
-
+  // Handled from the moment the server listens: a signal during seeding still closes the database.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -32,6 +24,28 @@ First start: created the Demo workspace. These are shown once; keep them.
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+
+  const where = running.db.kind === "embedded" ? `embedded PostgreSQL in ${config.dataDir}/db` : "PostgreSQL";
+  // Announced once the demo workspace exists, so the key the banner prints already works.
+  let demo: Awaited<ReturnType<typeof seedDemo>> = null;
+  try {
+    if (config.env === "development") demo = await seedDemo(running.db.prisma);
+  } catch (error) {
+    if (stopping) return; // the database closed under the seeding: stop() exits
+    throw error;
+  }
+  if (stopping) return;
+  log("info", "Kontor listening", { port: config.port, database: where, env: config.env });
+  console.log(`\nKontor is running (${config.env}, ${where}).
+  REST:     ${baseUrl(config)}   (OpenAPI: ${baseUrl(config)}/openapi.json)
+  GraphQL:  ${config.publicUrl}/graphql`);
+  if (demo) {
+    console.log(`
+First start: created the Demo workspace. These are shown once; keep them.
+  Owner:    ${demo.owner_email}  password: ${demo.owner_password}
+  API key:  ${demo.key}   (every scope)
+  Try:      curl -H "Authorization: Bearer ${demo.key}" ${baseUrl(config)}/workspace`);
+  }
 }
 
 main().catch((error: unknown) => {

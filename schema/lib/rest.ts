@@ -15,9 +15,15 @@ export interface RestRoute {
  * Publishes a Query or Mutation field as a `/v1` route, in the field's own resource file:
  * `extensions: rest("POST /leads", "Create a lead", 201)`. Fields without it stay GraphQL-only.
  */
-export function rest(route: `${RestMethod} /${string}`, summary: string, status = 200): { rest: RestRoute } {
+export function rest(
+  route: `${RestMethod} /${string}`,
+  summary: string,
+  status = 200,
+  /** Error codes this route answers beyond those every route of its method may (the OpenAPI document lists them). */
+  errors: string[] = [],
+): { rest: RestRoute; errors?: string[] } {
   const [method, path] = route.split(" ") as [RestMethod, string];
-  return { rest: { method, path, status, summary } };
+  return { rest: { method, path, status, summary }, ...(errors.length > 0 && { errors }) };
 }
 
 export function restRouteOf(extensions: Record<string, unknown> | null | undefined): RestRoute | undefined {

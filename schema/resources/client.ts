@@ -8,7 +8,7 @@ import type { Context } from "../context.ts";
 import { emit } from "../events.ts";
 import { invalidState } from "../lib/errors.ts";
 import { rest } from "../lib/rest.ts";
-import { Deleted, listType, pageArgs, searchArg } from "./shared.ts";
+import { Deleted, listType, objectKind, pageArgs, searchArg } from "./shared.ts";
 
 interface AddressShape {
   line1: string | null;
@@ -29,47 +29,50 @@ const ADDRESS_COLUMNS = {
 } as const satisfies Record<keyof AddressShape, keyof ClientRow>;
 
 const Address = builder.objectRef<AddressShape>("Address").implement({
+  description: "A postal address; every part is optional (null when not given).",
   fields: (t) => ({
-    line1: t.exposeString("line1", { nullable: true }),
-    line2: t.exposeString("line2", { nullable: true }),
-    city: t.exposeString("city", { nullable: true }),
-    region: t.exposeString("region", { nullable: true }),
-    postal_code: t.exposeString("postal_code", { nullable: true }),
-    country: t.exposeString("country", { nullable: true }),
+    line1: t.exposeString("line1", { nullable: true, description: "Street and number." }),
+    line2: t.exposeString("line2", { nullable: true, description: "Apartment, suite, building or the like." }),
+    city: t.exposeString("city", { nullable: true, description: "City or town." }),
+    region: t.exposeString("region", { nullable: true, description: "State, province or county." }),
+    postal_code: t.exposeString("postal_code", { nullable: true, description: "Postal or ZIP code." }),
+    country: t.exposeString("country", { nullable: true, description: "Country, as entered (free text)." }),
   }),
 });
 
 const AddressInput = builder.inputType("AddressInput", {
+  description: "A postal address. In an update, only the parts sent change; null or an empty string clears a part.",
   fields: (t) => ({
-    line1: t.string(),
-    line2: t.string(),
-    city: t.string(),
-    region: t.string(),
-    postal_code: t.string(),
-    country: t.string(),
+    line1: t.string({ description: "Street and number." }),
+    line2: t.string({ description: "Apartment, suite, building or the like." }),
+    city: t.string({ description: "City or town." }),
+    region: t.string({ description: "State, province or county." }),
+    postal_code: t.string({ description: "Postal or ZIP code." }),
+    country: t.string({ description: "Country (free text)." }),
   }),
 });
 
 export const Client = builder.prismaObject("Client", {
-  description: "A customer of the workspace.",
+  description: "A customer of the workspace, billed by invoices. Visible with clients.read or clients.write.",
   authScopes: { readable: "clients" },
   fields: (t) => ({
-    object: t.string({ resolve: () => "client" }),
-    id: t.exposeID("id"),
-    name: t.exposeString("name"),
-    email: t.exposeString("email", { nullable: true }),
-    phone: t.exposeString("phone", { nullable: true }),
-    company_name: t.exposeString("companyName", { nullable: true }),
-    tax_id: t.exposeString("taxId", { nullable: true }),
+    object: objectKind(t, "client"),
+    id: t.exposeID("id", { description: "`cli_…`." }),
+    name: t.exposeString("name", { description: "The client's name: a person or a business." }),
+    email: t.exposeString("email", { nullable: true, description: "E-mail address, in lower case." }),
+    phone: t.exposeString("phone", { nullable: true, description: "Phone number, as entered." }),
+    company_name: t.exposeString("companyName", { nullable: true, description: "The company, when the client is a person in one." }),
+    tax_id: t.exposeString("taxId", { nullable: true, description: "Tax or VAT number, as entered." }),
     address: t.field({
       type: Address,
+      description: "Postal address; always present, its parts null when not given.",
       resolve: (client) =>
         Object.fromEntries(Object.entries(ADDRESS_COLUMNS).map(([key, column]) => [key, client[column]])) as unknown as AddressShape,
     }),
-    currency: t.exposeString("currency"),
-    notes: t.exposeString("notes", { nullable: true }),
-    created_at: t.expose("createdAt", { type: "DateTime" }),
-    updated_at: t.expose("updatedAt", { type: "DateTime" }),
+    currency: t.exposeString("currency", { description: "ISO 4217 code; the default currency of the client's new invoices and quotes." }),
+    notes: t.exposeString("notes", { nullable: true, description: "Free-text notes." }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When the client was created." }),
+    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the client was last changed." }),
   }),
 });
 
@@ -77,14 +80,14 @@ const ClientList = listType("Client", Client);
 
 const clientFields = (required: boolean) =>
   builder.args((t) => ({
-    name: t.string({ required }),
-    email: t.string(),
-    phone: t.string(),
-    company_name: t.string(),
-    tax_id: t.string(),
-    address: t.field({ type: AddressInput }),
-    currency: t.string({ description: "ISO 4217, default USD." }),
-    notes: t.string(),
+    name: t.string({ required, description: "The client's name; cannot be empty or cleared." }),
+    email: t.string({ description: "An e-mail address, stored in lower case; null clears it." }),
+    phone: t.string({ description: "A phone number, stored as given; null clears it." }),
+    company_name: t.string({ description: "The company; null clears it." }),
+    tax_id: t.string({ description: "Tax or VAT number; null clears it." }),
+    address: t.field({ type: AddressInput, description: "Postal address: the parts sent change; null clears the whole address." }),
+    currency: t.string({ description: "ISO 4217 code in capitals, default USD." }),
+    notes: t.string({ description: "Free-text notes; null clears them." }),
   }));
 
 type ClientArgs = {
@@ -124,7 +127,7 @@ const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.w
 builder.queryFields((t) => ({
   clients: t.field({
     type: ClientList,
-    description: "Clients, newest first.",
+    description: "The workspace's clients, newest first. Needs clients.read.",
     extensions: rest("GET /clients", "List clients"),
     authScopes: { scope: "clients.read" },
     args: { ...searchArg, ...pageArgs },
@@ -143,9 +146,10 @@ builder.queryFields((t) => ({
   client: t.prismaField({
     type: "Client",
     nullable: true,
+    description: "One client by id; an unknown id, or one of another workspace, is a not_found error. Needs clients.read.",
     extensions: rest("GET /clients/:id", "Retrieve a client"),
     authScopes: { scope: "clients.read" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The client's id (`cli_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
       found("client", args.id, await ctx.db.client.findFirst({ ...query, where: where(ctx, args.id) })),
   }),
@@ -154,6 +158,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createClient: t.prismaField({
     type: "Client",
+    description: "Creates a client (emits client.created). Needs clients.write.",
     extensions: rest("POST /clients", "Create a client", 201),
     authScopes: { scope: "clients.write" },
     args: clientFields(true),
@@ -171,10 +176,11 @@ builder.mutationFields((t) => ({
   }),
   updateClient: t.prismaField({
     type: "Client",
-    description: "Updates the fields sent; null clears an optional field.",
+    description:
+      "Updates the fields sent; an absent field stays as it is and null clears an optional one (emits client.updated). Needs clients.write.",
     extensions: rest("PATCH /clients/:id", "Update a client"),
     authScopes: { scope: "clients.write" },
-    args: { id: t.arg.id({ required: true }), ...clientFields(false) },
+    args: { id: t.arg.id({ required: true, description: "The client's id (`cli_…`)." }), ...clientFields(false) },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = clientData(args);
       return owned("client", id, () =>
@@ -188,9 +194,10 @@ builder.mutationFields((t) => ({
   }),
   deleteClient: t.field({
     type: Deleted,
+    description: "Deletes a client that has no invoices or quotes (otherwise invalid_state). Needs clients.write.",
     extensions: rest("DELETE /clients/:id", "Delete a client"),
     authScopes: { scope: "clients.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The client's id (`cli_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       await ctx.db.$transaction(async (tx) => {
         const client = found("client", id, await tx.client.findFirst({ where: where(ctx, id), select: { _count: { select: { invoices: true } } } }));

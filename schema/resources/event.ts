@@ -3,7 +3,7 @@ import { EVENT_RETENTION_DAYS } from "../events.ts";
 import { listPage } from "../lib/cursor.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
-import { listType, pageArgs } from "./shared.ts";
+import { listType, objectKind, pageArgs } from "./shared.ts";
 
 const EventData = builder.objectRef<{ object: object }>("EventData").implement({
   description: "What the event is about.",
@@ -14,15 +14,15 @@ const EventData = builder.objectRef<{ object: object }>("EventData").implement({
 
 /** The outbox (decisions.md §6): what happened in the workspace, exactly as webhooks deliver it. */
 export const Event = builder.prismaObject("Event", {
-  description: "Something that happened in the workspace; the body of every webhook delivery.",
+  description: "Something that happened in the workspace; the body of every webhook delivery. Visible with webhooks.read or webhooks.write.",
   authScopes: { readable: "webhooks" },
   fields: (t) => ({
-    id: t.exposeID("id", { description: "Sent as webhook-id." }),
-    object: t.string({ resolve: () => "event" }),
-    type: t.exposeString("type"),
-    created_at: t.expose("createdAt", { type: "DateTime" }),
-    workspace_id: t.exposeString("workspaceId"),
-    data: t.field({ type: EventData, resolve: (event) => ({ object: event.data as object }) }),
+    id: t.exposeID("id", { description: "`evt_…`; sent as webhook-id." }),
+    object: objectKind(t, "event"),
+    type: t.exposeString("type", { description: "What happened, e.g. invoice.paid; sent as Kontor-Event." }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When it happened." }),
+    workspace_id: t.exposeString("workspaceId", { description: "The workspace it happened in (`ws_…`)." }),
+    data: t.field({ type: EventData, description: "The resource the event is about.", resolve: (event) => ({ object: event.data as object }) }),
   }),
 });
 
@@ -31,10 +31,10 @@ const EventList = listType("Event", Event);
 builder.queryFields((t) => ({
   events: t.field({
     type: EventList,
-    description: `Events of the last ${EVENT_RETENTION_DAYS} days, newest first.`,
+    description: `Events of the last ${EVENT_RETENTION_DAYS} days, newest first. Needs webhooks.read.`,
     extensions: rest("GET /events", "List events"),
     authScopes: { scope: "webhooks.read" },
-    args: { type: t.arg.string({ description: "An event type, e.g. invoice.paid." }), ...pageArgs },
+    args: { type: t.arg.string({ description: "Only events of this type, e.g. invoice.paid." }), ...pageArgs },
     resolve: (_root, args, ctx) =>
       listPage(args, ({ cursor, ...page }) =>
         ctx.db.event.findMany({
@@ -46,9 +46,10 @@ builder.queryFields((t) => ({
   event: t.prismaField({
     type: Event,
     nullable: true,
+    description: `One event by id, kept ${EVENT_RETENTION_DAYS} days; an unknown or expired id is a not_found error. Needs webhooks.read.`,
     extensions: rest("GET /events/:id", "Retrieve an event"),
     authScopes: { scope: "webhooks.read" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The event's id (`evt_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
       found("event", args.id, await ctx.db.event.findFirst({ ...query, where: { id: args.id, workspaceId: ctx.credential.workspaceId } })),
   }),

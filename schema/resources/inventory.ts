@@ -10,7 +10,7 @@ import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { stockAlert, stockStatus } from "../lib/stock-status.ts";
 import { currency, notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
-import { Deleted, listType, pageArgs } from "./shared.ts";
+import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
 
 /** One entry of the `suppliers` JSON column; cost_price is kept as its exact decimal text. */
 interface SupplierShape {
@@ -21,51 +21,65 @@ interface SupplierShape {
   cost_price: string | null;
 }
 
-const StockStatusEnum = builder.enumType(StockStatus, { name: "StockStatus" });
+const StockStatusEnum = builder.enumType(StockStatus, {
+  name: "StockStatus",
+  description: "An item's stock level, recomputed on every write from quantity and min_stock_threshold.",
+  values: {
+    in_stock: { description: "quantity is above min_stock_threshold." },
+    low_stock: { description: "quantity is above 0 but at or below min_stock_threshold." },
+    out_of_stock: { description: "quantity is 0." },
+  },
+});
 
 const InventorySupplier = builder.objectRef<SupplierShape>("InventorySupplier").implement({
+  description: "A supplier the item can be bought from.",
   fields: (t) => ({
-    name: t.exposeString("name"),
-    email: t.exposeString("email", { nullable: true }),
-    phone: t.exposeString("phone", { nullable: true }),
-    supplier_sku: t.exposeString("supplier_sku", { nullable: true }),
-    cost_price: t.expose("cost_price", { type: "Money", nullable: true }),
+    name: t.exposeString("name", { description: "The supplier's name." }),
+    email: t.exposeString("email", { nullable: true, description: "The supplier's e-mail address, in lower case." }),
+    phone: t.exposeString("phone", { nullable: true, description: "The supplier's phone number, as entered." }),
+    supplier_sku: t.exposeString("supplier_sku", { nullable: true, description: "The supplier's own code for the item." }),
+    cost_price: t.expose("cost_price", { type: "Money", nullable: true, description: "What one unit costs from this supplier, in the item's currency." }),
   }),
 });
 
 const InventorySupplierInput = builder.inputType("InventorySupplierInput", {
+  description: "A supplier the item can be bought from.",
   fields: (t) => ({
-    name: t.string({ required: true }),
-    email: t.string(),
-    phone: t.string(),
-    supplier_sku: t.string(),
-    cost_price: t.field({ type: "Money" }),
+    name: t.string({ required: true, description: "The supplier's name; cannot be empty." }),
+    email: t.string({ description: "The supplier's e-mail address." }),
+    phone: t.string({ description: "The supplier's phone number." }),
+    supplier_sku: t.string({ description: "The supplier's own code for the item." }),
+    cost_price: t.field({ type: "Money", description: "What one unit costs from this supplier, in the item's currency." }),
   }),
 });
 
 export const InventoryItem = builder.prismaObject("InventoryItem", {
-  description: "A stocked article; status follows quantity and min_stock_threshold.",
+  description: "A stocked article; status follows quantity and min_stock_threshold. Visible with inventory.read or inventory.write.",
   authScopes: { readable: "inventory" },
   fields: (t) => ({
-    object: t.string({ resolve: () => "inventory_item" }),
-    id: t.exposeID("id"),
-    name: t.exposeString("name"),
-    sku: t.exposeString("sku", { nullable: true, description: "Unique in the workspace." }),
-    description: t.exposeString("description", { nullable: true }),
-    category: t.exposeString("category", { nullable: true }),
-    quantity: t.expose("quantity", { type: "Quantity" }),
-    unit_of_measure: t.exposeString("unitOfMeasure"),
-    min_stock_threshold: t.expose("minStockThreshold", { type: "Quantity" }),
-    cost_price: t.expose("costPrice", { type: "Money", nullable: true }),
-    sale_price: t.expose("salePrice", { type: "Money", nullable: true }),
-    currency: t.exposeString("currency"),
-    suppliers: t.field({ type: [InventorySupplier], resolve: (item) => item.suppliers as unknown as SupplierShape[] }),
+    object: objectKind(t, "inventory_item"),
+    id: t.exposeID("id", { description: "`item_…`." }),
+    name: t.exposeString("name", { description: "The item's name." }),
+    sku: t.exposeString("sku", { nullable: true, description: "Stock keeping unit, unique in the workspace; null when none." }),
+    description: t.exposeString("description", { nullable: true, description: "Free-text description." }),
+    category: t.exposeString("category", { nullable: true, description: "A free-text category (the list filters on it exactly)." }),
+    quantity: t.expose("quantity", { type: "Quantity", description: "Units in stock, in unit_of_measure." }),
+    unit_of_measure: t.exposeString("unitOfMeasure", { description: "What one unit is, e.g. pcs, kg, m." }),
+    min_stock_threshold: t.expose("minStockThreshold", { type: "Quantity", description: "At or below this quantity the item is low_stock." }),
+    cost_price: t.expose("costPrice", { type: "Money", nullable: true, description: "What one unit costs the workspace, in `currency`." }),
+    sale_price: t.expose("salePrice", { type: "Money", nullable: true, description: "What one unit sells for, in `currency`." }),
+    currency: t.exposeString("currency", { description: "ISO 4217 code of cost_price and sale_price." }),
+    suppliers: t.field({
+      type: [InventorySupplier],
+      description: "Where the item can be bought; empty when none.",
+      resolve: (item) => item.suppliers as unknown as SupplierShape[],
+    }),
     status: t.expose("status", {
       type: StockStatusEnum,
       description: "Computed: out_of_stock when quantity <= 0, low_stock when quantity <= min_stock_threshold, else in_stock.",
     }),
-    created_at: t.expose("createdAt", { type: "DateTime" }),
-    updated_at: t.expose("updatedAt", { type: "DateTime" }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When the item was created." }),
+    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the item was last changed." }),
   }),
 });
 
@@ -73,17 +87,17 @@ const InventoryItemList = listType("InventoryItem", InventoryItem);
 
 const itemFields = (required: boolean) =>
   builder.args((t) => ({
-    name: t.string({ required }),
-    sku: t.string({ description: "Unique in the workspace." }),
-    description: t.string(),
-    category: t.string(),
-    quantity: t.field({ type: "Quantity", description: "Default 0." }),
-    unit_of_measure: t.string({ description: "Default pcs." }),
-    min_stock_threshold: t.field({ type: "Quantity", description: "Default 0." }),
-    cost_price: t.field({ type: "Money" }),
-    sale_price: t.field({ type: "Money" }),
-    currency: t.string({ description: "ISO 4217, default USD." }),
-    suppliers: t.field({ type: [InventorySupplierInput], description: "Replaces the whole list." }),
+    name: t.string({ required, description: "The item's name; cannot be empty or cleared." }),
+    sku: t.string({ description: "Stock keeping unit, unique in the workspace (a repeat is 409 sku_taken); null clears it." }),
+    description: t.string({ description: "Free-text description; null clears it." }),
+    category: t.string({ description: "A free-text category; null clears it." }),
+    quantity: t.field({ type: "Quantity", description: "Units in stock, default 0; cannot be null." }),
+    unit_of_measure: t.string({ description: "What one unit is, default pcs; cannot be empty." }),
+    min_stock_threshold: t.field({ type: "Quantity", description: "At or below it the item is low_stock; default 0, cannot be null." }),
+    cost_price: t.field({ type: "Money", description: "What one unit costs the workspace; null clears it." }),
+    sale_price: t.field({ type: "Money", description: "What one unit sells for; null clears it." }),
+    currency: t.string({ description: "ISO 4217 code in capitals, default USD." }),
+    suppliers: t.field({ type: [InventorySupplierInput], description: "Where the item can be bought; replaces the whole list (null or [] empties it)." }),
   }));
 
 type SupplierArgs = { name: string; email?: string | null; phone?: string | null; supplier_sku?: string | null; cost_price?: string | null };
@@ -154,12 +168,12 @@ const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.w
 builder.queryFields((t) => ({
   inventoryItems: t.field({
     type: InventoryItemList,
-    description: "Inventory items, newest first.",
+    description: "The workspace's inventory items, newest first. Needs inventory.read.",
     extensions: rest("GET /inventory/items", "List inventory items"),
     authScopes: { scope: "inventory.read" },
     args: {
-      status: t.arg({ type: StockStatusEnum }),
-      category: t.arg.string({ description: "Exact match." }),
+      status: t.arg({ type: StockStatusEnum, description: "Only items with this stock status." }),
+      category: t.arg.string({ description: "Only items of this category (exact match)." }),
       search: t.arg.string({ description: "Case-insensitive substring of name, sku, category or description." }),
       ...pageArgs,
     },
@@ -180,9 +194,10 @@ builder.queryFields((t) => ({
   inventoryItem: t.prismaField({
     type: "InventoryItem",
     nullable: true,
+    description: "One inventory item by id; an unknown id is a not_found error. Needs inventory.read.",
     extensions: rest("GET /inventory/items/:id", "Retrieve an inventory item"),
     authScopes: { scope: "inventory.read" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The item's id (`item_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
       found("inventory item", args.id, await ctx.db.inventoryItem.findFirst({ ...query, where: where(ctx, args.id) })),
   }),
@@ -197,8 +212,9 @@ interface StockRow {
 builder.mutationFields((t) => ({
   createInventoryItem: t.prismaField({
     type: "InventoryItem",
-    description: "Creates an item; creation at or under the threshold emits inventory.low_stock or inventory.out_of_stock.",
-    extensions: rest("POST /inventory/items", "Create an inventory item", 201),
+    description:
+      "Creates an item; creation at or under the threshold emits inventory.low_stock or inventory.out_of_stock. Needs inventory.write.",
+    extensions: rest("POST /inventory/items", "Create an inventory item", 201, ["sku_taken"]),
     authScopes: { scope: "inventory.write" },
     args: itemFields(true),
     resolve: (query, _root, args, ctx) => {
@@ -218,10 +234,11 @@ builder.mutationFields((t) => ({
   }),
   updateInventoryItem: t.prismaField({
     type: "InventoryItem",
-    description: "Updates the fields sent (null clears an optional field; suppliers replaces the list) and recomputes status.",
-    extensions: rest("PATCH /inventory/items/:id", "Update an inventory item"),
+    description:
+      "Updates the fields sent (null clears an optional field; suppliers replaces the list) and recomputes status; a change into low_stock or out_of_stock emits inventory.low_stock or inventory.out_of_stock. Needs inventory.write.",
+    extensions: rest("PATCH /inventory/items/:id", "Update an inventory item", 200, ["sku_taken"]),
     authScopes: { scope: "inventory.write" },
-    args: { id: t.arg.id({ required: true }), ...itemFields(false) },
+    args: { id: t.arg.id({ required: true, description: "The item's id (`item_…`)." }), ...itemFields(false) },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = itemData(args);
       return uniqueSku(data.sku, () =>
@@ -241,9 +258,10 @@ builder.mutationFields((t) => ({
   }),
   deleteInventoryItem: t.field({
     type: Deleted,
+    description: "Deletes an inventory item for good. Needs inventory.write.",
     extensions: rest("DELETE /inventory/items/:id", "Delete an inventory item"),
     authScopes: { scope: "inventory.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The item's id (`item_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       await owned("inventory item", id, () => ctx.db.inventoryItem.delete({ where: where(ctx, id) }));
       return { id, object: "inventory_item", deleted: true as const };

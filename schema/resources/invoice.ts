@@ -21,46 +21,66 @@ import { defined, found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { currency, notNull, optionalText, requiredText } from "../lib/validate.ts";
 import { Client } from "./client.ts";
-import { listType, pageArgs } from "./shared.ts";
+import { listType, objectKind, pageArgs } from "./shared.ts";
 
-export const DocumentTypeEnum = builder.enumType(DocumentType, { name: "DocumentType" });
+export const DocumentTypeEnum = builder.enumType(DocumentType, {
+  name: "DocumentType",
+  description: "Whether a document is an invoice or a quote; fixed when it is created.",
+  values: {
+    invoice: { description: "A bill, numbered INV-<year>-<seq>; it takes payments." },
+    quote: { description: "An offer, numbered QUO-<year>-<seq>; once accepted it converts into an invoice." },
+  },
+});
 export const InvoiceStatusEnum = builder.enumType(InvoiceStatus, {
   name: "InvoiceStatus",
   description: "Invoices: draft, sent, partially_paid, paid, void. Quotes: draft, sent, accepted, declined, converted.",
+  values: {
+    draft: { description: "Being prepared: the only status in which the document can be edited." },
+    sent: { description: "Sent to the client (sent_at)." },
+    partially_paid: { description: "Invoice: paid in part; balance_due remains." },
+    paid: { description: "Invoice: paid in full (paid_at)." },
+    void: { description: "Invoice: cancelled (voided_at); it takes no more payments." },
+    accepted: { description: "Quote: accepted (accepted_at); it can now be converted into an invoice." },
+    declined: { description: "Quote: declined (declined_at)." },
+    converted: { description: "Quote: converted into an invoice (converted_invoice_id)." },
+  },
 });
 
 const InvoiceItem = builder.prismaObject("InvoiceItem", {
   description: "A line of an invoice or quote.",
   fields: (t) => ({
-    description: t.exposeString("description"),
-    quantity: t.expose("quantity", { type: "Quantity" }),
-    unit_price: t.expose("unitPrice", { type: "Money" }),
+    description: t.exposeString("description", { description: "What the line bills or offers." }),
+    quantity: t.expose("quantity", { type: "Quantity", description: "How many units; greater than 0." }),
+    unit_price: t.expose("unitPrice", { type: "Money", description: "The price of one unit, in the document's currency." }),
     amount: t.expose("amount", { type: "Money", description: "quantity × unit_price, rounded half-up to the cent." }),
   }),
 });
 
 export const Invoice = builder.prismaObject("Invoice", {
-  description: "An invoice or a quote (document_type); both are `object: \"invoice\"`.",
+  description:
+    "An invoice or a quote (document_type); both are `object: \"invoice\"`. Visible with invoices.read, invoices.write or payments.write (a payment shows the invoice it pays).",
   // Whoever may record a payment sees the invoice it pays.
   authScopes: { readable: "invoices", scope: "payments.write" },
   fields: (t) => ({
-    object: t.string({ resolve: () => "invoice" }),
-    id: t.exposeID("id"),
-    document_type: t.expose("documentType", { type: DocumentTypeEnum }),
-    invoice_number: t.exposeString("number", { description: "INV-<year>-<seq> or QUO-<year>-<seq>; the year is that of issue_date." }),
-    status: t.expose("status", { type: InvoiceStatusEnum }),
-    client_id: t.exposeString("clientId"),
-    issue_date: t.expose("issueDate", { type: "Date" }),
-    due_date: t.expose("dueDate", { type: "Date", nullable: true }),
-    tax_rate: t.expose("taxRate", { type: "Percent" }),
-    currency: t.exposeString("currency"),
-    notes: t.exposeString("notes", { nullable: true }),
-    items: t.relation("items", { type: InvoiceItem, query: { orderBy: { position: "asc" } } }),
-    subtotal: t.expose("subtotal", { type: "Money" }),
+    object: objectKind(t, "invoice"),
+    id: t.exposeID("id", { description: "`inv_…`, for invoices and quotes alike." }),
+    document_type: t.expose("documentType", { type: DocumentTypeEnum, description: "invoice or quote." }),
+    invoice_number: t.exposeString("number", {
+      description: "INV-<year>-<seq> or QUO-<year>-<seq> (seq of 4 digits or more), gapless per workspace, type and year; the year is that of issue_date.",
+    }),
+    status: t.expose("status", { type: InvoiceStatusEnum, description: "Where the document is in its life; the statuses differ for invoices and quotes." }),
+    client_id: t.exposeString("clientId", { description: "The client billed (`cli_…`)." }),
+    issue_date: t.expose("issueDate", { type: "Date", description: "The date of issue." }),
+    due_date: t.expose("dueDate", { type: "Date", nullable: true, description: "When payment is due; null when none was set." }),
+    tax_rate: t.expose("taxRate", { type: "Percent", description: "Tax as a percentage of the subtotal (7.5 means 7.5 %)." }),
+    currency: t.exposeString("currency", { description: "ISO 4217 code of every amount of the document." }),
+    notes: t.exposeString("notes", { nullable: true, description: "Free-text notes." }),
+    items: t.relation("items", { type: InvoiceItem, description: "The lines, in the order they were given.", query: { orderBy: { position: "asc" } } }),
+    subtotal: t.expose("subtotal", { type: "Money", description: "The sum of the lines' amounts." }),
     tax_amount: t.expose("taxAmount", { type: "Money", description: "subtotal × tax_rate / 100, rounded half-up to the cent." }),
-    total: t.expose("total", { type: "Money" }),
-    amount_paid: t.expose("amountPaid", { type: "Money" }),
-    balance_due: t.field({ type: "Money", resolve: balanceDue }),
+    total: t.expose("total", { type: "Money", description: "subtotal + tax_amount." }),
+    amount_paid: t.expose("amountPaid", { type: "Money", description: "The sum of the payments recorded; 0 on a quote." }),
+    balance_due: t.field({ type: "Money", description: "total − amount_paid.", resolve: balanceDue }),
     overdue: t.boolean({
       description: "An invoice whose due date has passed (UTC) with a balance due and not void; never a quote.",
       resolve: (doc) => isOverdue(doc),
@@ -76,13 +96,13 @@ export const Invoice = builder.prismaObject("Invoice", {
       select: { invoice: { select: { id: true } } },
       resolve: (doc) => doc.invoice?.id ?? null,
     }),
-    sent_at: t.expose("sentAt", { type: "DateTime", nullable: true }),
-    paid_at: t.expose("paidAt", { type: "DateTime", nullable: true, description: "When the invoice was paid in full." }),
-    voided_at: t.expose("voidedAt", { type: "DateTime", nullable: true }),
-    accepted_at: t.expose("acceptedAt", { type: "DateTime", nullable: true }),
-    declined_at: t.expose("declinedAt", { type: "DateTime", nullable: true }),
-    created_at: t.expose("createdAt", { type: "DateTime" }),
-    updated_at: t.expose("updatedAt", { type: "DateTime" }),
+    sent_at: t.expose("sentAt", { type: "DateTime", nullable: true, description: "When the document was marked sent; null before." }),
+    paid_at: t.expose("paidAt", { type: "DateTime", nullable: true, description: "When the invoice was paid in full (its latest payment's paid_at); null until then." }),
+    voided_at: t.expose("voidedAt", { type: "DateTime", nullable: true, description: "When the invoice was voided; null unless void." }),
+    accepted_at: t.expose("acceptedAt", { type: "DateTime", nullable: true, description: "When the quote was accepted; null unless it was." }),
+    declined_at: t.expose("declinedAt", { type: "DateTime", nullable: true, description: "When the quote was declined; null unless it was." }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When the document was created." }),
+    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the document was last changed." }),
     client: t.relation("client", {
       type: Client,
       nullable: true,
@@ -95,25 +115,34 @@ export const Invoice = builder.prismaObject("Invoice", {
 const InvoiceList = listType("Invoice", Invoice);
 
 const InvoiceItemInput = builder.inputType("InvoiceItemInput", {
+  description: "A line of an invoice or quote; its amount is computed.",
   fields: (t) => ({
-    description: t.string({ required: true }),
-    quantity: t.field({ type: "Quantity", required: true, description: "Greater than 0." }),
-    unit_price: t.field({ type: "Money", required: true }),
+    description: t.string({ required: true, description: "What the line bills or offers; cannot be empty." }),
+    quantity: t.field({ type: "Quantity", required: true, description: "How many units: greater than 0, at most 3 decimals." }),
+    unit_price: t.field({ type: "Money", required: true, description: "The price of one unit, in the document's currency." }),
   }),
 });
 
 const documentFields = (create: boolean) =>
   builder.args((t) => ({
-    client_id: t.string({ required: create, description: "A client of this workspace." }),
-    issue_date: t.field({ type: "Date", description: create ? "Default today (UTC); its year numbers the document." : undefined }),
-    due_date: t.field({ type: "Date", description: "On or after issue_date." }),
-    tax_rate: t.field({ type: "Percent", description: create ? "Percentage of the subtotal, default 0." : undefined }),
-    currency: t.string({ description: create ? "ISO 4217, default the client's currency." : undefined }),
-    notes: t.string(),
+    client_id: t.string({ required: create, description: "The client billed (`cli_…`): a client of this workspace." }),
+    issue_date: t.field({
+      type: "Date",
+      description: create
+        ? "Default today (UTC); its year numbers the document."
+        : "Must stay in the same year: the document's number belongs to it.",
+    }),
+    due_date: t.field({ type: "Date", description: "When payment is due: on or after issue_date; null means no due date." }),
+    tax_rate: t.field({
+      type: "Percent",
+      description: create ? "Percentage of the subtotal, default 0." : "Percentage of the subtotal; the totals are recomputed.",
+    }),
+    currency: t.string({ description: create ? "ISO 4217 code in capitals, default the client's currency." : "ISO 4217 code in capitals." }),
+    notes: t.string({ description: "Free-text notes; null clears them." }),
     items: t.field({
       type: [InvoiceItemInput],
       required: create,
-      description: create ? "At least one line." : "Replaces every line.",
+      description: create ? "The lines, at least one." : "Replaces every line (at least one); cannot be null.",
     }),
   }));
 
@@ -162,13 +191,13 @@ function checkDueDate(issueDate: Date, dueDate: Date | null | undefined): void {
 builder.queryFields((t) => ({
   invoices: t.field({
     type: InvoiceList,
-    description: "Invoices and quotes, newest first.",
+    description: "The workspace's invoices and quotes, newest first. Needs invoices.read.",
     extensions: rest("GET /invoices", "List invoices and quotes"),
     authScopes: { scope: "invoices.read" },
     args: {
-      status: t.arg({ type: InvoiceStatusEnum }),
-      document_type: t.arg({ type: DocumentTypeEnum }),
-      client_id: t.arg.string(),
+      status: t.arg({ type: InvoiceStatusEnum, description: "Only documents in this status." }),
+      document_type: t.arg({ type: DocumentTypeEnum, description: "Only invoices, or only quotes." }),
+      client_id: t.arg.string({ description: "Only documents of this client (`cli_…`)." }),
       ...pageArgs,
     },
     resolve: (_root, args, ctx) =>
@@ -188,9 +217,10 @@ builder.queryFields((t) => ({
   invoice: t.prismaField({
     type: "Invoice",
     nullable: true,
+    description: "One invoice or quote by id, with its items and payments; an unknown id is a not_found error. Needs invoices.read.",
     extensions: rest("GET /invoices/:id", "Retrieve an invoice or quote with its items and payments"),
     authScopes: { scope: "invoices.read" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The document's id (`inv_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
       found("invoice", args.id, await ctx.db.invoice.findFirst({ ...query, where: where(ctx, args.id) })),
   }),
@@ -199,10 +229,11 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createInvoice: t.prismaField({
     type: "Invoice",
-    description: "Creates a draft invoice, or a quote with document_type quote, and gives it the next number.",
+    description:
+      "Creates a draft invoice, or a quote with document_type quote, and gives it the next number (emits invoice.created or quote.created). Needs invoices.write.",
     extensions: rest("POST /invoices", "Create an invoice or quote", 201),
     authScopes: { scope: "invoices.write" },
-    args: { document_type: t.arg({ type: DocumentTypeEnum, description: "Default invoice." }), ...documentFields(true) },
+    args: { document_type: t.arg({ type: DocumentTypeEnum, description: "invoice (the default) or quote; it cannot change later." }), ...documentFields(true) },
     resolve: (query, _root, args, ctx) => {
       const type = notNull("document_type", args.document_type) ?? "invoice";
       const clientId = requiredText("client_id", args.client_id);
@@ -229,7 +260,7 @@ builder.mutationFields((t) => ({
             currency: chosenCurrency ?? client.currency,
             notes: optionalText(args.notes) ?? null,
             ...sums,
-            items: { create: lines },
+            items: { createMany: { data: lines } },
           },
         });
         await emit(tx, ctx, `${type}.created`, "Invoice", doc);
@@ -239,10 +270,11 @@ builder.mutationFields((t) => ({
   }),
   updateInvoice: t.prismaField({
     type: "Invoice",
-    description: "Edits a draft: updates the fields sent (null clears due_date or notes), items replaces every line; totals are recomputed.",
+    description:
+      "Edits a draft: updates the fields sent (null clears due_date or notes), items replaces every line; totals are recomputed. A document that is not a draft is invalid_state. Needs invoices.write.",
     extensions: rest("PATCH /invoices/:id", "Update a draft invoice or quote"),
     authScopes: { scope: "invoices.write" },
-    args: { id: t.arg.id({ required: true }), ...documentFields(false) },
+    args: { id: t.arg.id({ required: true, description: "The document's id (`inv_…`)." }), ...documentFields(false) },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const items = notNull("items", args.items);
       const lines = items && priceLines(items);
@@ -274,7 +306,7 @@ builder.mutationFields((t) => ({
             ...data,
             ...sums,
             ...(client && { clientId: client.id }),
-            ...(lines && { items: { deleteMany: {}, create: lines } }),
+            ...(lines && { items: { deleteMany: {}, createMany: { data: lines } } }),
           },
         });
       });
@@ -298,7 +330,7 @@ const TRANSITIONS: Transition[] = [
     name: "sendInvoice",
     route: "POST /invoices/:id/send",
     summary: "Mark an invoice or quote as sent",
-    description: "A draft invoice or quote becomes sent (sent_at).",
+    description: "A draft invoice or quote becomes sent (sent_at); emits invoice.sent or quote.sent. Other statuses: invalid_state. Needs invoices.write.",
     action: "send",
     change: (now) => ({ status: "sent", sentAt: now }),
     event: (type) => `${type}.sent`,
@@ -307,7 +339,8 @@ const TRANSITIONS: Transition[] = [
     name: "voidInvoice",
     route: "POST /invoices/:id/void",
     summary: "Void an invoice",
-    description: "An invoice in draft, sent or partially_paid becomes void (voided_at).",
+    description:
+      "An invoice in draft, sent or partially_paid becomes void (voided_at); emits invoice.voided. Quotes and other statuses: invalid_state. Needs invoices.write.",
     action: "void",
     change: (now) => ({ status: "void", voidedAt: now }),
     event: () => "invoice.voided",
@@ -316,7 +349,7 @@ const TRANSITIONS: Transition[] = [
     name: "acceptQuote",
     route: "POST /invoices/:id/accept",
     summary: "Accept a quote",
-    description: "A quote in draft or sent becomes accepted (accepted_at).",
+    description: "A quote in draft or sent becomes accepted (accepted_at); emits quote.accepted. Invoices and other statuses: invalid_state. Needs invoices.write.",
     action: "accept",
     change: (now) => ({ status: "accepted", acceptedAt: now }),
     event: () => "quote.accepted",
@@ -325,7 +358,7 @@ const TRANSITIONS: Transition[] = [
     name: "declineQuote",
     route: "POST /invoices/:id/decline",
     summary: "Decline a quote",
-    description: "A quote in draft or sent becomes declined (declined_at).",
+    description: "A quote in draft or sent becomes declined (declined_at); emits quote.declined. Invoices and other statuses: invalid_state. Needs invoices.write.",
     action: "decline",
     change: (now) => ({ status: "declined", declinedAt: now }),
     event: () => "quote.declined",
@@ -339,7 +372,7 @@ for (const transition of TRANSITIONS) {
       description: transition.description,
       extensions: rest(transition.route, transition.summary),
       authScopes: { scope: "invoices.write" },
-      args: { id: t.arg.id({ required: true }) },
+      args: { id: t.arg.id({ required: true, description: "The document's id (`inv_…`)." }) },
       resolve: (query, _root, { id }, ctx) =>
         ctx.db.$transaction(async (tx) => {
           const current = await lockInvoice(tx, ctx, id);
@@ -356,10 +389,10 @@ builder.mutationField("convertQuote", (t) =>
   t.prismaField({
     type: "Invoice",
     description:
-      "Turns an accepted quote into a new draft invoice (same client, lines, tax rate, currency and notes; issued today) and marks the quote converted.",
+      "Turns an accepted quote into a new draft invoice (same client, lines, tax rate, currency and notes; issued today) and marks the quote converted; returns the new invoice and emits invoice.created. Anything but an accepted quote is invalid_state. Needs invoices.write.",
     extensions: rest("POST /invoices/:id/convert", "Convert an accepted quote into an invoice", 201),
     authScopes: { scope: "invoices.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The quote's id (`inv_…`)." }) },
     resolve: (query, _root, { id }, ctx) =>
       ctx.db.$transaction(async (tx) => {
         const quote = await lockInvoice(tx, ctx, id);
@@ -382,7 +415,7 @@ builder.mutationField("convertQuote", (t) =>
             taxAmount: quote.taxAmount,
             total: quote.total,
             quoteId: quote.id,
-            items: { create: items.map(({ invoiceId: _, ...item }) => item) },
+            items: { createMany: { data: items.map(({ invoiceId: _, ...item }) => item) } },
           },
         });
         await tx.invoice.update({ where: { id }, data: { status: "converted" } });

@@ -10,60 +10,84 @@ import { defined, found, owned } from "../lib/records.ts";
 import { currency, notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import { Client } from "./client.ts";
 import { rest } from "../lib/rest.ts";
-import { Deleted, LeadStageEnum, listType, pageArgs, PriorityEnum, searchArg } from "./shared.ts";
+import { Deleted, LeadStageEnum, listType, objectKind, pageArgs, PriorityEnum, searchArg } from "./shared.ts";
 
 export const Lead = builder.prismaObject("Lead", {
-  description: "A prospective client moving through the sales stages.",
+  description: "A prospective client moving through the sales stages. Visible with leads.read or leads.write.",
   authScopes: { readable: "leads" },
   fields: (t) => ({
-    object: t.string({ resolve: () => "lead" }),
-    id: t.exposeID("id"),
-    first_name: t.exposeString("firstName"),
-    last_name: t.exposeString("lastName", { nullable: true }),
-    full_name: t.string({ resolve: (lead) => [lead.firstName, lead.lastName].filter(Boolean).join(" ") }),
-    company_name: t.exposeString("companyName", { nullable: true }),
-    email: t.exposeString("email", { nullable: true }),
-    phone: t.exposeString("phone", { nullable: true }),
-    source: t.exposeString("source", { nullable: true }),
-    notes: t.exposeString("notes", { nullable: true }),
-    stage: t.expose("stage", { type: LeadStageEnum }),
-    priority: t.expose("priority", { type: PriorityEnum }),
-    estimated_value: t.expose("estimatedValue", { type: "Money", nullable: true }),
-    currency: t.exposeString("currency"),
-    expected_close_date: t.expose("expectedCloseDate", { type: "Date", nullable: true }),
-    next_follow_up_at: t.expose("nextFollowUpAt", { type: "DateTime", nullable: true }),
-    last_contacted_at: t.expose("lastContactedAt", { type: "DateTime", nullable: true }),
-    stage_changed_at: t.expose("stageChangedAt", { type: "DateTime", nullable: true }),
-    client_id: t.exposeString("clientId", { nullable: true, description: "Set when the lead was converted." }),
+    object: objectKind(t, "lead"),
+    id: t.exposeID("id", { description: "`lead_…`." }),
+    first_name: t.exposeString("firstName", { description: "The contact's first name." }),
+    last_name: t.exposeString("lastName", { nullable: true, description: "The contact's last name; null when not given." }),
+    full_name: t.string({
+      description: "first_name and last_name joined by a space.",
+      resolve: (lead) => [lead.firstName, lead.lastName].filter(Boolean).join(" "),
+    }),
+    company_name: t.exposeString("companyName", { nullable: true, description: "The company the contact works for." }),
+    email: t.exposeString("email", { nullable: true, description: "The contact's e-mail address, in lower case." }),
+    phone: t.exposeString("phone", { nullable: true, description: "The contact's phone number, as entered." }),
+    source: t.exposeString("source", { nullable: true, description: "Where the lead came from (free text, e.g. \"website\")." }),
+    notes: t.exposeString("notes", { nullable: true, description: "Free-text notes." }),
+    stage: t.expose("stage", { type: LeadStageEnum, description: "The sales stage." }),
+    priority: t.expose("priority", { type: PriorityEnum, description: "How urgent the lead is." }),
+    estimated_value: t.expose("estimatedValue", {
+      type: "Money",
+      nullable: true,
+      description: "The expected deal size, in `currency`; null when unknown.",
+    }),
+    currency: t.exposeString("currency", { description: "ISO 4217 code of estimated_value, e.g. USD." }),
+    expected_close_date: t.expose("expectedCloseDate", {
+      type: "Date",
+      nullable: true,
+      description: "When the deal is expected to close; null when not set.",
+    }),
+    next_follow_up_at: t.expose("nextFollowUpAt", { type: "DateTime", nullable: true, description: "When to contact the lead next; null when not set." }),
+    last_contacted_at: t.expose("lastContactedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the lead was last contacted; null when not set.",
+    }),
+    stage_changed_at: t.expose("stageChangedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the stage last changed; null if it never has.",
+    }),
+    client_id: t.exposeString("clientId", {
+      nullable: true,
+      description: "The client (`cli_…`) this lead was converted into; null until it is converted.",
+    }),
     client: t.relation("client", {
       type: Client,
       nullable: true,
       extensions: { rest: false },
       description: "The client this lead was converted into (needs clients.read).",
     }),
-    created_at: t.expose("createdAt", { type: "DateTime" }),
-    updated_at: t.expose("updatedAt", { type: "DateTime" }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When the lead was created." }),
+    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the lead was last changed." }),
   }),
 });
 
 const LeadList = listType("Lead", Lead);
 
 const leadFields = builder.args((t) => ({
-  first_name: t.string({ description: "Required unless full_name is given." }),
-  last_name: t.string(),
-  full_name: t.string({ description: "Split at the first space into first and last name when first_name is absent." }),
-  company_name: t.string(),
-  email: t.string(),
-  phone: t.string(),
-  source: t.string(),
-  notes: t.string(),
-  stage: t.field({ type: LeadStageEnum, description: "Default new." }),
-  priority: t.field({ type: PriorityEnum, description: "Default medium." }),
-  estimated_value: t.field({ type: "Money" }),
-  currency: t.string({ description: "ISO 4217, default USD." }),
-  expected_close_date: t.field({ type: "Date" }),
-  next_follow_up_at: t.field({ type: "DateTime" }),
-  last_contacted_at: t.field({ type: "DateTime" }),
+  first_name: t.string({ description: "The contact's first name. On creation, required unless full_name is given; it cannot be cleared." }),
+  last_name: t.string({ description: "The contact's last name; null clears it." }),
+  full_name: t.string({
+    description: "Instead of first_name: split at the first space into first and last name. Ignored when first_name is given.",
+  }),
+  company_name: t.string({ description: "The company the contact works for; null clears it." }),
+  email: t.string({ description: "An e-mail address, stored in lower case; null clears it." }),
+  phone: t.string({ description: "A phone number, stored as given; null clears it." }),
+  source: t.string({ description: "Where the lead came from (free text); null clears it." }),
+  notes: t.string({ description: "Free-text notes; null clears them." }),
+  stage: t.field({ type: LeadStageEnum, description: "The sales stage, default new; a change sets stage_changed_at and emits lead.stage_changed." }),
+  priority: t.field({ type: PriorityEnum, description: "How urgent the lead is; default medium." }),
+  estimated_value: t.field({ type: "Money", description: "The expected deal size, in `currency`; null clears it." }),
+  currency: t.string({ description: "ISO 4217 code in capitals, default USD." }),
+  expected_close_date: t.field({ type: "Date", description: "When the deal is expected to close (YYYY-MM-DD); null clears it." }),
+  next_follow_up_at: t.field({ type: "DateTime", description: "When to contact the lead next, with a time zone; null clears it." }),
+  last_contacted_at: t.field({ type: "DateTime", description: "When the lead was last contacted, with a time zone; null clears it." }),
 }));
 
 type LeadArgs = {
@@ -119,10 +143,10 @@ const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.w
 builder.queryFields((t) => ({
   leads: t.field({
     type: LeadList,
-    description: "Leads, newest first.",
+    description: "The workspace's leads, newest first. Needs leads.read.",
     extensions: rest("GET /leads", "List leads"),
     authScopes: { scope: "leads.read" },
-    args: { stage: t.arg({ type: LeadStageEnum }), ...searchArg, ...pageArgs },
+    args: { stage: t.arg({ type: LeadStageEnum, description: "Only leads in this stage." }), ...searchArg, ...pageArgs },
     resolve: (_root, args, ctx) =>
       listPage(args, ({ cursor, ...page }) =>
         ctx.db.lead.findMany({
@@ -139,9 +163,10 @@ builder.queryFields((t) => ({
   lead: t.prismaField({
     type: "Lead",
     nullable: true,
+    description: "One lead by id; an unknown id, or one of another workspace, is a not_found error. Needs leads.read.",
     extensions: rest("GET /leads/:id", "Retrieve a lead"),
     authScopes: { scope: "leads.read" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The lead's id (`lead_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
       found("lead", args.id, await ctx.db.lead.findFirst({ ...query, where: where(ctx, args.id) })),
   }),
@@ -150,6 +175,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createLead: t.prismaField({
     type: "Lead",
+    description: "Creates a lead (emits lead.created). Needs leads.write.",
     extensions: rest("POST /leads", "Create a lead", 201),
     authScopes: { scope: "leads.write" },
     args: leadFields,
@@ -170,10 +196,11 @@ builder.mutationFields((t) => ({
   }),
   updateLead: t.prismaField({
     type: "Lead",
-    description: "Updates the fields sent; null clears an optional field. A stage change sets stage_changed_at.",
+    description:
+      "Updates the fields sent; an absent field stays as it is and null clears an optional one. A stage change sets stage_changed_at and emits lead.stage_changed. Needs leads.write.",
     extensions: rest("PATCH /leads/:id", "Update a lead"),
     authScopes: { scope: "leads.write" },
-    args: { id: t.arg.id({ required: true }), ...leadFields },
+    args: { id: t.arg.id({ required: true, description: "The lead's id (`lead_…`)." }), ...leadFields },
     resolve: (query, _root, { id, ...args }, ctx) =>
       owned("lead", id, () =>
         ctx.db.$transaction(async (tx) => {
@@ -192,9 +219,10 @@ builder.mutationFields((t) => ({
   }),
   deleteLead: t.field({
     type: Deleted,
+    description: "Deletes a lead for good. Needs leads.write.",
     extensions: rest("DELETE /leads/:id", "Delete a lead"),
     authScopes: { scope: "leads.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The lead's id (`lead_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       await owned("lead", id, () => ctx.db.lead.delete({ where: where(ctx, id) }));
       return { id, object: "lead", deleted: true as const };
@@ -202,10 +230,11 @@ builder.mutationFields((t) => ({
   }),
   convertLead: t.prismaField({
     type: "Lead",
-    description: "Creates a client from the lead, links it (client_id) and moves the lead to won.",
+    description:
+      "Creates a client from the lead (name, e-mail, phone, company, currency, notes), links it as client_id and moves the lead to won. A lead converts once: again is invalid_state. Needs leads.write and clients.write.",
     extensions: rest("POST /leads/:id/convert", "Convert a lead into a client"),
     authScopes: { scope: ["leads.write", "clients.write"] },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The lead's id (`lead_…`)." }) },
     resolve: (query, _root, { id }, ctx) =>
       ctx.db.$transaction(async (tx) => {
         const lead = found("lead", id, await tx.lead.findFirst({ where: where(ctx, id) }));

@@ -9,26 +9,36 @@ import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { currency, notNull, optionalText, requiredText } from "../lib/validate.ts";
 import { Client } from "./client.ts";
-import { Deleted, listType, pageArgs } from "./shared.ts";
+import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
+import { PROJECT_TASKS_SHOWN } from "../lib/limits.ts";
 
-export const ProjectStatusEnum = builder.enumType(ProjectStatus, { name: "ProjectStatus" });
+export const ProjectStatusEnum = builder.enumType(ProjectStatus, {
+  name: "ProjectStatus",
+  description: "Where a project stands; set freely by an update.",
+  values: {
+    active: { description: "Work is going on (the default)." },
+    on_hold: { description: "Paused for now." },
+    completed: { description: "Finished." },
+    archived: { description: "Kept for the record only." },
+  },
+});
 
 export const Project = builder.prismaObject("Project", {
-  description: "A piece of work for the workspace, optionally for one client, made of tasks.",
+  description: "A piece of work for the workspace, optionally for one client, made of tasks. Visible with projects.read or projects.write.",
   authScopes: { readable: "projects" },
   fields: (t) => ({
-    object: t.string({ resolve: () => "project" }),
-    id: t.exposeID("id"),
-    name: t.exposeString("name"),
-    description: t.exposeString("description", { nullable: true }),
-    client_id: t.exposeString("clientId", { nullable: true }),
-    status: t.expose("status", { type: ProjectStatusEnum }),
-    start_date: t.expose("startDate", { type: "Date", nullable: true }),
-    due_date: t.expose("dueDate", { type: "Date", nullable: true }),
-    budget: t.expose("budget", { type: "Money", nullable: true }),
-    currency: t.exposeString("currency"),
-    created_at: t.expose("createdAt", { type: "DateTime" }),
-    updated_at: t.expose("updatedAt", { type: "DateTime" }),
+    object: objectKind(t, "project"),
+    id: t.exposeID("id", { description: "`prj_…`." }),
+    name: t.exposeString("name", { description: "The project's name." }),
+    description: t.exposeString("description", { nullable: true, description: "Free-text description." }),
+    client_id: t.exposeString("clientId", { nullable: true, description: "The client the project is for (`cli_…`); null for internal work." }),
+    status: t.expose("status", { type: ProjectStatusEnum, description: "Where the project stands." }),
+    start_date: t.expose("startDate", { type: "Date", nullable: true, description: "When work starts; null when not set." }),
+    due_date: t.expose("dueDate", { type: "Date", nullable: true, description: "When the work is due, not before start_date; null when not set." }),
+    budget: t.expose("budget", { type: "Money", nullable: true, description: "The budget, in `currency`; null when none." }),
+    currency: t.exposeString("currency", { description: "ISO 4217 code of budget." }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When the project was created." }),
+    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the project was last changed." }),
     client: t.relation("client", {
       type: Client,
       nullable: true,
@@ -36,9 +46,9 @@ export const Project = builder.prismaObject("Project", {
       description: "The client the project is for (needs clients.read).",
     }),
     tasks: t.relation("tasks", {
-      query: { orderBy: { id: "desc" } },
+      query: { orderBy: { id: "desc" }, take: PROJECT_TASKS_SHOWN },
       extensions: { rest: false },
-      description: "Every task of the project, newest first.",
+      description: `The project's ${PROJECT_TASKS_SHOWN} newest tasks, newest first (GET /projects/{id}/tasks pages through all).`,
     }),
   }),
 });
@@ -47,14 +57,14 @@ const ProjectList = listType("Project", Project);
 
 const projectFields = (required: boolean) =>
   builder.args((t) => ({
-    name: t.string({ required }),
-    description: t.string(),
-    client_id: t.id({ description: "A client of this workspace." }),
-    status: t.field({ type: ProjectStatusEnum, description: "Default active." }),
-    start_date: t.field({ type: "Date" }),
-    due_date: t.field({ type: "Date", description: "Not before start_date." }),
-    budget: t.field({ type: "Money" }),
-    currency: t.string({ description: "ISO 4217, default USD." }),
+    name: t.string({ required, description: "The project's name; cannot be empty or cleared." }),
+    description: t.string({ description: "Free-text description; null clears it." }),
+    client_id: t.id({ description: "A client of this workspace (`cli_…`); null unlinks it." }),
+    status: t.field({ type: ProjectStatusEnum, description: "Where the project stands; default active." }),
+    start_date: t.field({ type: "Date", description: "When work starts (YYYY-MM-DD); null clears it." }),
+    due_date: t.field({ type: "Date", description: "Not before start_date; null clears it." }),
+    budget: t.field({ type: "Money", description: "The budget, in `currency`; null clears it." }),
+    currency: t.string({ description: "ISO 4217 code in capitals, default USD." }),
   }));
 
 type ProjectArgs = {
@@ -97,12 +107,12 @@ const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.w
 builder.queryFields((t) => ({
   projects: t.field({
     type: ProjectList,
-    description: "Projects, newest first.",
+    description: "The workspace's projects, newest first. Needs projects.read.",
     extensions: rest("GET /projects", "List projects"),
     authScopes: { scope: "projects.read" },
     args: {
-      status: t.arg({ type: ProjectStatusEnum }),
-      client_id: t.arg.id(),
+      status: t.arg({ type: ProjectStatusEnum, description: "Only projects in this status." }),
+      client_id: t.arg.id({ description: "Only projects of this client (`cli_…`)." }),
       search: t.arg.string({ description: "Case-insensitive substring of name or description." }),
       ...pageArgs,
     },
@@ -123,9 +133,10 @@ builder.queryFields((t) => ({
   project: t.prismaField({
     type: "Project",
     nullable: true,
+    description: "One project by id; an unknown id is a not_found error. Needs projects.read.",
     extensions: rest("GET /projects/:id", "Retrieve a project"),
     authScopes: { scope: "projects.read" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The project's id (`prj_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
       found("project", args.id, await ctx.db.project.findFirst({ ...query, where: where(ctx, args.id) })),
   }),
@@ -134,6 +145,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createProject: t.prismaField({
     type: "Project",
+    description: "Creates a project. Needs projects.write.",
     extensions: rest("POST /projects", "Create a project", 201),
     authScopes: { scope: "projects.write" },
     args: projectFields(true),
@@ -147,10 +159,10 @@ builder.mutationFields((t) => ({
   }),
   updateProject: t.prismaField({
     type: "Project",
-    description: "Updates the fields sent; null clears an optional field.",
+    description: "Updates the fields sent; an absent field stays as it is and null clears an optional one. Needs projects.write.",
     extensions: rest("PATCH /projects/:id", "Update a project"),
     authScopes: { scope: "projects.write" },
-    args: { id: t.arg.id({ required: true }), ...projectFields(false) },
+    args: { id: t.arg.id({ required: true, description: "The project's id (`prj_…`)." }), ...projectFields(false) },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = projectData(args);
       return ctx.db.$transaction(async (tx) => {
@@ -162,10 +174,10 @@ builder.mutationFields((t) => ({
   }),
   deleteProject: t.field({
     type: Deleted,
-    description: "Deletes the project and all its tasks.",
+    description: "Deletes the project and all its tasks. Needs projects.write.",
     extensions: rest("DELETE /projects/:id", "Delete a project and its tasks"),
     authScopes: { scope: "projects.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The project's id (`prj_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       await owned("project", id, () => ctx.db.project.delete({ where: where(ctx, id) }));
       return { id, object: "project", deleted: true as const };

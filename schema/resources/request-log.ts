@@ -3,29 +3,32 @@ import type { Context } from "../context.ts";
 import { listPage } from "../lib/cursor.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { rest } from "../lib/rest.ts";
-import { listType, pageArgs } from "./shared.ts";
+import { listType, objectKind, pageArgs } from "./shared.ts";
 
 /**
  * Request logs (api-spec.md §1, decisions.md §3): one row per request, written by
  * server/plugins/request-log.ts. Read-only, always limited to the caller's workspace.
  */
 export const RequestLog = builder.prismaObject("RequestLog", {
-  description: "One API request: its id (the request_id of its error body), route template, status and latency.",
+  description: "One API request: its id (the request_id of its error body), route template, status and latency. Needs logs.read.",
   authScopes: { scope: "logs.read" },
   fields: (t) => ({
-    object: t.string({ resolve: () => "request_log" }),
+    object: objectKind(t, "request_log"),
     request_id: t.exposeString("id", { description: "The X-Request-Id of the response." }),
-    key_id: t.exposeString("credentialId", { nullable: true, description: "The API key that made the request." }),
-    method: t.exposeString("method"),
+    key_id: t.exposeString("credentialId", {
+      nullable: true,
+      description: "The API key (`key_…`) that made the request; null when the request carried no valid key.",
+    }),
+    method: t.exposeString("method", { description: "The HTTP method, e.g. GET." }),
     route: t.exposeString("route", {
       nullable: true,
       description: "The route template (`/v1/leads/{id}`, `/graphql`), never the raw path; null when no route matched.",
     }),
-    status: t.exposeInt("status"),
+    status: t.exposeInt("status", { description: "The HTTP status of the response." }),
     latency_ms: t.exposeInt("latencyMs", { description: "Time from receiving the request to its response, in whole milliseconds." }),
-    error_code: t.exposeString("errorCode", { nullable: true }),
-    client_ip: t.exposeString("clientIp", { nullable: true }),
-    user_agent: t.exposeString("userAgent", { nullable: true }),
+    error_code: t.exposeString("errorCode", { nullable: true, description: "The error body's `code`, e.g. validation_failed; null on success." }),
+    client_ip: t.exposeString("clientIp", { nullable: true, description: "The address the request came from; null when unknown." }),
+    user_agent: t.exposeString("userAgent", { nullable: true, description: "The User-Agent header; null when none was sent." }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the request arrived." }),
   }),
 });
@@ -46,8 +49,8 @@ interface StatsShape {
 const Latency = builder.objectRef<StatsShape["latency_ms"]>("RequestLogLatency").implement({
   description: "Latency percentiles in milliseconds (null without requests).",
   fields: (t) => ({
-    p50: t.exposeFloat("p50", { nullable: true }),
-    p95: t.exposeFloat("p95", { nullable: true }),
+    p50: t.exposeFloat("p50", { nullable: true, description: "The median latency in milliseconds (2 decimals)." }),
+    p95: t.exposeFloat("p95", { nullable: true, description: "The 95th percentile latency in milliseconds (2 decimals)." }),
   }),
 });
 
@@ -55,28 +58,29 @@ const Day = builder.objectRef<StatsShape["daily"][number]>("RequestLogDay").impl
   description: "The requests of one UTC day.",
   fields: (t) => ({
     date: t.exposeString("date", { description: "YYYY-MM-DD (UTC)." }),
-    requests: t.exposeInt("requests"),
+    requests: t.exposeInt("requests", { description: "Requests that arrived that day." }),
     errors: t.exposeInt("errors", { description: "Requests answered with a status of 400 or more." }),
   }),
 });
 
 const Endpoint = builder.objectRef<StatsShape["top_endpoints"][number]>("RequestLogEndpoint").implement({
+  description: "One route and how often it was requested.",
   fields: (t) => ({
-    method: t.exposeString("method"),
-    route: t.exposeString("route"),
-    requests: t.exposeInt("requests"),
+    method: t.exposeString("method", { description: "The HTTP method, e.g. GET." }),
+    route: t.exposeString("route", { description: "The route template, e.g. `/v1/leads/{id}` or `/graphql`." }),
+    requests: t.exposeInt("requests", { description: "Requests to this route in the period." }),
   }),
 });
 
 const RequestLogStats = builder.objectRef<StatsShape>("RequestLogStats").implement({
   description: "Volume, error rate, latency and top endpoints of the workspace's requests over the last `days` UTC days.",
   fields: (t) => ({
-    object: t.exposeString("object"),
-    days: t.exposeInt("days"),
+    object: objectKind(t, "request_log_stats"),
+    days: t.exposeInt("days", { description: "How many UTC days the figures cover, today included." }),
     key_id: t.exposeString("key_id", { nullable: true, description: "The key the figures are limited to, if any." }),
-    total: t.exposeInt("total"),
+    total: t.exposeInt("total", { description: "Requests in the period." }),
     error_rate: t.exposeFloat("error_rate", { description: "Share of requests with a status of 400 or more (0–1, 4 decimals)." }),
-    latency_ms: t.expose("latency_ms", { type: Latency }),
+    latency_ms: t.expose("latency_ms", { type: Latency, description: "Latency percentiles over the period." }),
     daily: t.expose("daily", { type: [Day], description: "One entry per day, oldest first, including days without requests." }),
     top_endpoints: t.expose("top_endpoints", {
       type: [Endpoint],
@@ -151,11 +155,11 @@ async function stats(ctx: Context, days: number, key: string | undefined): Promi
 builder.queryFields((t) => ({
   requestLogs: t.field({
     type: RequestLogList,
-    description: "The workspace's request logs, newest first.",
+    description: "The workspace's request logs, newest first. Needs logs.read.",
     extensions: rest("GET /request-logs", "List request logs"),
     authScopes: { scope: "logs.read" },
     args: {
-      key_id: t.arg.string({ description: "Only requests made with this API key." }),
+      key_id: t.arg.string({ description: "Only requests made with this API key (`key_…`)." }),
       status: t.arg.int({ description: "Only requests answered with this HTTP status (100–599)." }),
       from: t.arg({ type: "DateTime", description: "Only requests that arrived at or after this time." }),
       to: t.arg({ type: "DateTime", description: "Only requests that arrived before this time." }),
@@ -185,12 +189,12 @@ builder.queryFields((t) => ({
   }),
   requestLogStats: t.field({
     type: RequestLogStats,
-    description: `Daily volume, error rate, latency percentiles and top endpoints over the last \`days\` UTC days (today included).`,
+    description: `Daily volume, error rate, latency percentiles and top endpoints over the last \`days\` UTC days (today included). Needs logs.read.`,
     extensions: rest("GET /request-logs/stats", "Request log statistics"),
     authScopes: { scope: "logs.read" },
     args: {
-      days: t.arg.int({ description: `1–${STATS_MAX_DAYS}, default ${STATS_DEFAULT_DAYS}.` }),
-      key_id: t.arg.string({ description: "Only requests made with this API key." }),
+      days: t.arg.int({ description: `How many UTC days, today included: 1–${STATS_MAX_DAYS}, default ${STATS_DEFAULT_DAYS}.` }),
+      key_id: t.arg.string({ description: "Only requests made with this API key (`key_…`)." }),
     },
     resolve: (_root, args, ctx) => {
       const days = args.days ?? STATS_DEFAULT_DAYS;

@@ -9,27 +9,40 @@ import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import { Project } from "./project.ts";
-import { Deleted, listType, pageArgs, PriorityEnum } from "./shared.ts";
+import { Deleted, listType, objectKind, pageArgs, PriorityEnum } from "./shared.ts";
 
-export const TaskStatusEnum = builder.enumType(TaskStatus, { name: "TaskStatus" });
+export const TaskStatusEnum = builder.enumType(TaskStatus, {
+  name: "TaskStatus",
+  description: "Where a task stands; any status may follow any other.",
+  values: {
+    todo: { description: "Not started (the default)." },
+    in_progress: { description: "Being worked on." },
+    done: { description: "Finished: moving here sets completed_at and emits task.completed." },
+  },
+});
 
 export const Task = builder.prismaObject("Task", {
-  description: "A to-do in a project. Moving it to done stamps completed_at and emits task.completed.",
+  description:
+    "A to-do in a project. Moving it to done stamps completed_at and emits task.completed. Visible with projects.read or projects.write.",
   authScopes: { readable: "projects" },
   fields: (t) => ({
-    object: t.string({ resolve: () => "task" }),
-    id: t.exposeID("id"),
-    project_id: t.exposeString("projectId"),
-    title: t.exposeString("title"),
-    description: t.exposeString("description", { nullable: true }),
-    status: t.expose("status", { type: TaskStatusEnum }),
-    priority: t.expose("priority", { type: PriorityEnum }),
-    assignee_email: t.exposeString("assigneeEmail", { nullable: true }),
-    due_date: t.expose("dueDate", { type: "Date", nullable: true }),
-    completed_at: t.expose("completedAt", { type: "DateTime", nullable: true, description: "When the task last moved to done." }),
-    created_at: t.expose("createdAt", { type: "DateTime" }),
-    updated_at: t.expose("updatedAt", { type: "DateTime" }),
-    project: t.relation("project", { type: Project, extensions: { rest: false } }),
+    object: objectKind(t, "task"),
+    id: t.exposeID("id", { description: "`task_…`." }),
+    project_id: t.exposeString("projectId", { description: "The project the task belongs to (`prj_…`)." }),
+    title: t.exposeString("title", { description: "What is to be done." }),
+    description: t.exposeString("description", { nullable: true, description: "Free-text details." }),
+    status: t.expose("status", { type: TaskStatusEnum, description: "Where the task stands." }),
+    priority: t.expose("priority", { type: PriorityEnum, description: "How urgent the task is." }),
+    assignee_email: t.exposeString("assigneeEmail", { nullable: true, description: "E-mail address of the person doing it, in lower case; null when unassigned." }),
+    due_date: t.expose("dueDate", { type: "Date", nullable: true, description: "When the task is due; null when it has no due date." }),
+    completed_at: t.expose("completedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the task last moved to done; null while it is not done.",
+    }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When the task was created." }),
+    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the task was last changed." }),
+    project: t.relation("project", { type: Project, extensions: { rest: false }, description: "The project the task belongs to." }),
   }),
 });
 
@@ -37,12 +50,12 @@ const TaskList = listType("Task", Task);
 
 const taskFields = (required: boolean) =>
   builder.args((t) => ({
-    title: t.string({ required }),
-    description: t.string(),
-    status: t.field({ type: TaskStatusEnum, description: "Default todo." }),
-    priority: t.field({ type: PriorityEnum, description: "Default medium." }),
-    assignee_email: t.string(),
-    due_date: t.field({ type: "Date" }),
+    title: t.string({ required, description: "What is to be done; cannot be empty or cleared." }),
+    description: t.string({ description: "Free-text details; null clears them." }),
+    status: t.field({ type: TaskStatusEnum, description: "Where the task stands; default todo." }),
+    priority: t.field({ type: PriorityEnum, description: "How urgent the task is; default medium." }),
+    assignee_email: t.string({ description: "E-mail address of the person doing it; null unassigns." }),
+    due_date: t.field({ type: "Date", description: "When the task is due (YYYY-MM-DD); null clears it." }),
   }));
 
 type TaskArgs = {
@@ -77,14 +90,14 @@ const projectIdArg = (description: string) => builder.args((t) => ({ project_id:
 builder.queryFields((t) => ({
   tasks: t.field({
     type: TaskList,
-    description: "The tasks of one project, newest first.",
+    description: "The tasks of one project, newest first; an unknown project is a not_found error (param project_id). Needs projects.read.",
     extensions: rest("GET /projects/:project_id/tasks", "List the tasks of a project"),
     authScopes: { scope: "projects.read" },
     args: {
       ...projectIdArg("The project whose tasks to list (the {project_id} of the REST path)."),
-      status: t.arg({ type: TaskStatusEnum }),
-      priority: t.arg({ type: PriorityEnum }),
-      assignee_email: t.arg.string(),
+      status: t.arg({ type: TaskStatusEnum, description: "Only tasks in this status." }),
+      priority: t.arg({ type: PriorityEnum, description: "Only tasks of this priority." }),
+      assignee_email: t.arg.string({ description: "Only tasks assigned to this e-mail address (any case)." }),
       ...pageArgs,
     },
     resolve: async (_root, args, ctx) => {
@@ -109,9 +122,10 @@ builder.queryFields((t) => ({
   task: t.prismaField({
     type: "Task",
     nullable: true,
+    description: "One task by id; an unknown id is a not_found error. Needs projects.read.",
     extensions: rest("GET /tasks/:id", "Retrieve a task"),
     authScopes: { scope: "projects.read" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The task's id (`task_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
       found("task", args.id, await ctx.db.task.findFirst({ ...query, where: where(ctx, args.id) })),
   }),
@@ -120,7 +134,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createTask: t.prismaField({
     type: "Task",
-    description: "Creates a task in the project; created as done, it is completed at once (task.completed).",
+    description: "Creates a task in the project; created as done, it is completed at once (task.completed). Needs projects.write.",
     extensions: rest("POST /projects/:project_id/tasks", "Create a task in a project", 201),
     authScopes: { scope: "projects.write" },
     args: { ...projectIdArg("The project to add the task to (the {project_id} of the REST path)."), ...taskFields(true) },
@@ -147,10 +161,10 @@ builder.mutationFields((t) => ({
   updateTask: t.prismaField({
     type: "Task",
     description:
-      "Updates the fields sent; null clears an optional field. Moving to done sets completed_at and emits task.completed; moving out of done clears completed_at.",
+      "Updates the fields sent; null clears an optional field. Moving to done sets completed_at and emits task.completed; moving out of done clears completed_at. Needs projects.write.",
     extensions: rest("PATCH /tasks/:id", "Update a task"),
     authScopes: { scope: "projects.write" },
-    args: { id: t.arg.id({ required: true }), ...taskFields(false) },
+    args: { id: t.arg.id({ required: true, description: "The task's id (`task_…`)." }), ...taskFields(false) },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = taskData(args);
       return ctx.db.$transaction(async (tx) => {
@@ -169,9 +183,10 @@ builder.mutationFields((t) => ({
   }),
   deleteTask: t.field({
     type: Deleted,
+    description: "Deletes a task for good. Needs projects.write.",
     extensions: rest("DELETE /tasks/:id", "Delete a task"),
     authScopes: { scope: "projects.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The task's id (`task_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       await owned("task", id, () => ctx.db.task.delete({ where: where(ctx, id) }));
       return { id, object: "task", deleted: true as const };

@@ -2,41 +2,57 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { WebhookDeliveryStatus } from "../generated/prisma/enums.ts";
 import { listPage } from "../lib/cursor.ts";
-import { TEST_EVENT_TYPE } from "../events.ts";
+import { EVENT_RETENTION_DAYS, TEST_EVENT_TYPE } from "../events.ts";
 import { newId } from "../lib/ids.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
-import { listType, pageArgs } from "./shared.ts";
+import { listType, objectKind, pageArgs } from "./shared.ts";
 
 export const WebhookDeliveryStatusEnum = builder.enumType(WebhookDeliveryStatus, {
   name: "WebhookDeliveryStatus",
-  description: "pending: not attempted yet (or held while its endpoint is paused); retrying: failed, another attempt is due; succeeded; failed: no attempt left.",
+  description: "Where a delivery stands.",
+  values: {
+    pending: { description: "Not attempted yet, or held (next_attempt_at null) while its endpoint is paused." },
+    retrying: { description: "An attempt failed; another is due at next_attempt_at." },
+    succeeded: { description: "The endpoint answered 2xx in time (delivered_at)." },
+    failed: { description: "Every attempt failed, or the endpoint answered 410 Gone; nothing more is sent." },
+  },
 });
 
 export const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
-  description: "One event sent to one endpoint: its attempts and the last answer.",
+  description: "One event sent to one endpoint: its attempts and the last answer. Visible with webhooks.read or webhooks.write.",
   authScopes: { readable: "webhooks" },
   fields: (t) => ({
-    object: t.string({ resolve: () => "webhook_delivery" }),
-    id: t.exposeID("id", { description: "Sent as the Kontor-Delivery header." }),
-    endpoint_id: t.exposeString("endpointId"),
-    event_id: t.exposeString("eventId", { description: "Sent as webhook-id: the same on every attempt and replay, for de-duplication." }),
-    event_type: t.exposeString("eventType"),
-    status: t.expose("status", { type: WebhookDeliveryStatusEnum }),
+    object: objectKind(t, "webhook_delivery"),
+    id: t.exposeID("id", { description: "`whd_…`; sent as the Kontor-Delivery header." }),
+    endpoint_id: t.exposeString("endpointId", { description: "The endpoint it goes to (`we_…`)." }),
+    event_id: t.exposeString("eventId", {
+      description: "The event delivered (`evt_…`); sent as webhook-id: the same on every attempt and replay, for de-duplication.",
+    }),
+    event_type: t.exposeString("eventType", { description: "The event's type, e.g. invoice.paid; sent as Kontor-Event." }),
+    status: t.expose("status", { type: WebhookDeliveryStatusEnum, description: "Where the delivery stands." }),
     attempts: t.exposeInt("attempts", { description: "Attempts started so far." }),
     response_status: t.exposeInt("responseStatus", { nullable: true, description: "The HTTP status of the last attempt; null when none arrived." }),
-    response_body: t.exposeString("responseBody", { nullable: true, description: "The first 2 KiB of the last response body." }),
+    response_body: t.exposeString("responseBody", { nullable: true, description: "The first 2 KiB of the last response body; null when no answer arrived." }),
     last_error: t.exposeString("lastError", {
       nullable: true,
-      description: "Why the last attempt got no answer: timeout, connection_refused, dns_failure, address_not_allowed, tls_error, connection_reset, invalid_url, network_error.",
+      description:
+        "Why the last attempt got no answer: timeout, connection_refused, dns_failure, address_not_allowed, tls_error, connection_reset, invalid_url, network_error. Null when it got one, or before the first attempt.",
     }),
-    duration_ms: t.exposeInt("durationMs", { nullable: true, description: "How long the last attempt took to be answered." }),
-    next_attempt_at: t.expose("nextAttemptAt", { type: "DateTime", nullable: true }),
-    delivered_at: t.expose("deliveredAt", { type: "DateTime", nullable: true }),
-    created_at: t.expose("createdAt", { type: "DateTime" }),
-    updated_at: t.expose("updatedAt", { type: "DateTime" }),
-    endpoint: t.relation("endpoint", { extensions: { rest: false } }),
-    event: t.relation("event", { extensions: { rest: false } }),
+    duration_ms: t.exposeInt("durationMs", {
+      nullable: true,
+      description: "How long the last attempt took, in milliseconds (until the answer's headers, or until it failed); null before the first attempt.",
+    }),
+    next_attempt_at: t.expose("nextAttemptAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the next attempt is due; null when none is (succeeded, failed, or held while the endpoint is paused).",
+    }),
+    delivered_at: t.expose("deliveredAt", { type: "DateTime", nullable: true, description: "When a 2xx answer arrived; null until then." }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When the delivery was created." }),
+    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the delivery was last changed (an attempt recorded)." }),
+    endpoint: t.relation("endpoint", { extensions: { rest: false }, description: "The endpoint it goes to." }),
+    event: t.relation("event", { extensions: { rest: false }, description: "The event it carries." }),
   }),
 });
 
@@ -47,13 +63,13 @@ const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.w
 builder.queryFields((t) => ({
   webhookDeliveries: t.field({
     type: WebhookDeliveryList,
-    description: "Deliveries, newest first.",
+    description: `The workspace's webhook deliveries of the last ${EVENT_RETENTION_DAYS} days, newest first. Needs webhooks.read.`,
     extensions: rest("GET /webhook-deliveries", "List webhook deliveries"),
     authScopes: { scope: "webhooks.read" },
     args: {
-      endpoint_id: t.arg.id(),
-      event_type: t.arg.string(),
-      status: t.arg({ type: WebhookDeliveryStatusEnum }),
+      endpoint_id: t.arg.id({ description: "Only deliveries to this endpoint (`we_…`)." }),
+      event_type: t.arg.string({ description: "Only deliveries of this event type, e.g. invoice.paid." }),
+      status: t.arg({ type: WebhookDeliveryStatusEnum, description: "Only deliveries in this status." }),
       ...pageArgs,
     },
     resolve: (_root, args, ctx) =>
@@ -73,9 +89,10 @@ builder.queryFields((t) => ({
   webhookDelivery: t.prismaField({
     type: "WebhookDelivery",
     nullable: true,
+    description: "One delivery by id; an unknown id is a not_found error. Needs webhooks.read.",
     extensions: rest("GET /webhook-deliveries/:id", "Retrieve a webhook delivery"),
     authScopes: { scope: "webhooks.read" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The delivery's id (`whd_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
       found("webhook_delivery", args.id, await ctx.db.webhookDelivery.findFirst({ ...query, where: where(ctx, args.id) })),
   }),
@@ -84,10 +101,11 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   replayWebhookDelivery: t.prismaField({
     type: "WebhookDelivery",
-    description: "Sends the delivery's event to its endpoint again, as a new delivery (the same event id, so receivers can de-duplicate).",
+    description:
+      "Sends the delivery's event to its endpoint again, as a new delivery (the same event id, so receivers can de-duplicate); held while the endpoint is paused. Needs webhooks.write.",
     extensions: rest("POST /webhook-deliveries/:id/replay", "Replay a webhook delivery", 201),
     authScopes: { scope: "webhooks.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The delivery to replay (`whd_…`)." }) },
     resolve: async (query, _root, { id }, ctx) => {
       const original = found(
         "webhook_delivery",

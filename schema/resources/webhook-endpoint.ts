@@ -10,12 +10,13 @@ import { rest } from "../lib/rest.ts";
 import { holdDeliveries } from "../lib/webhook-hold.ts";
 import { notNull, optionalText } from "../lib/validate.ts";
 import { newSigningSecret } from "../lib/webhook-secret.ts";
-import { Deleted, listType, pageArgs } from "./shared.ts";
+import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
 
 const MAX_DESCRIPTION = 500;
 const ALL_EVENTS = "*";
 
 export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus", {
+  description: "Whether an endpoint is sent its deliveries; follows is_active.",
   values: {
     active: { description: "Deliveries are sent." },
     paused: { description: "Deliveries wait (held, not lost) until the endpoint is resumed." },
@@ -25,26 +26,27 @@ export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus
 type EndpointWithSecret = EndpointRow & { secret: string };
 
 const endpointFields = (t: any) => ({
-  object: t.string({ resolve: () => "webhook_endpoint" }),
-  id: t.exposeID("id"),
-  url: t.exposeString("url"),
+  object: objectKind(t, "webhook_endpoint"),
+  id: t.exposeID("id", { description: "`we_…`." }),
+  url: t.exposeString("url", { description: "Where deliveries are POSTed (http or https)." }),
   events: t.exposeStringList("events", { description: "Event types delivered here, or [\"*\"] for all." }),
-  description: t.exposeString("description", { nullable: true }),
+  description: t.exposeString("description", { nullable: true, description: "Free text for people, e.g. what the receiver is." }),
   is_active: t.exposeBoolean("isActive", { description: "false pauses the endpoint; true resumes it." }),
   status: t.field({
     type: WebhookEndpointStatusEnum,
+    description: "active or paused, following is_active.",
     resolve: (endpoint: EndpointRow) => (endpoint.isActive ? "active" : "paused"),
   }),
   disabled_reason: t.exposeString("disabledReason", {
     nullable: true,
     description: "Why Kontor paused the endpoint: `gone` when it answered 410. Null when active or paused by the user.",
   }),
-  created_at: t.expose("createdAt", { type: "DateTime" }),
-  updated_at: t.expose("updatedAt", { type: "DateTime" }),
+  created_at: t.expose("createdAt", { type: "DateTime", description: "When the endpoint was created." }),
+  updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the endpoint was last changed." }),
 });
 
 export const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
-  description: "A URL that receives the workspace's events, signed with the endpoint's secret.",
+  description: "A URL that receives the workspace's events, signed with the endpoint's secret. Visible with webhooks.read or webhooks.write.",
   authScopes: { readable: "webhooks" },
   fields: (t) => ({
     ...endpointFields(t),
@@ -100,7 +102,7 @@ const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.w
 builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     type: WebhookEndpointList,
-    description: "Webhook endpoints, newest first.",
+    description: "The workspace's webhook endpoints, newest first (never with their secrets). Needs webhooks.read.",
     extensions: rest("GET /webhook-endpoints", "List webhook endpoints"),
     authScopes: { scope: "webhooks.read" },
     args: { ...pageArgs },
@@ -112,9 +114,10 @@ builder.queryFields((t) => ({
   webhookEndpoint: t.prismaField({
     type: WebhookEndpoint,
     nullable: true,
+    description: "One webhook endpoint by id, without its secret; an unknown id is a not_found error. Needs webhooks.read.",
     extensions: rest("GET /webhook-endpoints/:id", "Retrieve a webhook endpoint"),
     authScopes: { scope: "webhooks.read" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
       found("webhook_endpoint", args.id, await ctx.db.webhookEndpoint.findFirst({ ...query, where: where(ctx, args.id) })),
   }),
@@ -123,13 +126,14 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createWebhookEndpoint: t.prismaField({
     type: WebhookEndpointWithSecret,
-    description: "Registers an endpoint. The answer carries its signing secret, which is never shown again.",
+    description:
+      "Registers an endpoint; it receives only events that happen after its creation. The answer carries its signing secret, which is never shown again. Needs webhooks.write.",
     extensions: rest("POST /webhook-endpoints", "Create a webhook endpoint", 201),
     authScopes: { scope: "webhooks.write" },
     args: {
       url: t.arg.string({ required: true, description: "http or https; https only, to public addresses, in production." }),
       events: t.arg.stringList({ required: true, description: `Event types, or ["${ALL_EVENTS}"] for all.` }),
-      description: t.arg.string(),
+      description: t.arg.string({ description: "Free text for people, e.g. what the receiver is." }),
     },
     resolve: async (query, _root, args, ctx) => {
       const events = eventsArg(args.events);
@@ -152,15 +156,16 @@ builder.mutationFields((t) => ({
   }),
   updateWebhookEndpoint: t.prismaField({
     type: WebhookEndpoint,
-    description: "Updates the fields sent. is_active false pauses the endpoint (its deliveries wait); true resumes it and sends what waited.",
+    description:
+      "Updates the fields sent. is_active false pauses the endpoint (its deliveries wait); true resumes it and sends what waited. Needs webhooks.write.",
     extensions: rest("PATCH /webhook-endpoints/:id", "Update, pause or resume a webhook endpoint"),
     authScopes: { scope: "webhooks.write" },
     args: {
-      id: t.arg.id({ required: true }),
-      url: t.arg.string(),
-      events: t.arg.stringList(),
-      description: t.arg.string(),
-      is_active: t.arg.boolean(),
+      id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }),
+      url: t.arg.string({ description: "A new target, checked like on creation; cannot be null." }),
+      events: t.arg.stringList({ description: `Replaces the subscribed event types; ["${ALL_EVENTS}"] for all; cannot be null.` }),
+      description: t.arg.string({ description: "Free text for people; null clears it." }),
+      is_active: t.arg.boolean({ description: "false pauses the endpoint, true resumes it; either clears disabled_reason. Cannot be null." }),
     },
     resolve: async (query, _root, { id, ...args }, ctx) => {
       const events = notNull("events", args.events);
@@ -185,10 +190,10 @@ builder.mutationFields((t) => ({
   }),
   deleteWebhookEndpoint: t.field({
     type: Deleted,
-    description: "Deletes the endpoint and its delivery history; nothing more is sent to it.",
+    description: "Deletes the endpoint and its delivery history; nothing more is sent to it. Needs webhooks.write.",
     extensions: rest("DELETE /webhook-endpoints/:id", "Delete a webhook endpoint"),
     authScopes: { scope: "webhooks.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       await owned("webhook_endpoint", id, () => ctx.db.webhookEndpoint.delete({ where: where(ctx, id) }));
       return { id, object: "webhook_endpoint", deleted: true as const };
@@ -196,10 +201,11 @@ builder.mutationFields((t) => ({
   }),
   rotateWebhookEndpointSecret: t.prismaField({
     type: WebhookEndpointWithSecret,
-    description: "Replaces the signing secret at once: every attempt from now on is signed with the new one.",
+    description:
+      "Replaces the signing secret at once, with no overlap: every attempt from now on is signed with the new one, returned here once. Needs webhooks.write.",
     extensions: rest("POST /webhook-endpoints/:id/rotate-secret", "Rotate a webhook endpoint's signing secret"),
     authScopes: { scope: "webhooks.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }) },
     resolve: async (query, _root, { id }, ctx) => {
       const secret = newSigningSecret();
       const endpoint = await owned("webhook_endpoint", id, () =>
@@ -210,10 +216,10 @@ builder.mutationFields((t) => ({
   }),
   testWebhookEndpoint: t.prismaField({
     type: "WebhookDelivery",
-    description: `Sends a ${TEST_EVENT_TYPE} event (its data is the endpoint) to this endpoint only, even while it is paused.`,
+    description: `Sends a ${TEST_EVENT_TYPE} event (its data is the endpoint) to this endpoint only, even while it is paused, and returns the delivery. Needs webhooks.write.`,
     extensions: rest("POST /webhook-endpoints/:id/test", "Send a test event to a webhook endpoint", 201),
     authScopes: { scope: "webhooks.write" },
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }) },
     resolve: async (query, _root, { id }, ctx) => {
       const delivery = await ctx.db.$transaction(async (tx) => {
         const endpoint = found("webhook_endpoint", id, await tx.webhookEndpoint.findFirst({ where: where(ctx, id) }));

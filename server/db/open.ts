@@ -20,24 +20,67 @@ export interface Database {
 export interface DatabaseOptions {
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Default 15 s. */
+  transactionTimeoutMs?: number;
 }
+
+const DEFAULT_TRANSACTION_TIMEOUT_MS = 15_000;
 
 /**
  * Interactive transactions queue for a connection (PGlite has exactly one): under a burst the
- * default 2 s wait to start one is too short, so wait longer before giving up.
+ * default 2 s wait to start one is too short, so wait longer before giving up. A transaction that
+ * runs past `timeout` is rolled back.
  */
-const TRANSACTIONS = { maxWait: 15_000, timeout: 20_000 };
+const transactions = (options: DatabaseOptions) => ({ maxWait: 15_000, timeout: options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS });
 
 /** An arbitrary constant: the advisory lock that serializes migrations across server processes. */
 const MIGRATION_LOCK = 7_202_611;
 
-/** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite in `$DATA_DIR/db`, migrated to the latest schema. */
-export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl) : openEmbedded(options.dataDir);
+/** Thrown when a transaction's callback finishes after its time-out: Prisma's code for it, so it is answered as one. */
+export class TransactionDeadlineError extends Error {
+  readonly code = "P2028";
+  constructor(timeoutMs: number) {
+    super(`The transaction ran past its time-out of ${timeoutMs} ms and was rolled back.`);
+  }
 }
 
-async function openPostgres(url: string): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+/**
+ * Prisma rolls a transaction back when its timer fires, but on PGlite a statement runs on this
+ * thread and the timer cannot fire until the callback has carried on to its commit. Checking the
+ * clock before the commit makes both databases agree: a transaction that outlived its time-out
+ * never commits.
+ */
+function withDeadline(prisma: PrismaClient, timeoutMs: number): PrismaClient {
+  const transaction = prisma.$transaction.bind(prisma) as (arg: unknown, options?: unknown) => Promise<unknown>;
+  const guarded = (arg: unknown, options?: { timeout?: number }) => {
+    if (typeof arg !== "function") return transaction(arg, options);
+    const limit = options?.timeout ?? timeoutMs;
+    return transaction(async (tx: unknown) => {
+      const started = performance.now();
+      const result = await (arg as (tx: unknown) => Promise<unknown>)(tx);
+      if (performance.now() - started > limit) throw new TransactionDeadlineError(limit);
+      return result;
+    }, options);
+  };
+  Object.defineProperty(prisma, "$transaction", { value: guarded, configurable: true, writable: true });
+  return prisma;
+}
+
+/** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite in `$DATA_DIR/db`, migrated to the latest schema. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openEmbedded(options.dataDir, options);
+}
+
+async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
+  const timeoutMs = options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
+  // The server stops what Prisma gave up on: no statement outlives its transaction's timeout, and a
+  // connection left idle inside a transaction is closed, so nothing keeps running or holding locks.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    statement_timeout: timeoutMs,
+    idle_in_transaction_session_timeout: timeoutMs + 5_000,
+  });
   // An idle connection the server closed (restart, failover) must not crash the process: the
   // pool drops it and opens a new one on the next query.
   pool.on("error", (error) => log("warn", "idle database connection lost", { error: error.message }));
@@ -62,7 +105,7 @@ async function openPostgres(url: string): Promise<Database> {
     await pool.end();
     throw error;
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTIONS });
+  const prisma = withDeadline(new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: transactions(options) }), timeoutMs);
   return {
     prisma,
     kind: "postgres",
@@ -74,7 +117,7 @@ async function openPostgres(url: string): Promise<Database> {
   };
 }
 
-async function openEmbedded(dataDir: string): Promise<Database> {
+async function openEmbedded(dataDir: string, options: DatabaseOptions): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
   const unlock = lockDataDir(join(dataDir, "db.lock"));
   let pglite: PGlite | undefined;
@@ -85,7 +128,10 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       exec: async (sql) => void (await db.exec(sql)),
       query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params)).rows,
     });
-    const prisma = new PrismaClient({ adapter: new PrismaPGlite(db), transactionOptions: TRANSACTIONS });
+    const prisma = withDeadline(
+      new PrismaClient({ adapter: new PrismaPGlite(db), transactionOptions: transactions(options) }),
+      transactions(options).timeout,
+    );
     return {
       prisma,
       kind: "embedded",

@@ -35,6 +35,12 @@ export function useAuthentication(config: Config, resolvers: CredentialResolver[
     new ApiError(401, "authentication_error", "invalid_token", "The bearer token is not valid, or it was revoked.", {
       headers: { "WWW-Authenticate": challenge("invalid_token") },
     });
+  // RFC 6750 §3.1: another scheme (Basic…) is an unsupported method, so no error code in the challenge.
+  // The scheme is not echoed: a key sent without "Bearer " would be.
+  const wrongScheme = () =>
+    new ApiError(401, "authentication_error", "invalid_token", "The Authorization scheme must be Bearer: send 'Authorization: Bearer ktr_live_…'.", {
+      headers: { "WWW-Authenticate": challenge() },
+    });
 
   return {
     async onRequest({ request, url, endResponse }) {
@@ -42,6 +48,7 @@ export function useAuthentication(config: Config, resolvers: CredentialResolver[
       if (request.method === "OPTIONS" || !isProtected(url) || isPublic(request, url)) return;
       const header = request.headers.get("authorization");
       if (!header) return endResponse(errorResponse(unauthenticated(), url.pathname));
+      if (!/^bearer(\s|$)/i.test(header)) return endResponse(errorResponse(wrongScheme(), url.pathname));
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       let credential: Credential | null = null;
       for (const resolve of match ? resolvers : []) {

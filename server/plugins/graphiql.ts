@@ -13,8 +13,15 @@ const TYPES: Record<string, string> = { ".js": "text/javascript; charset=utf-8",
 export function renderLocalGraphiQL(options: GraphiQLOptions): string {
   // Yoga's page reads the initial query from `query` (after `?query=`), not from `defaultQuery`.
   const withQuery = { ...options, query: options.defaultQuery } as GraphiQLOptions;
-  return renderGraphiQL(withQuery).replace(CDN, ASSET_PATH).replace(FAVICON, "");
+  // Yoga fills only the first __TITLE__ (the <title>), leaving "Loading __TITLE__..." on the page.
+  return renderGraphiQL(withQuery)
+    .replaceAll("__TITLE__", escapeHtml(options.title ?? "GraphiQL"))
+    .replace(CDN, ASSET_PATH)
+    .replace(FAVICON, "");
 }
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 /** Serves the GraphiQL bundle from the installed @graphql-yoga/graphiql package. */
 export function useGraphiQLAssets(): Plugin {

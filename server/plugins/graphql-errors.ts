@@ -1,9 +1,25 @@
-import { GraphQLError } from "graphql";
+import { GraphQLError, type GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { internalError, isApiError } from "../../schema/lib/errors.ts";
+import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts";
+import { explainEnumError } from "../enum-message.ts";
 import { noteErrorCode } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
 import { requestState } from "../request-state.ts";
+
+/**
+ * Prisma gave up on a transaction past its time-out (P2028), PostgreSQL cancelled a statement past
+ * statement_timeout (57014), or no connection came free in time (P2024): whatever ran was rolled
+ * back, and the same request may succeed a moment later.
+ */
+function isDatabaseTimeout(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === "P2028" || code === "P2024" || (typeof message === "string" && /Code: `57014`|statement timeout/.test(message));
+}
+
+const databaseBusy = () =>
+  new ApiError(503, "api_error", "service_unavailable", "The request took too long and was rolled back: nothing was written. Retry it.", {
+    headers: { "Retry-After": "1" },
+  });
 
 /**
  * Yoga's masking hook: an exception that is not an ApiError is logged with the request id and
@@ -12,8 +28,9 @@ import { requestState } from "../request-state.ts";
 export function maskError(error: unknown): Error {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
-  log("error", "unhandled error", describeError(original));
-  const internal = internalError();
+  const timedOut = isDatabaseTimeout(original);
+  log(timedOut ? "warn" : "error", timedOut ? "database time-out: the transaction was rolled back" : "unhandled error", describeError(original));
+  const internal = timedOut ? databaseBusy() : internalError();
   return error instanceof GraphQLError
     ? new GraphQLError(internal.message, { nodes: error.nodes, path: error.path, originalError: internal })
     : internal;
@@ -32,7 +49,7 @@ function isJsonSyntaxError(error: GraphQLError): boolean {
   return original?.name === "SyntaxError" && /JSON/i.test(error.message);
 }
 
-function shape(error: GraphQLError, requestId: string | null): GraphQLError {
+function shape(error: GraphQLError, requestId: string | null, schema: GraphQLSchema | undefined): GraphQLError {
   const original = isApiError(error) ? error : error.originalError;
   if (isApiError(original)) {
     // A field error is data, not a transport failure: drop `http` so the response stays 200.
@@ -54,7 +71,7 @@ function shape(error: GraphQLError, requestId: string | null): GraphQLError {
   const code = invalidJson ? "invalid_json" : (apiCode ?? REQUEST_ERROR_CODES[status ?? 400] ?? "validation_failed");
   // A body that is not JSON is not a GraphQL request at all: 400 whatever the Accept header.
   const transport = invalidJson ? { http: { status: 400 } } : http ? { http } : {};
-  return new GraphQLError(error.message, {
+  return new GraphQLError(schema ? explainEnumError(error.message, schema) : error.message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
@@ -65,11 +82,15 @@ function shape(error: GraphQLError, requestId: string | null): GraphQLError {
 
 /** Every GraphQL error carries `code`, `type` and `request_id` in `extensions` (decisions.md §3). */
 export function useGraphQLErrorShape(): Plugin {
+  let schema: GraphQLSchema | undefined;
   return {
+    onSchemaChange({ schema: current }) {
+      schema = current;
+    },
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result || !result.errors?.length) return;
       const requestId = requestState()?.id ?? null;
-      const errors = result.errors.map((error) => shape(error as GraphQLError, requestId));
+      const errors = result.errors.map((error) => shape(error as GraphQLError, requestId, schema));
       noteErrorCode(String(errors[0]!.extensions.code));
       setResult({ ...result, errors });
     },

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
+import { MAX_IDEMPOTENT_RESPONSE_BYTES } from "../../schema/lib/limits.ts";
 import type { Config } from "../config.ts";
 import { errorResponse, GRAPHQL_PATH, noteErrorCode } from "../error-response.ts";
 import {
@@ -43,6 +44,15 @@ const otherCredential = () =>
 const inProgress = () =>
   new ApiError(409, "idempotency_error", "idempotency_in_progress", "A request with this Idempotency-Key is still running: retry shortly.");
 
+const notReplayable = (status: number, bytes: number) =>
+  new ApiError(
+    409,
+    "idempotency_error",
+    "idempotency_not_replayable",
+    `The request with this Idempotency-Key ran once and answered ${status}, but its response (${bytes} bytes) was over ` +
+      `the ${MAX_IDEMPOTENT_RESPONSE_BYTES} bytes kept for replay. It will not run again: read the result with a GET.`,
+  );
+
 const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
 
 interface Claim {
@@ -59,8 +69,12 @@ async function storable(response: Response, graphql: boolean): Promise<StoredRes
   if (/event-stream|multipart/i.test(type)) return null;
   const body = Buffer.from(await response.clone().arrayBuffer());
   if (graphql && graphqlRetryable(body)) return null;
-  const headers = [...response.headers].filter(([name]) => REPLAYED_HEADERS.has(name.toLowerCase()));
   const errorCode = requestState()?.errorCode;
+  if (body.byteLength > MAX_IDEMPOTENT_RESPONSE_BYTES) {
+    response.headers.set("Idempotent-Replayable", "false");
+    return { status, headers: [], body: "", notKept: { bytes: body.byteLength }, ...(errorCode && { errorCode }) };
+  }
+  const headers = [...response.headers].filter(([name]) => REPLAYED_HEADERS.has(name.toLowerCase()));
   return { status, headers, body: body.toString("base64"), ...(errorCode && { errorCode }) };
 }
 
@@ -74,7 +88,8 @@ function graphqlRetryable(body: Buffer): boolean {
   }
 }
 
-function replay(stored: StoredResponse): Response {
+function replay(stored: StoredResponse, pathname: string): Response {
+  if (stored.notKept) return errorResponse(notReplayable(stored.status, stored.notKept.bytes), pathname);
   if (stored.errorCode) noteErrorCode(stored.errorCode);
   const headers = new Headers(stored.headers);
   headers.set("Idempotent-Replay", "true");
@@ -111,7 +126,7 @@ export function useIdempotency(config: Config, redis: Redis | undefined): Plugin
       }
       if (existing.fingerprint !== fingerprint) return endResponse(errorResponse(conflict(), url.pathname));
       if (!existing.response) return endResponse(errorResponse(inProgress(), url.pathname));
-      return endResponse(replay(existing.response));
+      return endResponse(replay(existing.response, url.pathname));
     },
     async onResponse({ response }) {
       const state = requestState();

@@ -1,9 +1,13 @@
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
+import { MAX_QUERY_STRING_BYTES } from "../../schema/lib/limits.ts";
 import { errorResponse } from "../error-response.ts";
 
 export const MAX_BODY_BYTES = 25 * 1024 * 1024;
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+const uriTooLong = () =>
+  new ApiError(414, "invalid_request_error", "uri_too_long", `The query string exceeds ${MAX_QUERY_STRING_BYTES} bytes: send less, or use POST for GraphQL.`);
 
 const tooLarge = () =>
   new ApiError(413, "invalid_request_error", "payload_too_large", `The request body exceeds ${MAX_BODY_BYTES} bytes (25 MiB).`);
@@ -49,12 +53,13 @@ async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Pro
 }
 
 /**
- * Buffers every request body up to 25 MiB (413 beyond it) so later layers can read it freely.
+ * Refuses a query string over MAX_QUERY_STRING_BYTES (414), and buffers every request body up to 25 MiB (413 beyond it) so later layers can read it freely.
  * Declared lengths over the limit are refused before a byte is read.
  */
 export function useRequestBody(): Plugin {
   return {
     async onRequest({ request, url, setRequest, endResponse }) {
+      if (Buffer.byteLength(url.search) > MAX_QUERY_STRING_BYTES + 1) return endResponse(errorResponse(uriTooLong(), url.pathname));
       if (!METHODS_WITH_BODY.has(request.method) || !request.body) return;
       const declared = Number(request.headers.get("content-length") ?? "0");
       if (declared > MAX_BODY_BYTES) return endResponse(errorResponse(tooLarge(), url.pathname));

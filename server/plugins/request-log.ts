@@ -1,12 +1,11 @@
 import { AsyncResource } from "node:async_hooks";
 import type { Plugin } from "graphql-yoga";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { restView } from "../../schema/lib/rest.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
 import { describeError, log } from "../log.ts";
 import { requestState } from "../request-state.ts";
-import { matchRoute, routeTable, type RouteEntry } from "../rest/view.ts";
+import { RouteTemplates } from "../rest/route-template.ts";
 
 /** How long request logs are kept. */
 export const RETENTION_DAYS = 30;
@@ -220,9 +219,6 @@ export async function flushRequestLogs(db: Pick<Database, "prisma">): Promise<vo
   await writers.get(db.prisma)?.flush();
 }
 
-/** Fixed public documents: their path is their route. Anything else unmatched is logged as null. */
-const PUBLIC_PATHS = new Set(["/v1/openapi.json", "/v1/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/v1"]);
-
 const text = (value: string | null | undefined, max: number) => (value ? value.slice(0, max) : null);
 
 function clientIp(serverContext: unknown): string | null {
@@ -240,31 +236,17 @@ function clientIp(serverContext: unknown): string | null {
 export function useRequestLog(_config: Config, db: Database, options: Partial<RequestLogOptions> = {}): Plugin {
   const writer = new RequestLogWriter(db.prisma, { ...DEFAULT_REQUEST_LOG_OPTIONS, ...options });
   writers.set(db.prisma, writer);
-  let table: RouteEntry[] = [];
-
-  /** The template for requests that ended before the REST layer named it (e.g. a 401 on /v1/leads/…). */
-  const routeOf = (method: string, pathname: string): string | null => {
-    if (PUBLIC_PATHS.has(pathname)) return pathname;
-    const matched = pathname.startsWith("/v1/") ? matchRoute(table, method, pathname) : undefined;
-    return matched ? `/v1${matched.entry.route.path.replace(/:(\w+)/g, "{$1}")}` : null;
-  };
+  const routes = new RouteTemplates();
 
   return {
     onSchemaChange({ schema }) {
-      table = routeTable(restView(schema));
+      routes.setSchema(schema);
     },
     onResponse({ request, response, serverContext }) {
       const state = requestState();
       if (!state) return;
       const latency = performance.now() - state.startedAt;
-      let route = state.route ?? null;
-      if (route === null) {
-        try {
-          route = routeOf(request.method, new URL(request.url).pathname);
-        } catch {
-          route = null;
-        }
-      }
+      const route = routes.of(request);
       writer.push({
         id: state.id,
         workspaceId: state.credential?.workspaceId ?? null,

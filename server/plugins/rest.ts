@@ -1,7 +1,9 @@
 import type { ExecutionArgs, GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { useSofa as createSofaRouter } from "sofa-api";
-import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts";
+import { ApiError, internalError, isApiError, validationFailed } from "../../schema/lib/errors.ts";
+import { MAX_JSON_DEPTH, RESPONSE_BUDGET_BYTES } from "../../schema/lib/limits.ts";
+import { priceRoutes, type RoutePrice } from "../rest/page-limits.ts";
 import type { Config } from "../config.ts";
 import { errorResponse, findApiError, restErrorBody } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
@@ -29,6 +31,20 @@ function sofaErrorResponse(errors: ReadonlyArray<Error>): Response {
   return Response.json(restErrorBody(error), { status: error.status, headers: error.headers });
 }
 
+/** How deeply objects and arrays nest in a parsed JSON value (walked without recursion). */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_JSON_DEPTH) break;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 async function jsonBody(request: Request): Promise<Record<string, unknown>> {
   const text = await request.clone().text();
   if (text.trim() === "") return {};
@@ -43,7 +59,21 @@ async function jsonBody(request: Request): Promise<Record<string, unknown>> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError(400, "invalid_request_error", "validation_failed", "The request body must be a JSON object.");
   }
+  if (nestingDepth(body) > MAX_JSON_DEPTH) {
+    throw new ApiError(400, "invalid_request_error", "validation_failed", `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  }
   return body as Record<string, unknown>;
+}
+
+/** A list route whose items can be large answers smaller pages, so no answer exceeds the response budget. */
+function checkPageSize(variables: Record<string, unknown>, price: RoutePrice | undefined): void {
+  const limit = variables.limit;
+  if (price?.maxLimit === undefined || typeof limit !== "number" || limit <= price.maxLimit) return;
+  throw validationFailed(
+    "limit",
+    `limit must be from 1 to ${price.maxLimit} on this route: each item can be up to ${Math.ceil(price.perItem / 1024)} KiB ` +
+      `and a response carries at most ${RESPONSE_BUDGET_BYTES / 1024 / 1024} MiB.`,
+  );
 }
 
 /**
@@ -54,6 +84,7 @@ async function jsonBody(request: Request): Promise<Record<string, unknown>> {
 export function useRest(config: Config): Plugin {
   let sofa: ReturnType<typeof createSofaRouter>;
   let table: RouteEntry[] = [];
+  let prices = new Map<string, RoutePrice>();
   let openApi: unknown;
   let getEnveloped: (context: unknown) => { contextFactory: (c: unknown) => unknown; execute: (a: ExecutionArgs) => unknown };
   let fullSchema: GraphQLSchema;
@@ -67,6 +98,7 @@ export function useRest(config: Config): Plugin {
       fullSchema = schema;
       const view = restView(schema);
       table = routeTable(view);
+      prices = priceRoutes(view, table);
       sofa = createSofaRouter({
         basePath: REST_BASE,
         schema: view,
@@ -94,7 +126,13 @@ export function useRest(config: Config): Plugin {
       if (url.pathname === `${REST_BASE}/openapi.json` && request.method === "GET") {
         return endResponse(Response.json(openApi));
       }
-      const matched = matchRoute(table, request.method, url.pathname);
+      let matched: ReturnType<typeof matchRoute>;
+      try {
+        matched = matchRoute(table, request.method, url.pathname);
+      } catch (error) {
+        if (!isApiError(error)) throw error;
+        return endResponse(errorResponse(error, url.pathname));
+      }
       if (!matched) {
         const allowed = pathExists(table, url.pathname);
         if (allowed.length > 0) {
@@ -108,7 +146,9 @@ export function useRest(config: Config): Plugin {
       requestState()!.route = `${REST_BASE}${matched.entry.route.path.replace(/:(\w+)/g, "{$1}")}`;
       try {
         const body = request.method === "GET" ? {} : await jsonBody(request);
-        requestState()!.restVariables = restVariables(request.method, matched.entry, matched.params, url.searchParams, body);
+        const variables = restVariables(fullSchema, request.method, matched.entry, matched.params, url.searchParams, body);
+        checkPageSize(variables, prices.get(matched.entry.key));
+        requestState()!.restVariables = variables;
       } catch (error) {
         if (!isApiError(error)) throw error;
         return endResponse(errorResponse(error, url.pathname));

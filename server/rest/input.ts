@@ -9,10 +9,11 @@ import {
   isListType,
   isNonNullType,
   isScalarType,
-  type GraphQLArgument,
   type GraphQLInputType,
+  type GraphQLSchema,
 } from "graphql";
 import { validationFailed } from "../../schema/lib/errors.ts";
+import { explainEnumError } from "../enum-message.ts";
 import type { RouteEntry } from "./view.ts";
 
 /** `address.city`, `items[2].quantity`: how `param` names a value inside the body. */
@@ -35,14 +36,14 @@ function requireArrays(param: string, value: unknown, type: GraphQLInputType): v
 }
 
 /** Strict GraphQL input coercion; the first problem becomes a validation_failed naming the value. */
-function check(name: string, value: unknown, type: GraphQLInputType): void {
+function check(name: string, value: unknown, type: GraphQLInputType, schema: GraphQLSchema): void {
   requireArrays(name, value, type);
   coerceInputValue(value, type, (path, _invalid, error) => {
     // graphql-js reports an unknown or missing input field at its parent object; name the field itself.
     const field = /^Field "(\w+)" (?:is not defined by type|of required type)/.exec(error.message)?.[1];
     const param = paramPath(name, field ? [...path, field] : path);
     const reason = error.message.replace(/^(Expected type "?[\w!\[\]]+"?\.?\s*)/, "").trim();
-    throw validationFailed(param, `${param} is invalid: ${reason || error.message}`);
+    throw validationFailed(param, `${param} is invalid: ${explainEnumError(reason || error.message, schema)}`);
   });
 }
 
@@ -69,11 +70,6 @@ function fromQueryString(name: string, text: string, type: GraphQLInputType): un
   throw validationFailed(name, `${name} cannot be sent in the query string.`);
 }
 
-function enumHint(arg: GraphQLArgument): string {
-  const named = getNamedType(arg.type);
-  return isEnumType(named) ? ` Allowed: ${named.getValues().map((v) => v.name).join(", ")}.` : "";
-}
-
 /**
  * Validates a REST request against the GraphQL field it maps to and returns the variables for it.
  * Reads take arguments from the query string, writes only from the JSON body.
@@ -82,6 +78,7 @@ function enumHint(arg: GraphQLArgument): string {
  * clear a field on PATCH.
  */
 export function restVariables(
+  schema: GraphQLSchema,
   method: string,
   entry: RouteEntry,
   pathParams: Record<string, string>,
@@ -113,12 +110,7 @@ export function restVariables(
       }
       continue;
     }
-    try {
-      check(arg.name, value, arg.type);
-    } catch (error) {
-      if (error instanceof Error && enumHint(arg)) error.message += enumHint(arg);
-      throw error;
-    }
+    check(arg.name, value, arg.type, schema);
   }
   return variables;
 }

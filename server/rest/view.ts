@@ -1,4 +1,5 @@
 import type { GraphQLField, GraphQLSchema } from "graphql";
+import { validationFailed } from "../../schema/lib/errors.ts";
 import { restRouteOf, type RestRoute } from "../../schema/lib/rest.ts";
 
 export interface RouteEntry {
@@ -24,11 +25,20 @@ export function routeTable(schema: GraphQLSchema): RouteEntry[] {
   return entries;
 }
 
+/** A path segment as text; a malformed percent-encoding (`%FF`, an encoded surrogate) is bad input. */
+function decodeSegment(name: string, segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw validationFailed(name, `${name} is not valid: the path holds a malformed percent-encoding.`);
+  }
+}
+
 export function matchRoute(table: RouteEntry[], method: string, pathname: string) {
   for (const entry of table) {
     const match = entry.pattern.exec(pathname);
     if (match && entry.route.method === method) {
-      return { entry, params: Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)])) };
+      return { entry, params: Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeSegment(k, v)])) };
     }
   }
   return undefined;

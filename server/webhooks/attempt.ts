@@ -5,15 +5,36 @@ import { signedHeaders } from "./signature.ts";
 import type { AttemptOutcome, ClaimedDelivery } from "./store.ts";
 import type { LookupAll } from "./url-policy.ts";
 
-/** decisions.md §6: the body of every delivery. */
-export function envelope(delivery: Pick<ClaimedDelivery, "eventId" | "eventType" | "eventCreatedAt" | "workspaceId" | "eventData">): string {
-  return JSON.stringify({
+/**
+ * The largest body a delivery carries in full, in bytes. A larger event is sent thin: receivers
+ * and their proxies often refuse big bodies (a 413 on every retry), and every attempt would move
+ * the whole snapshot again.
+ */
+export const WEBHOOK_BODY_BUDGET_BYTES = 256 * 1024;
+
+type EnvelopeSource = Pick<ClaimedDelivery, "eventId" | "eventType" | "eventCreatedAt" | "workspaceId" | "eventData">;
+
+/**
+ * decisions.md §6: the body of every delivery. Above WEBHOOK_BODY_BUDGET_BYTES it is the thin
+ * form: `data.object` keeps only `object` and `id`, and `event_url` (`{base_url}/events/{id}`)
+ * returns the full snapshot.
+ */
+export function envelope(delivery: EnvelopeSource, baseUrl: string): string {
+  const resource = (typeof delivery.eventData === "string" ? JSON.parse(delivery.eventData) : delivery.eventData) as Record<string, unknown>;
+  const head = {
     id: delivery.eventId,
     object: "event",
     type: delivery.eventType,
     created_at: new Date(delivery.eventCreatedAt).toISOString(),
     workspace_id: delivery.workspaceId,
-    data: { object: typeof delivery.eventData === "string" ? JSON.parse(delivery.eventData) : delivery.eventData },
+  };
+  const full = JSON.stringify({ ...head, data: { object: resource } });
+  if (Buffer.byteLength(full) <= WEBHOOK_BODY_BUDGET_BYTES) return full;
+  return JSON.stringify({
+    ...head,
+    data: { object: { object: resource.object, id: resource.id } },
+    thin: true,
+    event_url: `${baseUrl}/events/${encodeURIComponent(delivery.eventId)}`,
   });
 }
 
@@ -56,6 +77,8 @@ class SecretCache {
 
 export interface AttemptOptions {
   config: WebhookConfig;
+  /** `{base_url}`, for the `event_url` of thin events. */
+  baseUrl: string;
   production: boolean;
   box: SecretBox;
   lookup?: LookupAll;
@@ -65,7 +88,7 @@ export interface AttemptOptions {
 export function createSender(options: AttemptOptions) {
   const secrets = new SecretCache(options.box);
   return async (delivery: ClaimedDelivery): Promise<AttemptOutcome> => {
-    const body = envelope(delivery);
+    const body = envelope(delivery, options.baseUrl);
     const headers = signedHeaders({
       secret: secrets.get(delivery.secretSealed),
       eventId: delivery.eventId,

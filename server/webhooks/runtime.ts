@@ -3,7 +3,7 @@ import { Queue, Worker } from "bullmq";
 import type { WebhookServices } from "../../schema/context.ts";
 import { validationFailed } from "../../schema/lib/errors.ts";
 import { EVENT_RETENTION_DAYS } from "../../schema/events.ts";
-import type { Config } from "../config.ts";
+import { baseUrl, type Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
 import { describeError, log } from "../log.ts";
 import { redisNamespace } from "../redis.ts";
@@ -100,7 +100,7 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
   const policy = { production, lookup: options.lookup };
   // Longer than any attempt (send + record), so a live sender never loses its delivery.
   const leaseMs = 2 * config.webhooks.timeoutMs + 5_000;
-  const send = createSender({ config: config.webhooks, production, box, lookup: options.lookup });
+  const send = createSender({ config: config.webhooks, baseUrl: baseUrl(config), production, box, lookup: options.lookup });
 
   let closed = false;
   let running: Promise<void> | undefined;

@@ -53,6 +53,35 @@ interface Agents {
   "https:": https.Agent;
 }
 
+/**
+ * Node's HTTP client leaves a socket without any 'error' listener at several hand-offs (its
+ * sources mark them with TODOs), and a socket error emitted then kills the process. The one that
+ * happens: a receiver answers (413, 400…) and then closes while a large body is still being
+ * written. The failed write calls the request's finish callback with the EPIPE error, which
+ * `onFinish` ignores, so 'finish' is emitted, `requestOnFinish` hands the socket back to the pool
+ * (removing the request's 'error' listener), and the EPIPE 'error' queued by the same failure is
+ * emitted on a socket nobody listens to. Every socket our pools create therefore keeps a listener
+ * of its own for its whole life; the failures it absorbs reach the request as well, or concern a
+ * socket no request uses any more.
+ */
+const absorbSocketError = () => {};
+
+class GuardedHttpAgent extends http.Agent {
+  override createConnection(...args: Parameters<http.Agent["createConnection"]>): ReturnType<http.Agent["createConnection"]> {
+    const socket = super.createConnection(...args);
+    socket?.on("error", absorbSocketError);
+    return socket;
+  }
+}
+
+class GuardedHttpsAgent extends https.Agent {
+  override createConnection(...args: Parameters<https.Agent["createConnection"]>): ReturnType<https.Agent["createConnection"]> {
+    const socket = super.createConnection(...args);
+    socket?.on("error", absorbSocketError);
+    return socket;
+  }
+}
+
 // Keep-alive pools carry the address policy in their `lookup` (agent options override request
 // options in node:http), so pools are never shared between policies: one per production flag,
 // and per injected lookup so a test's or operator's resolver never reuses another's sockets.
@@ -69,7 +98,7 @@ function agentsFor(options: SendOptions): Agents {
   if (!agents) {
     const policy = { production: options.production, ...(options.lookup ? { lookup: options.lookup } : {}) };
     const pool = { keepAlive: true, maxSockets: 64, lookup: guardedLookup(policy) };
-    agents = { "http:": new http.Agent(pool), "https:": new https.Agent(pool) };
+    agents = { "http:": new GuardedHttpAgent(pool), "https:": new GuardedHttpsAgent(pool) };
     pools.set(options.production, agents);
   }
   return agents;
@@ -159,6 +188,8 @@ function attempt(target: URL, payload: string, headers: Record<string, string>, 
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      // An answer before the whole body was sent (413 at once…): the rest would be sent for nothing.
+      if (!req.writableFinished) req.destroy();
       resolve({ result, staleSocket });
     };
     const answered = (bodyEnded: boolean, error: SendError | null = null, message: string | null = null): SendResult => {

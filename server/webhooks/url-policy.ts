@@ -4,8 +4,9 @@ import { BlockList, isIP, type LookupFunction } from "node:net";
 
 /**
  * Which webhook URLs Kontor may call. Production refuses every address that reaches the server's
- * own machine, its network or a cloud metadata service (SSRF); development accepts them so a
- * receiver on localhost works.
+ * own machine, its network or a cloud metadata service (SSRF); development accepts loopback and
+ * private addresses so a receiver on localhost works, but never link-local or cloud metadata ones:
+ * a developer's laptop or CI runner on a cloud VM has credentials there too.
  */
 
 export type LookupAll = (hostname: string) => Promise<{ address: string; family: number }[]>;
@@ -52,6 +53,9 @@ export class AddressNotAllowedError extends UrlNotAllowedError {
 export const MAX_URL_LENGTH = 2048;
 
 const RANGES: ReadonlyArray<readonly [kind: string, cidrs: readonly string[]]> = [
+  // Metadata services outside link-local: AWS IPv6 (fd00:ec2::254), GCP IPv6 (fd20:ce::254),
+  // Alibaba (100.100.100.200), Azure's WireServer (168.63.129.16), Oracle Cloud Classic (192.0.0.192).
+  ["cloud metadata", ["fd00:ec2::254/128", "fd20:ce::254/128", "100.100.100.200/32", "168.63.129.16/32", "192.0.0.192/32"]],
   ["unspecified", ["0.0.0.0/8", "::/128"]],
   ["loopback", ["127.0.0.0/8", "::1/128"]],
   // fc00::/7 holds AWS's IPv6 metadata address fd00:ec2::254; 64:ff9b:1::/48 is local-use NAT64 (RFC 8215).
@@ -117,6 +121,15 @@ export function isBlockedAddress(ip: string): boolean {
   return blockedKind(ip) !== null;
 }
 
+/** Kinds refused in every environment; an address that cannot be checked is one of them. */
+const REFUSED_EVERYWHERE = new Set(["cloud metadata", "link-local", "unparseable"]);
+
+/** Why this environment refuses an address, or null when it may be called. */
+export function refusedKind(ip: string, production: boolean): string | null {
+  const kind = blockedKind(ip);
+  return kind !== null && (production || REFUSED_EVERYWHERE.has(kind)) ? kind : null;
+}
+
 export function parseWebhookUrl(raw: string, options: UrlPolicyOptions): URL {
   if (raw.length > MAX_URL_LENGTH) {
     throw new UrlNotAllowedError("too_long", `url must be at most ${MAX_URL_LENGTH} characters.`);
@@ -157,11 +170,11 @@ function isLocalhostName(hostname: string): boolean {
 
 const LOCALHOST_REFUSED = "url must not point to localhost, which production refuses.";
 
-function refusal(address: string, verb: string): string | null {
-  const kind = blockedKind(address);
+function refusal(address: string, verb: string, production: boolean): string | null {
+  const kind = refusedKind(address, production);
   if (kind === null) return null;
   const what = kind === "unparseable" ? "an address that cannot be checked" : `a ${kind} address`;
-  return `url ${verb} ${address}, ${what}, which production refuses.`;
+  return `url ${verb} ${address}, ${what}, which ${REFUSED_EVERYWHERE.has(kind) ? "is never allowed" : "production refuses"}.`;
 }
 
 const defaultLookup: LookupAll = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
@@ -169,14 +182,16 @@ const defaultLookup: LookupAll = (hostname) => dnsLookup(hostname, { all: true, 
 /** Admission-time check. Send time repeats it on the connected address through guardedLookup. */
 export async function checkWebhookTarget(url: URL, options: UrlPolicyOptions): Promise<void> {
   parseWebhookUrl(url.href, options);
-  if (!options.production) return;
   const literal = hostAddress(url);
   if (literal !== null) {
-    const message = refusal(literal, "points to");
+    const message = refusal(literal, "points to", options.production);
     if (message !== null) throw new UrlNotAllowedError("blocked_address", message);
     return;
   }
-  if (isLocalhostName(url.hostname)) throw new UrlNotAllowedError("localhost", LOCALHOST_REFUSED);
+  if (isLocalhostName(url.hostname)) {
+    if (options.production) throw new UrlNotAllowedError("localhost", LOCALHOST_REFUSED);
+    return;
+  }
   let addresses: { address: string }[] = [];
   try {
     addresses = await (options.lookup ?? defaultLookup)(url.hostname);
@@ -184,10 +199,12 @@ export async function checkWebhookTarget(url: URL, options: UrlPolicyOptions): P
     // reported below like an empty answer
   }
   if (addresses.length === 0) {
+    // Development takes a name it cannot resolve yet; sending reports dns_failure if it still cannot.
+    if (!options.production) return;
     throw new UrlNotAllowedError("unresolvable", `url host ${url.hostname} could not be resolved.`);
   }
   for (const { address } of addresses) {
-    const message = refusal(address, "resolves to");
+    const message = refusal(address, "resolves to", options.production);
     if (message !== null) throw new UrlNotAllowedError("blocked_address", message);
   }
 }
@@ -225,12 +242,10 @@ async function resolveGuarded(
   const family = wantedFamily(lookupOptions.family);
   const addresses = answer.filter((a) => family === 0 || a.family === family);
   if (addresses.length === 0) throw notFound(hostname, undefined);
-  if (options.production) {
-    // Any refused address refuses the host, as checkWebhookTarget does: both checks always agree.
-    for (const { address } of addresses) {
-      const message = refusal(address, "resolves to");
-      if (message !== null) throw new AddressNotAllowedError(hostname, address, message);
-    }
+  // Any refused address refuses the host, as checkWebhookTarget does: both checks always agree.
+  for (const { address } of addresses) {
+    const message = refusal(address, "resolves to", options.production);
+    if (message !== null) throw new AddressNotAllowedError(hostname, address, message);
   }
   return addresses;
 }

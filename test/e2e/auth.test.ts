@@ -125,6 +125,65 @@ e2e("authentication, discovery and scopes", (server, stack) => {
     });
   });
 
+  describe("a credential in another scheme", () => {
+    const otherSchemes = (): [string, string][] => [
+      ["Basic", `Basic ${Buffer.from("user:pass").toString("base64")}`],
+      ["Token", `Token ${tenant.key}`],
+      ["a key without the Bearer scheme", tenant.key],
+    ];
+
+    it("is told the scheme must be Bearer, over REST and GraphQL, without echoing what was sent", async () => {
+      for (const [label, authorization] of otherSchemes()) {
+        const restRes = await call("GET", `${server().api}/workspace`, { headers: { authorization } });
+        const gqlRes = await gqlPost(server().url, "{ workspace { id } }", { authorization });
+        for (const [via, status, error, headers, text] of [
+          ["REST", restRes.status, restRes.body.error, restRes.headers, JSON.stringify(restRes.body)],
+          ["GraphQL", gqlRes.status, gqlRes.json.errors[0].extensions, gqlRes.headers, gqlRes.text],
+        ] as const) {
+          expect(status, `${label} over ${via}`).toBe(401);
+          expect(error.code, `${label} over ${via}`).toBe("invalid_token");
+          const message = via === "REST" ? error.message : gqlRes.json.errors[0].message;
+          expect(message, `${label} over ${via}`).toMatch(/scheme must be Bearer/);
+          expect(message).not.toMatch(/not valid/);
+          expect(text).not.toContain(tenant.key);
+          // RFC 6750 §3.1: an unsupported authentication method gets a challenge without an error code.
+          const { scheme, params } = parseChallenge(headers.get("www-authenticate"));
+          expect(scheme).toBe("Bearer");
+          expect(params.error, `${label} over ${via}`).toBeUndefined();
+        }
+      }
+    });
+
+    it("while a bad bearer token is still 'not valid', with error=\"invalid_token\" in the challenge", async () => {
+      for (const authorization of ["Bearer not-a-key", `bearer ${UNKNOWN_LIVE_KEY}`, "Bearer"]) {
+        const res = await call("GET", `${server().api}/workspace`, { headers: { authorization } });
+        expect(res.status, authorization).toBe(401);
+        expect(res.body.error.code).toBe("invalid_token");
+        expect(res.body.error.message, authorization).toMatch(/not valid/);
+        expect(parseChallenge(res.headers.get("www-authenticate")).params.error).toBe("invalid_token");
+      }
+    });
+  });
+
+  describe("health check", () => {
+    it("GET /health answers 200 with an empty body and a request id, with or without a credential", async () => {
+      for (const headers of [{}, { authorization: "Bearer not-a-key" }, { authorization: `Bearer ${tenant.key}` }] as Record<string, string>[]) {
+        const res = await raw(`${server().url}/health`, { headers });
+        expect(res.status, JSON.stringify(headers)).toBe(200);
+        expect(res.text).toBe("");
+        expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+        expect(res.headers.get("www-authenticate")).toBeNull();
+      }
+    });
+
+    it("only the exact path is the health check: /v1/leads/health is a route lookup like any other", async () => {
+      const res = await raw(`${server().url}/v1/leads/health`);
+      expect(res.status).toBe(401);
+      expect((await raw(`${server().url}/health?probe=1`)).status).toBe(200);
+      expect((await raw(`${server().url}/health`, { method: "POST" })).status).toBe(405);
+    });
+  });
+
   describe("protected resource metadata (RFC 9728)", () => {
     function expectDocument(doc: any) {
       const url = server().url;

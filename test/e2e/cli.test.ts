@@ -6,8 +6,11 @@
  *   C: a start in production (no seed) and a start on a port in use.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync } from "node:fs";
-import { createServer } from "node:net";
+import { createHash } from "node:crypto";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection, createServer, type Server as NetServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { verify } from "@node-rs/argon2";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +21,7 @@ import { childEnv as cleanEnv, freePort } from "../support/child-server.ts";
 import { rest } from "../support/http.ts";
 import { provisionStack } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
+import { controlSocketPath } from "../../server/control/protocol.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** How package.json's `start` and `kontor` scripts run the TypeScript entry points. */
@@ -33,7 +37,7 @@ const KEY = /ktr_live_[0-9A-Za-z]{43}/;
 type Scratch = Awaited<ReturnType<typeof provisionStack>>;
 
 /** The child's environment: the scratch database only, nothing inherited that could point elsewhere. */
-const childEnv = (scratch: Scratch, extra: NodeJS.ProcessEnv = {}) => cleanEnv({ ...scratch.env, ...extra });
+const childEnv = (scratch: Pick<Scratch, "env">, extra: NodeJS.ProcessEnv = {}) => cleanEnv({ ...scratch.env, ...extra });
 
 /** Every child runs in its own process group (so a stuck child and anything it started die together): kill the group. */
 const children = new Set<ChildProcess>();
@@ -45,9 +49,14 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL") {
     // already gone
   }
 }
-function killAll() {
-  for (const child of children) killGroup(child);
-  children.clear();
+/** Servers a whole describe shares: killed by its afterAll, not after each test. */
+const kept = new Set<ChildProcess>();
+function killAll(includingKept = true) {
+  for (const child of children) {
+    if (!includingKept && kept.has(child)) continue;
+    killGroup(child);
+    children.delete(child);
+  }
 }
 
 interface CliResult {
@@ -58,7 +67,7 @@ interface CliResult {
 }
 
 /** Runs `tsx server/cli.ts …args` to completion (killed after `timeoutMs`: a hang fails the test). */
-function cli(scratch: Scratch, args: string[], timeoutMs = 45_000): Promise<CliResult> {
+function cli(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45_000): Promise<CliResult> {
   const started = Date.now();
   const child = spawn(NODE, [...TSX_IMPORT, "server/cli.ts", ...args], {
     cwd: ROOT,
@@ -95,13 +104,18 @@ function oneJson(result: CliResult): Record<string, unknown> {
   return parsed;
 }
 
-/** A failed command: non-zero, a message on stderr, no stack trace, nothing on stdout that looks like success. */
-function expectFailure(result: CliResult, message: RegExp) {
+/**
+ * A failed command: exit 1 with one line on stderr (a failure it explains), or exit 2 with the
+ * message and the usage (bad arguments); no stack trace, nothing on stdout that looks like success.
+ */
+function expectFailure(result: CliResult, message: RegExp, exit: 1 | 2) {
   const detail = `exit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
-  expect(result.code, detail).not.toBe(0);
-  expect(result.code, detail).not.toBeNull();
+  expect(result.code, detail).toBe(exit);
   expect(result.stderr, detail).toMatch(message);
+  expect(result.stderr, detail).toMatch(/^kontor: /);
   expect(result.stderr, detail).not.toMatch(STACK_TRACE);
+  if (exit === 1) expect(result.stderr.trimEnd().split("\n"), detail).toHaveLength(1);
+  else expect(result.stderr, detail).toContain("Usage: npm run --silent kontor");
   const lines = result.stdout.split("\n").filter((l) => l.trim() !== "");
   expect(lines.length, detail).toBeLessThanOrEqual(1);
   if (lines.length === 1) {
@@ -213,7 +227,7 @@ for (const stack of stacks()) {
   describe(`cli and start-up [${stack}]`, () => {
     afterEach(() => {
       // a test that failed half-way must not leave a server holding the database
-      killAll();
+      killAll(false);
     });
     afterAll(() => {
       killAll();
@@ -248,25 +262,48 @@ for (const stack of stacks()) {
         expect(text.stdout).toMatch(/up to date/i);
       });
 
-      const badCases: [string, string[], RegExp][] = [
-        ["unknown command", ["frobnicate", "--json"], /unknown command/i],
-        ["unknown sub-command", ["workspace", "delete", "--json"], /unknown command/i],
-        ["missing --name", ["workspace", "create", "--plan", "pro", "--owner-email", "a@example.com", "--json"], /--name/],
-        ["missing --plan", ["workspace", "create", "--name", "Acme", "--owner-email", "a@example.com", "--json"], /--plan/],
-        ["missing --owner-email", ["workspace", "create", "--name", "Acme", "--plan", "pro", "--json"], /--owner-email/],
-        ["bad plan", ["workspace", "create", "--name", "Acme", "--plan", "gold", "--owner-email", "a@example.com", "--json"], /--plan.*free/],
-        ["bad e-mail", ["workspace", "create", "--name", "Acme", "--plan", "pro", "--owner-email", "not-an-email", "--json"], /e-?mail/i],
-        ["short password", ["workspace", "create", "--name", "Acme", "--plan", "pro", "--owner-email", "a@example.com", "--owner-password", "short", "--json"], /password.*12/i],
-        ["unknown option", ["workspace", "create", "--name", "Acme", "--plan", "pro", "--owner-email", "a@example.com", "--colour", "red", "--json"], /colour/],
-        ["unknown scope", ["keys", "create", "--workspace", "ws_01M7ZX1GA2MCV1NFM3S6NTSVN6", "--scopes", "leads.read,leads.fly", "--json"], /leads\.fly/],
-        ["missing --scopes", ["keys", "create", "--workspace", "ws_01M7ZX1GA2MCV1NFM3S6NTSVN6", "--json"], /--scopes/],
-        ["unknown workspace", ["keys", "create", "--workspace", "ws_01M7ZX1GA2MCV1NFM3S6NTSVN6", "--scopes", "all", "--json"], /ws_01M7ZX1GA2MCV1NFM3S6NTSVN6/],
-        ["unknown key id", ["keys", "revoke", "key_01M7ZX1GA2MCV1NFM3S6NTSVN6", "--json"], /key_01M7ZX1GA2MCV1NFM3S6NTSVN6/],
-        ["revoke with no id", ["keys", "revoke", "--json"], /key id/i],
+      const WS = "ws_01M7ZX1GA2MCV1NFM3S6NTSVN6";
+      const badCases: [string, string[], RegExp, 1 | 2][] = [
+        ["unknown command", ["frobnicate", "--json"], /unknown command 'frobnicate'/i, 2],
+        ["unknown sub-command", ["workspace", "delete", "--json"], /unknown command 'workspace delete'/i, 2],
+        ["a group without its sub-command", ["keys", "--json"], /keys needs a sub-command: create, list, revoke/, 2],
+        ["missing --name", ["workspace", "create", "--plan", "pro", "--owner-email", "a@example.com", "--json"], /--name/, 2],
+        ["missing --plan", ["workspace", "create", "--name", "Acme", "--owner-email", "a@example.com", "--json"], /--plan/, 2],
+        ["missing --owner-email", ["workspace", "create", "--name", "Acme", "--plan", "pro", "--json"], /--owner-email/, 2],
+        ["bad plan", ["workspace", "create", "--name", "Acme", "--plan", "gold", "--owner-email", "a@example.com", "--json"], /--plan.*free/, 2],
+        ["bad e-mail", ["workspace", "create", "--name", "Acme", "--plan", "pro", "--owner-email", "not-an-email", "--json"], /e-?mail/i, 2],
+        ["short password", ["workspace", "create", "--name", "Acme", "--plan", "pro", "--owner-email", "a@example.com", "--owner-password", "short", "--json"], /password.*12/i, 2],
+        ["unknown option", ["workspace", "create", "--name", "Acme", "--plan", "pro", "--owner-email", "a@example.com", "--colour", "red", "--json"], /colour/, 2],
+        ["workspace list with an argument", ["workspace", "list", "extra", "--json"], /extra/, 2],
+        ["unknown scope", ["keys", "create", "--workspace", WS, "--scopes", "leads.read,leads.fly", "--json"], /leads\.fly/, 2],
+        ["missing --scopes", ["keys", "create", "--workspace", WS, "--json"], /--scopes/, 2],
+        ["a --workspace that is no workspace id", ["keys", "create", "--workspace", "acme", "--scopes", "all", "--json"], /--workspace takes a workspace id.*'acme'/, 2],
+        ["keys list without --workspace", ["keys", "list", "--json"], /--workspace is required/, 2],
+        ["a --scopes flag on keys list", ["keys", "list", "--workspace", WS, "--scopes", "all", "--json"], /scopes/, 2],
+        ["revoke with no id", ["keys", "revoke", "--json"], /key id/i, 2],
+        ["revoke with something that is no key id", ["keys", "revoke", "ktr_live_abc", "--json"], /key id.*'ktr_live_abc'/, 2],
+        ["arguments over 64 KiB", ["workspace", "create", "--name", "x".repeat(70_000), "--plan", "pro", "--owner-email", "a@example.com", "--json"], /too long/, 2],
+        ["unknown workspace (keys create)", ["keys", "create", "--workspace", WS, "--scopes", "all", "--json"], new RegExp(`No workspace ${WS}\\.`), 1],
+        ["unknown workspace (keys list)", ["keys", "list", "--workspace", WS, "--json"], new RegExp(`No workspace ${WS}\\.`), 1],
+        ["unknown key id", ["keys", "revoke", "key_01M7ZX1GA2MCV1NFM3S6NTSVN6", "--json"], /No key key_01M7ZX1GA2MCV1NFM3S6NTSVN6\./, 1],
       ];
 
-      it.each(badCases)("rejects %s with a message on stderr and a non-zero exit", { timeout: 45_000 }, async (_name, args, message) => {
-        expectFailure(await cli(scratch, args), message);
+      it.each(badCases)("rejects %s with its message on stderr and its exit code", { timeout: 45_000 }, async (_name, args, message, exit) => {
+        const result = await cli(scratch, args);
+        expectFailure(result, message, exit);
+        // --json: the same message as one JSON line on stdout
+        expect(JSON.parse(result.stdout).error).toMatch(message);
+      });
+
+      it("prints the usage: on stdout with exit 0 when asked, on stderr with exit 2 when nothing is asked", { timeout: 45_000 }, async () => {
+        const help = await cli(scratch, ["help"]);
+        expect(help.code).toBe(0);
+        expect(help.stdout).toContain("keys list --workspace ws_…");
+        expect(help.stdout).toContain("workspace list [--json]");
+        expect(help.stderr).toBe("");
+        const none = await cli(scratch, []);
+        expectFailure(none, /no command given/, 2);
+        expect(none.stdout).toBe("");
       });
 
       it("wrote nothing for any of the bad commands", { timeout: 30_000 }, async () => {
@@ -372,33 +409,22 @@ for (const stack of stacks()) {
           // the database was not empty: no demo seed
           expect(server.stdout()).not.toMatch(KEY);
 
-          if (stack === "embedded") {
-            // One process at a time: the CLI refuses fast and clearly, and changes nothing.
-            const locked = await cli(scratch, ["keys", "revoke", scopedKey.id, "--json"], 30_000);
-            expectFailure(locked, /in use/i);
-            expect(locked.stderr).toMatch(/embedded database/i);
-            expect(locked.ms).toBeLessThan(20_000);
-            const lockedCreate = await cli(scratch, ["workspace", "create", "--name", "Late", "--plan", "free", "--owner-email", "late@example.com", "--json"], 30_000);
-            expectFailure(lockedCreate, /in use/i);
-            // the server is unharmed
-            expect((await full.get(`/leads/${lead.body.id}`)).status).toBe(200);
-            expect((await scoped.get("/workspace")).status).toBe(200);
-          } else {
-            // PostgreSQL allows many processes: revoke while the server runs.
-            const revoked = await cli(scratch, ["keys", "revoke", scopedKey.id, "--json"]);
-            expect(revoked.code, revoked.stderr).toBe(0);
-            expect(oneJson(revoked)).toEqual({ id: scopedKey.id, revoked: true });
-            let last = 0;
-            await waitFor(
-              async () => (last = (await scoped.get("/workspace")).status) === 401,
-              10_000,
-              () => `revoked key still answers ${last}`,
-            );
-            const after = await scoped.get("/leads");
-            expect(after.status).toBe(401);
-            expect(after.body.error).toMatchObject({ type: "authentication_error", code: "invalid_token" });
-            expect((await full.get(`/leads/${lead.body.id}`)).status).toBe(200);
-          }
+          // Revoke while the server runs: PostgreSQL lets the CLI connect on its own; the embedded
+          // database belongs to the server, which runs the command sent over its control socket.
+          const revoked = await cli(scratch, ["keys", "revoke", scopedKey.id, "--json"]);
+          expect(revoked.code, revoked.stderr).toBe(0);
+          expect(oneJson(revoked)).toEqual({ id: scopedKey.id, revoked: true });
+          let last = 0;
+          // the server caches a resolved key for a few seconds
+          await waitFor(
+            async () => (last = (await scoped.get("/workspace")).status) === 401,
+            10_000,
+            () => `revoked key still answers ${last}`,
+          );
+          const after = await scoped.get("/leads");
+          expect(after.status).toBe(401);
+          expect(after.body.error).toMatchObject({ type: "authentication_error", code: "invalid_token" });
+          expect((await full.get(`/leads/${lead.body.id}`)).status).toBe(200);
           expect(await server.stop()).toBe(0);
         } finally {
           killGroup(server.child);
@@ -406,14 +432,14 @@ for (const stack of stacks()) {
       });
 
       if (stack === "embedded") {
-        it("after the server stops, the CLI works, revocation takes effect and the data is intact", { timeout: 90_000 }, async () => {
-          // nothing was written while locked
-          const before = await counts(scratch);
-          expect(before).toEqual({ workspaces: 4, users: 4, memberships: 4, api_keys: 2 });
-
-          const revoked = await cli(scratch, ["keys", "revoke", scopedKey.id, "--json"]);
-          expect(revoked.code, revoked.stderr).toBe(0);
-          expect(oneJson(revoked)).toEqual({ id: scopedKey.id, revoked: true });
+        it("after the server stops, the CLI opens the database itself: the revocation and the data stayed", { timeout: 90_000 }, async () => {
+          expect(await counts(scratch)).toEqual({ workspaces: 4, users: 4, memberships: 4, api_keys: 2 });
+          const keys = await cli(scratch, ["keys", "list", "--workspace", workspaces.pro!.workspace_id, "--json"]);
+          expect(keys.code, keys.stderr).toBe(0);
+          const listed = oneJson(keys).data as { id: string; revoked_at: string | null }[];
+          expect(listed.map((k) => k.id)).toEqual([fullKey.id, scopedKey.id]);
+          expect(listed[1]!.revoked_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+          expect(listed[0]!.revoked_at).toBeNull();
 
           const server = await startServer(scratch);
           try {
@@ -440,6 +466,225 @@ for (const stack of stacks()) {
         const rows = await inspect(scratch, (db) => db.apiKey.findMany({ select: { id: true, revokedAt: true } }));
         expect(rows.every((r) => r.revokedAt instanceof Date)).toBe(true);
       });
+    });
+
+    describe("CLI while the server runs", () => {
+      let scratch: Scratch;
+      let server: Server;
+      let socketPath: string;
+      let workspaceId: string;
+      let liveKey: { id: string; key: string };
+
+      beforeAll(async () => {
+        scratch = await provisionStack(stack);
+        socketPath = controlSocketPath(scratch.env.DATA_DIR!);
+        server = await startServer(scratch);
+        kept.add(server.child);
+      }, 120_000);
+      afterAll(async () => {
+        if (server) await server.stop();
+        kept.clear();
+        killAll();
+        await scratch?.drop();
+      });
+
+      /** One raw exchange on the control socket, as any local process could attempt it. */
+      function exchange(payload: string | Buffer): Promise<string> {
+        return new Promise((resolve, reject) => {
+          const socket = createConnection(socketPath);
+          let answer = "";
+          socket.on("data", (chunk) => (answer += chunk.toString()));
+          socket.on("close", () => resolve(answer));
+          // the server may close while a large payload is still being written
+          socket.on("error", (error: NodeJS.ErrnoException) => (error.code === "EPIPE" || error.code === "ECONNRESET" ? undefined : reject(error)));
+          socket.on("connect", () => socket.write(payload));
+          setTimeout(() => socket.destroy(new Error(`no answer on the control socket: ${answer}`)), 15_000).unref();
+        });
+      }
+
+      if (stack === "embedded") {
+        it("listens on $DATA_DIR/kontor.sock, a socket only its owner may use (0600)", () => {
+          const stat = lstatSync(socketPath);
+          expect(stat.isSocket()).toBe(true);
+          expect(stat.mode & 0o777).toBe(0o600);
+          expect(stat.uid).toBe(process.getuid!());
+        });
+      } else {
+        it("on PostgreSQL opens no control socket (the CLI connects on its own)", () => {
+          expect(existsSync(socketPath)).toBe(false);
+        });
+      }
+
+      it("workspace create and keys create run while the server runs, and the new key works at once", { timeout: 90_000 }, async () => {
+        const created = await cli(scratch, ["workspace", "create", "--name", "Live Co", "--plan", "plus", "--owner-email", "live@example.com", "--json"]);
+        expect(created.code, created.stderr).toBe(0);
+        workspaceId = oneJson(created).workspace_id as string;
+        expect(workspaceId).toMatch(/^ws_[0-9A-Z]{26}$/);
+
+        const key = await cli(scratch, ["keys", "create", "--workspace", workspaceId, "--scopes", "leads.read,leads.write", "--name", "live key", "--json"]);
+        expect(key.code, key.stderr).toBe(0);
+        const json = oneJson(key);
+        expect(json).toMatchObject({ scopes: ["leads.read", "leads.write"] });
+        liveKey = { id: json.id as string, key: json.key as string };
+
+        // no wait: a key is looked up on first use
+        const api = rest(server.api, liveKey.key);
+        const ws = await api.get("/workspace");
+        expect(ws.status).toBe(200);
+        expect(ws.body).toMatchObject({ id: workspaceId, name: "Live Co", plan: "plus" });
+        expect((await api.post("/leads", { full_name: "Mary Somerville" })).status).toBe(201);
+
+        // on the embedded stack the server ran them: the CLI could not have opened the database
+        const ran = server.stderr().match(/CLI command over the control socket/g) ?? [];
+        expect(ran.length).toBe(stack === "embedded" ? 2 : 0);
+      });
+
+      it("keys list shows the key's id, name, prefix, scopes and times, never its secret or hash", { timeout: 90_000 }, async () => {
+        expect(liveKey).toBeDefined();
+        let listed: Record<string, unknown>[] = [];
+        // the use above reaches the request log in batches
+        await waitFor(
+          async () => {
+            const result = await cli(scratch, ["keys", "list", "--workspace", workspaceId, "--json"]);
+            expect(result.code, result.stderr).toBe(0);
+            expect(result.stdout).not.toContain(liveKey.key);
+            expect(result.stdout).not.toContain(createHash("sha256").update(liveKey.key).digest("hex"));
+            const json = oneJson(result);
+            expect(json).toMatchObject({ object: "list", has_more: false, next_cursor: null });
+            listed = json.data as Record<string, unknown>[];
+            return listed.length === 1 && listed[0]!.last_used_at !== null;
+          },
+          20_000,
+          () => `last_used_at never set: ${JSON.stringify(listed)}`,
+        );
+        expect(Object.keys(listed[0]!).sort()).toEqual(["created_at", "id", "last_used_at", "name", "object", "prefix", "revoked_at", "scopes"]);
+        expect(listed[0]).toMatchObject({
+          object: "api_key",
+          id: liveKey.id,
+          name: "live key",
+          prefix: liveKey.key.slice(0, 13),
+          scopes: ["leads.read", "leads.write"],
+          revoked_at: null,
+        });
+        const created = Date.parse(listed[0]!.created_at as string);
+        expect(Date.parse(listed[0]!.last_used_at as string)).toBeGreaterThanOrEqual(created);
+
+        const text = await cli(scratch, ["keys", "list", "--workspace", workspaceId]);
+        expect(text.code, text.stderr).toBe(0);
+        const [header, row, ...rest] = text.stdout.trimEnd().split("\n");
+        expect(rest).toEqual([]);
+        expect(header).toMatch(/^ID\s+NAME\s+PREFIX\s+CREATED\s+LAST USED\s+REVOKED\s+SCOPES$/);
+        expect(row).toContain(liveKey.id);
+        expect(row).toContain("live key");
+        expect(row).toContain(liveKey.key.slice(0, 13));
+        expect(row).toMatch(/leads\.read,leads\.write$/);
+        expect(text.stdout).not.toContain(liveKey.key);
+      });
+
+      it("workspace list shows every workspace with its plan and key counts; migrate finds nothing to do", { timeout: 90_000 }, async () => {
+        const list = await cli(scratch, ["workspace", "list", "--json"]);
+        expect(list.code, list.stderr).toBe(0);
+        const json = oneJson(list);
+        expect(json).toMatchObject({ object: "list", has_more: false, next_cursor: null });
+        const data = json.data as Record<string, unknown>[];
+        // development seeded Demo first; newest first
+        expect(data.map((w) => w.name)).toEqual(["Live Co", "Demo"]);
+        expect(Object.keys(data[0]!).sort()).toEqual(["active_key_count", "created_at", "id", "key_count", "name", "object", "plan"]);
+        expect(data[0]).toMatchObject({ object: "workspace", id: workspaceId, plan: "plus", key_count: 1, active_key_count: 1 });
+        expect(data[1]).toMatchObject({ plan: "pro", key_count: 1, active_key_count: 1 });
+
+        const text = await cli(scratch, ["workspace", "list"]);
+        expect(text.code, text.stderr).toBe(0);
+        const lines = text.stdout.trimEnd().split("\n");
+        expect(lines[0]).toMatch(/^ID\s+PLAN\s+CREATED\s+KEYS\s+ACTIVE\s+NAME$/);
+        expect(lines[1]).toMatch(new RegExp(`^${workspaceId}\\s+plus\\s+\\S+Z\\s+1\\s+1\\s+Live Co$`));
+        expect(lines).toHaveLength(3);
+
+        const migrate = await cli(scratch, ["migrate", "--json"]);
+        expect(migrate.code, migrate.stderr).toBe(0);
+        expect(oneJson(migrate)).toEqual({ applied: [] });
+      });
+
+      it("failures come back with the CLI's messages and exit codes", { timeout: 90_000 }, async () => {
+        const missing = "ws_01M7ZX1GA2MCV1NFM3S6NTSVN6";
+        expectFailure(await cli(scratch, ["keys", "list", "--workspace", missing]), new RegExp(`No workspace ${missing}\\.`), 1);
+        expectFailure(await cli(scratch, ["keys", "revoke", "key_01M7ZX1GA2MCV1NFM3S6NTSVN6", "--json"]), /No key key_01M7ZX1GA2MCV1NFM3S6NTSVN6\./, 1);
+        // checked by createWorkspace, on the server's side of the socket
+        const badEmail = await cli(scratch, ["workspace", "create", "--name", "X", "--plan", "free", "--owner-email", "nope", "--json"]);
+        expectFailure(badEmail, /'nope' is not an e-mail address/, 2);
+        expect(JSON.parse(badEmail.stdout)).toEqual({ error: "'nope' is not an e-mail address." });
+        const list = oneJson(await cli(scratch, ["workspace", "list", "--json"]));
+        expect((list.data as unknown[]).length).toBe(2);
+      });
+
+      it("keys revoke while the server runs: the key stops working", { timeout: 90_000 }, async () => {
+        const revoked = await cli(scratch, ["keys", "revoke", liveKey.id]);
+        expect(revoked.code, revoked.stderr).toBe(0);
+        expect(revoked.stdout.trim()).toBe(`key ${liveKey.id} revoked`);
+        const api = rest(server.api, liveKey.key);
+        let last = 0;
+        // the server caches a resolved key for a few seconds
+        await waitFor(async () => (last = (await api.get("/workspace")).status) === 401, 10_000, () => `revoked key still answers ${last}`);
+        const list = oneJson(await cli(scratch, ["workspace", "list", "--json"]));
+        expect((list.data as Record<string, unknown>[])[0]).toMatchObject({ id: workspaceId, key_count: 1, active_key_count: 0 });
+      });
+
+      if (stack === "embedded") {
+        it("the socket answers nothing but the CLI's requests, bounds their size, and the server carries on", { timeout: 90_000 }, async () => {
+          const http = await exchange("GET /v1/workspace HTTP/1.1\r\nHost: localhost\r\n\r\n");
+          expect(http).not.toMatch(/HTTP\/1\.1/);
+          expect(JSON.parse(http)).toEqual({ exit: 1, message: "control socket: not a Kontor CLI request." });
+          expect(JSON.parse(await exchange('{"v":2,"argv":["workspace","list"]}\n'))).toEqual({ exit: 1, message: "control socket: not a Kontor CLI request." });
+          expect(JSON.parse(await exchange('{"v":1,"argv":["workspace",7]}\n')).exit).toBe(1);
+          expect(JSON.parse(await exchange(Buffer.alloc(200_000, "a")))).toEqual({ exit: 1, message: "control socket: the request exceeds 65536 bytes." });
+          const unknown = JSON.parse(await exchange('{"v":1,"argv":["serve","--port","80"]}\n'));
+          expect(unknown).toEqual({ exit: 2, message: "unknown command 'serve'." });
+          const listed = JSON.parse(await exchange('{"v":1,"argv":["workspace","list","--json"]}\n'));
+          expect(listed.exit).toBe(0);
+          expect(listed.json.data).toHaveLength(2);
+          // a client that hangs up mid-command does not hurt the server
+          const socket = createConnection(socketPath, () => socket.end('{"v":1,"argv":["workspace","list"]}\n', () => socket.destroy()));
+          socket.on("error", () => {});
+          expect((await fetch(`${server.url}/v1/.well-known/oauth-protected-resource`)).status).toBe(200);
+          expect((await cli(scratch, ["workspace", "list", "--json"])).code).toBe(0);
+        });
+
+        it("gives the same output as the CLI on its own; stopping removes the socket; a stale one is replaced", { timeout: 120_000 }, async () => {
+          const commands = [["workspace", "list", "--json"], ["workspace", "list"], ["keys", "list", "--workspace", workspaceId, "--json"]];
+          // the server serves several at once
+          const overSocket = await Promise.all(commands.map((args) => cli(scratch, args)));
+          for (const result of overSocket) expect(result.code, result.stderr).toBe(0);
+          // a connection that never sends its request does not hold up the shutdown
+          const idle = createConnection(socketPath);
+          idle.on("error", () => {});
+          await new Promise((resolve) => idle.once("connect", resolve));
+          expect(await server.stop()).toBe(0);
+          idle.destroy();
+          kept.clear();
+          expect(existsSync(socketPath)).toBe(false);
+          expect(existsSync(join(scratch.env.DATA_DIR!, "db.lock"))).toBe(false);
+          // one at a time: each opens the embedded database itself
+          for (const [i, args] of commands.entries()) {
+            const result = await cli(scratch, args);
+            expect(result.code, result.stderr).toBe(0);
+            expect(result.stdout, args.join(" ")).toBe(overSocket[i]!.stdout);
+          }
+
+          // a server that dies leaves its socket behind; the next start replaces it
+          const crashed = await startServer(scratch);
+          killGroup(crashed.child);
+          await waitFor(() => crashed.child.exitCode !== null || crashed.child.signalCode !== null, 15_000, () => "server did not die");
+          expect(lstatSync(socketPath).isSocket()).toBe(true);
+          // the lock's process is dead: the CLI takes the database over
+          expect((await cli(scratch, ["workspace", "list", "--json"])).code).toBe(0);
+          server = await startServer(scratch);
+          kept.add(server.child);
+          expect(lstatSync(socketPath).mode & 0o777).toBe(0o600);
+          const after = await cli(scratch, ["workspace", "list", "--json"]);
+          expect(after.stdout).toBe(overSocket[0]!.stdout);
+          expect(server.stderr()).toMatch(/CLI command over the control socket/);
+        });
+      }
     });
 
     describe("server start-up", () => {
@@ -634,3 +879,95 @@ for (const stack of stacks()) {
     });
   });
 }
+
+/** The failures the CLI explains in one line whatever the stack: no database or server is needed. */
+describe("CLI failures it explains", () => {
+  let dataDir: string;
+  const fakes: NetServer[] = [];
+
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), "kontor-cli-"));
+  });
+  afterEach(async () => {
+    killAll();
+    await Promise.all(fakes.splice(0).map((fake) => new Promise((resolve) => fake.close(resolve))));
+    rmSync(controlSocketPath(dataDir), { force: true });
+    rmSync(join(dataDir, "db.lock"), { force: true });
+  });
+  afterAll(() => {
+    killAll();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const embedded = () => ({ env: { DATA_DIR: dataDir } });
+  /** This (live) test process holds the embedded lock, as a server does. */
+  const holdLock = () => writeFileSync(join(dataDir, "db.lock"), String(process.pid));
+
+  /** A process that listens on the control socket and answers as `answer` says. */
+  async function fakeServer(answer: (request: string, socket: Socket) => void): Promise<string[]> {
+    const requests: string[] = [];
+    const fake = createServer((socket) => {
+      let received = "";
+      socket.on("data", (chunk) => {
+        received += chunk.toString();
+        if (received.includes("\n")) {
+          requests.push(received);
+          answer(received, socket);
+        }
+      });
+      socket.on("error", () => {});
+    });
+    fakes.push(fake);
+    await new Promise<void>((resolve) => fake.listen(controlSocketPath(dataDir), resolve));
+    return requests;
+  }
+
+  it("PostgreSQL unreachable: exit 1, where it looked (without the password) and why", { timeout: 45_000 }, async () => {
+    const port = await freePort();
+    const result = await cli({ env: { DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres:hunter2secret@127.0.0.1:${port}/kontor_nowhere` } }, ["workspace", "list", "--json"]);
+    expectFailure(result, new RegExp(`cannot open PostgreSQL at 127\\.0\\.0\\.1:${port}/kontor_nowhere: .*ECONNREFUSED`), 1);
+    expect(result.stderr + result.stdout).not.toContain("hunter2secret");
+  });
+
+  it("a bad environment: exit 1 with the variable named", { timeout: 45_000 }, async () => {
+    const result = await cli({ env: { DATA_DIR: dataDir, KONTOR_ENV: "staging" } }, ["workspace", "list"]);
+    expectFailure(result, /KONTOR_ENV must be development or production, got 'staging'/, 1);
+  });
+
+  it("the database locked by a live process without a control socket: exit 1, saying both", { timeout: 45_000 }, async () => {
+    holdLock();
+    const absent = await cli(embedded(), ["workspace", "list", "--json"]);
+    expectFailure(absent, new RegExp(`in use by process ${process.pid}.*control socket.*kontor\\.sock \\(ENOENT\\)`), 1);
+    expect(JSON.parse(absent.stdout).error).toMatch(/in use by process/);
+    // a socket file nobody listens on (a plain file here)
+    writeFileSync(controlSocketPath(dataDir), "");
+    const refused = await cli(embedded(), ["keys", "revoke", "key_01M7ZX1GA2MCV1NFM3S6NTSVN6"]);
+    expectFailure(refused, new RegExp(`in use by process ${process.pid}.*kontor\\.sock \\(ECONNREFUSED\\)`), 1);
+  });
+
+  it("bad arguments are refused before the database or the socket is touched: exit 2", { timeout: 45_000 }, async () => {
+    holdLock();
+    const requests = await fakeServer((_request, socket) => socket.end('{"exit":0,"json":{},"text":""}\n'));
+    expectFailure(await cli(embedded(), ["keys", "list"]), /--workspace is required/, 2);
+    expect(requests).toEqual([]);
+  });
+
+  it("sends one JSON line {v, argv} and prints the server's answer as its own", { timeout: 45_000 }, async () => {
+    holdLock();
+    const requests = await fakeServer((_request, socket) =>
+      socket.end(`${JSON.stringify({ exit: 1, message: "No workspace ws_01M7ZX1GA2MCV1NFM3S6NTSVN6." })}\n`),
+    );
+    const result = await cli(embedded(), ["keys", "list", "--workspace", "ws_01M7ZX1GA2MCV1NFM3S6NTSVN6"]);
+    expectFailure(result, /^kontor: No workspace ws_01M7ZX1GA2MCV1NFM3S6NTSVN6\.\n$/, 1);
+    expect(requests).toEqual([`${JSON.stringify({ v: 1, argv: ["keys", "list", "--workspace", "ws_01M7ZX1GA2MCV1NFM3S6NTSVN6"] })}\n`]);
+  });
+
+  it("a server answering nonsense, or hanging up without an answer: exit 1, no stack trace", { timeout: 45_000 }, async () => {
+    holdLock();
+    await fakeServer((_request, socket) => socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"));
+    expectFailure(await cli(embedded(), ["workspace", "list"]), /answer on .*kontor\.sock is not one the CLI understands/, 1);
+    await new Promise((resolve) => fakes.pop()!.close(resolve));
+    await fakeServer((_request, socket) => socket.destroy());
+    expectFailure(await cli(embedded(), ["workspace", "list", "--json"]), /closed its control socket .*kontor\.sock without an answer/, 1);
+  });
+});

@@ -464,6 +464,25 @@ e2e("compliance", (server) => {
       });
     }, 120_000);
 
+    it("shows Kontor's title while it loads, never a template placeholder", async () => {
+      const origin = server().url;
+      const html = await (await fetch(`${origin}/graphql`, { headers: { accept: "text/html" } })).text();
+      expect(html).not.toMatch(/__[A-Z]+__/);
+      // GraphiQL's bundle held back: the page stays on what the server sent before any script ran.
+      const context = await browser!.newContext();
+      try {
+        await context.route((url) => url.pathname.startsWith("/graphiql/") && url.pathname.endsWith(".js"), (route) => route.abort("blockedbyclient"));
+        await context.route((url) => !url.href.startsWith(`${origin}/`), (route) => route.abort("blockedbyclient"));
+        const page = await context.newPage();
+        const response = await page.goto(`${origin}/graphql`, { waitUntil: "load" });
+        expect(response?.status()).toBe(200);
+        expect(await page.title()).toBe("Kontor GraphQL");
+        expect((await page.locator("#root").innerText()).trim()).toBe("Loading Kontor GraphQL...");
+      } finally {
+        await context.close();
+      }
+    }, 120_000);
+
     it("opens with Kontor's default query, which tells where to put the key", async () => {
       await withGraphiQL("/graphql", async (page) => {
         const editor = page.locator(".graphiql-query-editor .monaco-editor").first();

@@ -236,7 +236,7 @@ e2e("request logs", (server) => {
         }
         const lines = written.filter((line) => line.includes("request log flush failed"));
         expect(lines).toHaveLength(1);
-        expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", message: "request log flush failed", rows: 1, dropped: 0 });
+        expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", msg: "request log flush failed", rows: 1, dropped: 0 });
         expect(await prisma.requestLog.count({ where: { id: idOf(res) } })).toBe(0);
         expect(writer.pending).toBeGreaterThanOrEqual(1);
         const again = await api.get("/workspace");

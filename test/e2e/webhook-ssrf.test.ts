@@ -29,6 +29,7 @@ const REBOUND: Record<string, { address: string; family: number }> = {
   "rebind-v6.test": { address: "::1", family: 6 },
   "rebind-mapped.test": { address: "::ffff:127.0.0.1", family: 6 },
   "rebind-private.test": { address: "10.1.2.3", family: 4 },
+  "rebind-metadata.test": { address: "169.254.169.254", family: 4 },
 };
 
 /** A resolver for test hostnames; every call is recorded. */
@@ -40,6 +41,7 @@ function testResolver() {
     if (name === "hooks.public.test") return [{ address: PUBLIC_ADDRESS, family: 4 }];
     if (name === "internal.test") return [{ address: "10.1.2.3", family: 4 }];
     if (name === "metadata.test") return [{ address: "169.254.169.254", family: 4 }];
+    if (name === "alibaba-metadata.test") return [{ address: "100.100.100.200", family: 4 }];
     if (name === "v6-private.test") return [{ address: "fd00:ec2::254", family: 6 }];
     // One public address and one private: the host is refused as a whole.
     if (name === "mixed.test") return [{ address: PUBLIC_ADDRESS, family: 4 }, { address: "10.9.8.7", family: 4 }];
@@ -126,11 +128,13 @@ const REFUSED: [url: string, why: RegExp][] = [
   ["https://10.0.0.1/hooks", /10\.0\.0\.1, a private address/],
   ["https://172.16.5.4/hooks", /private/],
   ["https://192.168.1.1/hooks", /192\.168\.1\.1, a private address/],
-  ["https://[fd00:ec2::254]/hooks", /private/],
+  ["https://[fd00:ec2::254]/hooks", /fd00:ec2::254, a cloud metadata address/],
+  ["https://[fd00::1]/hooks", /private/],
   ["https://100.64.0.1/hooks", /carrier-grade NAT/],
   ["https://internal.test/hooks", /resolves to 10\.1\.2\.3, a private address/],
   ["https://metadata.test/hooks", /resolves to 169\.254\.169\.254, a link-local address/],
-  ["https://v6-private.test/hooks", /resolves to fd00:ec2::254, a private address/],
+  ["https://v6-private.test/hooks", /resolves to fd00:ec2::254, a cloud metadata address/],
+  ["https://alibaba-metadata.test/hooks", /resolves to 100\.100\.100\.200, a cloud metadata address/],
   ["https://mixed.test/hooks", /resolves to 10\.9\.8\.7, a private address/],
   ["https://nowhere.test/hooks", /nowhere\.test could not be resolved/],
   ["https://empty.test/hooks", /empty\.test could not be resolved/],
@@ -321,6 +325,111 @@ for (const stack of stacks()) {
         if (counter.ipv6) expect((await fetch(`http://[::1]:${counter.port}/control`)).status).toBe(200);
         expect(counter.connections).toBe(before + (counter.ipv6 ? 2 : 1));
       });
+    });
+  });
+}
+
+/** Refused in development too: link-local and cloud metadata addresses, literal or resolved. */
+const NEVER_ALLOWED: [url: string, why: RegExp][] = [
+  ["http://169.254.169.254/latest/meta-data/", /169\.254\.169\.254, a link-local address, which is never allowed/],
+  ["http://169.254.10.20:8080/hooks", /link-local/],
+  ["http://[fe80::1]/hooks", /fe80::1, a link-local address/],
+  ["http://[::ffff:169.254.169.254]/hooks", /link-local/],
+  ["http://[fd00:ec2::254]/latest/meta-data/", /fd00:ec2::254, a cloud metadata address/],
+  ["http://100.100.100.200/latest/meta-data/", /100\.100\.100\.200, a cloud metadata address/],
+  ["http://metadata.test/computeMetadata/v1/", /resolves to 169\.254\.169\.254, a link-local address/],
+  ["http://v6-private.test/hooks", /resolves to fd00:ec2::254, a cloud metadata address/],
+  ["http://alibaba-metadata.test/hooks", /resolves to 100\.100\.100\.200, a cloud metadata address/],
+];
+
+for (const stack of stacks()) {
+  describe(`link-local and metadata targets in development [${stack}]`, () => {
+    let running: RunningServer;
+    let drop: (() => Promise<void>) | undefined;
+    let resolver: ReturnType<typeof testResolver>;
+    let receiver: Receiver;
+    let api: ReturnType<typeof rest>;
+    let workspaceId: string;
+
+    beforeAll(async () => {
+      const scratch = await provisionStack(stack);
+      drop = scratch.drop;
+      resolver = testResolver();
+      receiver = await startReceiver();
+      const config = loadConfig({
+        ...scratch.env,
+        PORT: "0",
+        KONTOR_ENV: "development",
+        KONTOR_WEBHOOK_TIMEOUT_MS: "1000",
+        KONTOR_WEBHOOK_RETRY_SCHEDULE: "200ms",
+      });
+      running = await startServer(config, { publicUrlFromPort: true, webhooks: { lookup: resolver.lookup } });
+      const workspace = await createWorkspace(running.db.prisma, {
+        name: `Metadata ${randomBytes(3).toString("hex")}`,
+        plan: "pro",
+        ownerEmail: `owner-${randomBytes(4).toString("hex")}@example.com`,
+        ownerPassword: "correct horse battery staple",
+      });
+      workspaceId = workspace.workspace_id;
+      const { key } = await createApiKey(running.db.prisma, { workspaceId, scopes: [...SCOPES] });
+      api = rest(`${running.url}/v1`, key);
+    });
+
+    afterAll(async () => {
+      await running?.close();
+      await receiver?.close();
+      await drop?.();
+    });
+
+    async function finished(deliveryId: string) {
+      return eventually(
+        async () => (await api.get(`/webhook-deliveries/${deliveryId}`)).body,
+        (d) => d.status === "failed" || d.status === "succeeded",
+      );
+    }
+
+    it("refuses them at creation with validation_failed on url and stores nothing", async () => {
+      for (const [url, why] of NEVER_ALLOWED) expectRefused(await api.post("/webhook-endpoints", { url, events: ["*"] }), why);
+      expect((await api.get("/webhook-endpoints")).body.data).toEqual([]);
+      expect(await running.db.prisma.webhookEndpoint.count({ where: { workspaceId } })).toBe(0);
+      expect(resolver.calls("metadata.test")).toBeGreaterThanOrEqual(1);
+    });
+
+    it("still takes loopback, private and not-yet-resolvable targets", async () => {
+      for (const url of [receiver.url("/dev-ok"), "http://internal.test/hooks", "http://[::1]:9/hooks", "http://nowhere.test/hooks"]) {
+        const created = await api.post("/webhook-endpoints", { url, events: ["lead.created"] });
+        expect(created.status, `${url}: ${JSON.stringify(created.body)}`).toBe(201);
+        expect((await api.delete(`/webhook-endpoints/${created.body.id}`)).status).toBe(200);
+      }
+    });
+
+    it("refuses them in a PATCH and leaves the endpoint as it was", async () => {
+      const created = await api.post("/webhook-endpoints", { url: receiver.url("/patched"), events: ["lead.created"] });
+      expect(created.status).toBe(201);
+      const { secret: _, ...stored } = created.body;
+      for (const [url, why] of NEVER_ALLOWED) expectRefused(await api.patch(`/webhook-endpoints/${created.body.id}`, { url, description: "moved" }), why);
+      expect((await api.get(`/webhook-endpoints/${created.body.id}`)).body).toEqual(stored);
+      await api.delete(`/webhook-endpoints/${created.body.id}`);
+    });
+
+    it("refuses them at send, before connecting: rows written past the API, and a name that resolves there only later", async () => {
+      const donor = await api.post("/webhook-endpoints", { url: receiver.url("/donor"), events: ["lead.created"] });
+      const { secretSealed } = await running.db.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: donor.body.id } });
+      const rows = [];
+      for (const url of ["http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/", "http://100.100.100.200/", "http://metadata.test/"]) {
+        rows.push(await running.db.prisma.webhookEndpoint.create({ data: { id: newId("webhookEndpoint"), workspaceId, url, events: ["*"], secretSealed } }));
+      }
+      const rebound = await api.post("/webhook-endpoints", { url: "http://rebind-metadata.test/hooks", events: ["lead.created"] });
+      expect(rebound.status, JSON.stringify(rebound.body)).toBe(201);
+      for (const id of [...rows.map((row) => row.id), rebound.body.id]) {
+        const started = await api.post(`/webhook-endpoints/${id}/test`);
+        expect(started.status, JSON.stringify(started.body)).toBe(201);
+        const delivery = await finished(started.body.id);
+        expect(delivery, id).toMatchObject({ status: "failed", attempts: 2, last_error: "address_not_allowed", response_status: null, response_body: null });
+      }
+      expect(resolver.calls("rebind-metadata.test")).toBeGreaterThanOrEqual(3);
+      // The donor's receiver saw nothing of it.
+      expect(receiver.received).toEqual([]);
     });
   });
 }

@@ -1,4 +1,9 @@
-/** A thin fetch wrapper for REST calls: JSON in, status + headers + parsed JSON out. */
+import { checkAgainstOpenApi } from "./openapi-check.ts";
+
+/**
+ * A thin fetch wrapper for REST calls: JSON in, status + headers + parsed JSON out. Every answer
+ * from under /v1 is checked against the server's OpenAPI document (a mismatch throws).
+ */
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
@@ -19,6 +24,7 @@ export async function call<T = any>(
   }
   const response = await fetch(url, { method, headers, body });
   const text = await response.text();
+  await checkAgainstOpenApi(method, url, { status: response.status, headers: response.headers, text });
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : null;
@@ -42,6 +48,7 @@ export function rest(api: string, key?: string) {
 export async function raw(url: string, init: RequestInit = {}) {
   const response = await fetch(url, init);
   const text = await response.text();
+  await checkAgainstOpenApi(init.method ?? "GET", url, { status: response.status, headers: response.headers, text });
   let json: any = null;
   try {
     json = JSON.parse(text);

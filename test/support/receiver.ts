@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { expect } from "vitest";
 
 export interface Received {
@@ -90,4 +90,83 @@ export async function eventually<T>(read: () => Promise<T>, done: (value: T) => 
     value = await read();
   }
   return value;
+}
+
+/**
+ * How a receiver can give up on a request whose body is still arriving:
+ * - `answer-then-close`: answers 413 at once (a keep-alive response), half-closes, and closes with
+ *   the rest of the body unread, so the sender's next write fails with EPIPE;
+ * - `answer-then-reset`: answers 400 at once and resets the connection;
+ * - `reset-mid-body`: resets without answering once some of the body has arrived.
+ */
+export type HangUp = "answer-then-close" | "answer-then-reset" | "reset-mid-body";
+
+export interface RudeReceiver {
+  url(path: string): string;
+  /** TCP connections accepted. */
+  readonly connections: number;
+  /** Bytes read from all connections. */
+  readonly bytesRead: number;
+  /** Connections this receiver has closed. */
+  readonly hungUp: number;
+  close(): Promise<void>;
+}
+
+const EARLY_ANSWERS: Record<Exclude<HangUp, "reset-mid-body">, string> = {
+  "answer-then-close": "HTTP/1.1 413 Payload Too Large\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n\r\nbody too large",
+  "answer-then-reset": "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nbad request",
+};
+
+/** A raw TCP receiver on loopback that treats every connection as `mode` says. */
+export async function startRudeReceiver(mode: HangUp): Promise<RudeReceiver> {
+  let connections = 0;
+  let bytesRead = 0;
+  let hungUp = 0;
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    connections++;
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {}); // the sender's side of a reset
+    let done = false;
+    let head = "";
+    socket.on("data", (chunk: Buffer) => {
+      bytesRead += chunk.length;
+      if (done) return;
+      if (mode === "reset-mid-body") {
+        // Body bytes have arrived once the header block has ended before this chunk's last byte.
+        head += chunk.toString("latin1");
+        const end = head.indexOf("\r\n\r\n");
+        if (end === -1 || end + 4 >= head.length) return;
+        done = true;
+        hungUp++;
+        socket.resetAndDestroy();
+        return;
+      }
+      done = true;
+      socket.pause(); // what is not read yet stays unread: closing then sends a reset
+      socket.write(EARLY_ANSWERS[mode]);
+      hungUp++;
+      if (mode === "answer-then-reset") socket.resetAndDestroy();
+      else socket.end(() => socket.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    get connections() {
+      return connections;
+    },
+    get bytesRead() {
+      return bytesRead;
+    },
+    get hungUp() {
+      return hungUp;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

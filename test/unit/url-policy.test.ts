@@ -8,6 +8,7 @@ import {
   isBlockedAddress,
   type LookupAll,
   parseWebhookUrl,
+  refusedKind,
   UrlNotAllowedError,
 } from "../../server/webhooks/url-policy.ts";
 
@@ -66,7 +67,14 @@ describe("isBlockedAddress", () => {
     ["::1", "loopback"],
     ["0:0:0:0:0:0:0:1", "loopback"],
     ["fc00::1", "private"],
-    ["fd00:ec2::254", "private"],
+    ["fd00:ec2::254", "cloud metadata"],
+    ["fd00:ec2::253", "private"],
+    ["fd20:ce::254", "cloud metadata"],
+    ["100.100.100.200", "cloud metadata"],
+    ["168.63.129.16", "cloud metadata"],
+    ["192.0.0.192", "cloud metadata"],
+    ["::ffff:100.100.100.200", "cloud metadata"],
+    ["64:ff9b::6464:64c8", "cloud metadata"],
     ["FD12:3456::1", "private"],
     ["fe80::1", "link-local"],
     ["febf:ffff::1", "link-local"],
@@ -93,6 +101,7 @@ describe("isBlockedAddress", () => {
     "1.1.1.1",
     "93.184.215.14",
     "100.63.255.255",
+    "168.63.129.17",
     "100.128.0.0",
     "172.15.255.255",
     "172.32.0.0",
@@ -121,6 +130,20 @@ describe("isBlockedAddress", () => {
       expect(blockedKind(input)).toBe("unparseable");
     },
   );
+});
+
+describe("refusedKind", () => {
+  it("refuses link-local, metadata and uncheckable addresses everywhere, the rest only in production", () => {
+    for (const ip of ["169.254.169.254", "fe80::1", "fd00:ec2::254", "100.100.100.200", "::ffff:169.254.169.254", "fe80::1%eth0"]) {
+      expect(refusedKind(ip, false), ip).not.toBeNull();
+      expect(refusedKind(ip, true), ip).toBe(refusedKind(ip, false));
+    }
+    for (const ip of ["127.0.0.1", "::1", "10.0.0.5", "192.168.1.1", "fd00::1", "100.64.0.1", "0.0.0.0"]) {
+      expect(refusedKind(ip, false), ip).toBeNull();
+      expect(refusedKind(ip, true), ip).toBe(blockedKind(ip));
+    }
+    expect(refusedKind("8.8.8.8", true)).toBeNull();
+  });
 });
 
 describe("parseWebhookUrl", () => {
@@ -182,11 +205,47 @@ describe("checkWebhookTarget", () => {
     throw new Error("lookup must not be called");
   };
 
-  it("does nothing more than the syntax rules in development", async () => {
-    await expect(checkWebhookTarget(new URL("http://127.0.0.1:8080/"), { production: false, lookup: never })).resolves.toBeUndefined();
+  it("accepts loopback and private targets in development", async () => {
+    for (const raw of ["http://127.0.0.1:8080/", "http://[::1]/", "http://10.0.0.5/", "http://192.168.1.1/", "http://[fd00::1]/", "http://100.64.0.1/"]) {
+      await expect(checkWebhookTarget(new URL(raw), { production: false, lookup: never }), raw).resolves.toBeUndefined();
+    }
     await expect(checkWebhookTarget(new URL("http://localhost/"), { production: false, lookup: never })).resolves.toBeUndefined();
+    await expect(checkWebhookTarget(new URL("http://db.internal/"), { production: false, lookup: answers("10.1.2.3") })).resolves.toBeUndefined();
     const error = await refusal(checkWebhookTarget(new URL("ftp://example.com/"), DEV));
     expect(error.reason).toBe("protocol");
+  });
+
+  it("refuses link-local and cloud metadata addresses in every environment", async () => {
+    const cases: [string, string][] = [
+      ["http://169.254.169.254/latest/meta-data/", "url points to 169.254.169.254, a link-local address, which is never allowed."],
+      ["http://169.254.0.1/", "url points to 169.254.0.1, a link-local address, which is never allowed."],
+      ["http://[fe80::1]/", "url points to fe80::1, a link-local address, which is never allowed."],
+      ["http://[fd00:ec2::254]/", "url points to fd00:ec2::254, a cloud metadata address, which is never allowed."],
+      ["http://100.100.100.200/latest/meta-data/", "url points to 100.100.100.200, a cloud metadata address, which is never allowed."],
+      ["http://[::ffff:169.254.169.254]/", "url points to ::ffff:a9fe:a9fe, a link-local address, which is never allowed."],
+      ["http://2852039166/", "url points to 169.254.169.254, a link-local address, which is never allowed."], // one decimal number
+    ];
+    for (const production of [false, true]) {
+      for (const [raw, message] of cases) {
+        const url = new URL(production ? raw.replace("http:", "https:") : raw);
+        const error = await refusal(checkWebhookTarget(url, { production, lookup: never }));
+        expect(error.reason).toBe("blocked_address");
+        expect(error.message).toBe(message);
+      }
+    }
+  });
+
+  it("refuses a name that resolves to a metadata address in development, and takes one that does not resolve yet", async () => {
+    const url = new URL("http://metadata.google.internal/computeMetadata/v1/");
+    const error = await refusal(checkWebhookTarget(url, { production: false, lookup: answers("10.0.0.7", "169.254.169.254") }));
+    expect(error).toMatchObject({ reason: "blocked_address", message: "url resolves to 169.254.169.254, a link-local address, which is never allowed." });
+    const alibaba = await refusal(checkWebhookTarget(new URL("http://meta.example/"), { production: false, lookup: answers("100.100.100.200") }));
+    expect(alibaba.message).toBe("url resolves to 100.100.100.200, a cloud metadata address, which is never allowed.");
+    const failing: LookupAll = async () => {
+      throw Object.assign(new Error("getaddrinfo ENOTFOUND later.example"), { code: "ENOTFOUND" });
+    };
+    await expect(checkWebhookTarget(new URL("http://later.example/"), { production: false, lookup: failing })).resolves.toBeUndefined();
+    await expect(checkWebhookTarget(new URL("http://later.example/"), { production: false, lookup: answers() })).resolves.toBeUndefined();
   });
 
   it("refuses localhost names in production without resolving them", async () => {
@@ -201,9 +260,8 @@ describe("checkWebhookTarget", () => {
     const cases: [string, string | null][] = [
       ["https://127.0.0.1/", "url points to 127.0.0.1, a loopback address, which production refuses."],
       ["https://[::1]/", "url points to ::1, a loopback address, which production refuses."],
-      ["https://[::ffff:169.254.169.254]/", "url points to ::ffff:a9fe:a9fe, a link-local address, which production refuses."],
       ["https://0x7f000001/", "url points to 127.0.0.1, a loopback address, which production refuses."],
-      ["https://[fd00:ec2::254]/", "url points to fd00:ec2::254, a private address, which production refuses."],
+      ["https://[fd00::1]/", "url points to fd00::1, a private address, which production refuses."],
       ["https://8.8.8.8/", null],
       ["https://[2606:4700::1111]/", null],
     ];
@@ -270,7 +328,7 @@ describe("guardedLookup", () => {
       expect(error).toBeInstanceOf(UrlNotAllowedError);
       expect(error?.code).toBe("EADDRNOTALLOWED");
       expect((error as AddressNotAllowedError).address).toBe("169.254.169.254");
-      expect(error?.message).toBe("url resolves to 169.254.169.254, a link-local address, which production refuses.");
+      expect(error?.message).toBe("url resolves to 169.254.169.254, a link-local address, which is never allowed.");
     }
   });
 
@@ -283,9 +341,23 @@ describe("guardedLookup", () => {
     expect((error as AddressNotAllowedError).reason).toBe("localhost");
   });
 
-  it("passes blocked addresses in development", async () => {
+  it("passes loopback and private addresses in development", async () => {
     const result = await callLookup({ production: false, lookup: answers("127.0.0.1") }, "localhost", {});
     expect(result).toEqual({ error: null, address: "127.0.0.1", family: 4 });
+    const both = await callLookup({ production: false, lookup: answers("10.0.0.5", "fd00::5") }, "lan.example", { all: true });
+    expect(both).toMatchObject({ error: null, address: [{ address: "10.0.0.5", family: 4 }, { address: "fd00::5", family: 6 }] });
+  });
+
+  it("refuses link-local and metadata addresses in development too", async () => {
+    for (const address of ["169.254.169.254", "fe80::1", "fd00:ec2::254", "100.100.100.200", "fe80::1%eth0"]) {
+      for (const all of [true, false]) {
+        const { error } = await callLookup({ production: false, lookup: answers("10.0.0.5", address) }, "rebound.example", { all });
+        expect(error, address).toBeInstanceOf(AddressNotAllowedError);
+        expect(error?.code).toBe("EADDRNOTALLOWED");
+        expect((error as AddressNotAllowedError).address).toBe(address);
+        expect(error?.message).toMatch(/which is never allowed\.$/);
+      }
+    }
   });
 
   it("reports resolution failures as DNS errors", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig, parseDurations, type WebhookConfig } from "../../server/config.ts";
-import { envelope, outcomeOf, retryDelay } from "../../server/webhooks/attempt.ts";
+import { envelope, outcomeOf, retryDelay, WEBHOOK_BODY_BUDGET_BYTES } from "../../server/webhooks/attempt.ts";
 import type { SendResult } from "../../server/webhooks/send.ts";
 
 const HOUR = 3_600_000;
@@ -77,16 +77,71 @@ describe("what an attempt comes to", () => {
 });
 
 describe("the envelope", () => {
+  const BASE_URL = "https://api.kontor.test/v1";
+  const event = (data: unknown) => ({
+    eventId: "evt_1",
+    eventType: "invoice.created",
+    eventCreatedAt: new Date("2026-11-21T10:00:00.000Z"),
+    workspaceId: "ws_1",
+    eventData: data,
+  });
+  /** An invoice whose full envelope is exactly `bytes` long. */
+  const invoiceOfSize = (bytes: number, unit = "x") => {
+    const data = { object: "invoice", id: "inv_1", number: "INV-2026-0001", notes: "" };
+    const bare = Buffer.byteLength(envelope(event(data), BASE_URL));
+    const unitBytes = Buffer.byteLength(unit);
+    expect((bytes - bare) % unitBytes).toBe(0);
+    return { ...data, notes: unit.repeat((bytes - bare) / unitBytes) };
+  };
+
   it("is decisions.md §6's event object, with the resource as stored", () => {
-    const body = envelope({
-      eventId: "evt_1",
-      eventType: "lead.created",
-      eventCreatedAt: new Date("2026-11-21T10:00:00.000Z"),
-      workspaceId: "ws_1",
-      eventData: { object: "lead", id: "lead_1", b: 1, a: 2 },
-    });
+    const body = envelope(event({ object: "lead", id: "lead_1", b: 1, a: 2 }), BASE_URL);
     expect(body).toBe(
-      '{"id":"evt_1","object":"event","type":"lead.created","created_at":"2026-11-21T10:00:00.000Z","workspace_id":"ws_1","data":{"object":{"object":"lead","id":"lead_1","b":1,"a":2}}}',
+      '{"id":"evt_1","object":"event","type":"invoice.created","created_at":"2026-11-21T10:00:00.000Z","workspace_id":"ws_1","data":{"object":{"object":"lead","id":"lead_1","b":1,"a":2}}}',
     );
+  });
+
+  it("has a budget of 256 KiB", () => {
+    expect(WEBHOOK_BODY_BUDGET_BYTES).toBe(262_144);
+  });
+
+  it("carries an event of exactly the budget in full, without a thin field", () => {
+    const data = invoiceOfSize(WEBHOOK_BODY_BUDGET_BYTES);
+    const body = envelope(event(data), BASE_URL);
+    expect(Buffer.byteLength(body)).toBe(WEBHOOK_BODY_BUDGET_BYTES);
+    const parsed = JSON.parse(body);
+    expect(parsed.data.object).toEqual(data);
+    expect(parsed).not.toHaveProperty("thin");
+    expect(parsed).not.toHaveProperty("event_url");
+  });
+
+  it("sends one byte over the budget thin: object and id only, thin: true and where to fetch it", () => {
+    const data = invoiceOfSize(WEBHOOK_BODY_BUDGET_BYTES + 1);
+    const body = envelope(event(data), BASE_URL);
+    expect(JSON.parse(body)).toEqual({
+      id: "evt_1",
+      object: "event",
+      type: "invoice.created",
+      created_at: "2026-11-21T10:00:00.000Z",
+      workspace_id: "ws_1",
+      data: { object: { object: "invoice", id: "inv_1" } },
+      thin: true,
+      event_url: "https://api.kontor.test/v1/events/evt_1",
+    });
+    expect(Buffer.byteLength(body)).toBeLessThan(1024);
+  });
+
+  it("measures bytes, not characters", () => {
+    // 2 bytes per character: under the budget in characters, over it in bytes.
+    const data = invoiceOfSize(WEBHOOK_BODY_BUDGET_BYTES + 2, "é");
+    expect(JSON.stringify(data).length).toBeLessThan(WEBHOOK_BODY_BUDGET_BYTES);
+    expect(JSON.parse(envelope(event(data), BASE_URL)).thin).toBe(true);
+    const fits = invoiceOfSize(WEBHOOK_BODY_BUDGET_BYTES, "é");
+    expect(JSON.parse(envelope(event(fits), BASE_URL))).not.toHaveProperty("thin");
+  });
+
+  it("reads event data stored as a JSON string the same way", () => {
+    const data = invoiceOfSize(WEBHOOK_BODY_BUDGET_BYTES + 1);
+    expect(envelope(event(JSON.stringify(data)), BASE_URL)).toBe(envelope(event(data), BASE_URL));
   });
 });
