@@ -85,7 +85,7 @@ export function createApp(config: Config, { db, redis, webhooks }: Services): Ap
       useWebhookWake(webhooks.wake),
       // Last, so its onResponse sees the response every other plugin settled on (a 401 turned 429).
       ...(config.policies ? [useRequestLog(config, db)] : []),
-      useAccessLog(),
+      useAccessLog(config.accessLog),
     ]),
   });
 }

@@ -12,6 +12,8 @@ export interface Config {
   env: Environment;
   /** Rate limits, idempotency, request logs and GraphQL cost limits; off only to measure them. */
   policies: boolean;
+  /** KONTOR_ACCESS_LOG: one info line per request on stderr (`on`, the default, or `off`). */
+  accessLog: boolean;
   /** A database transaction (and, on PostgreSQL, a statement) running longer is cancelled and rolled back. */
   transactionTimeoutMs: number;
   /** KONTOR_SECRET_KEY: encrypts webhook signing secrets (generated into DATA_DIR in development). */
@@ -50,6 +52,13 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   return value;
 }
 
+function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw !== "on" && raw !== "off") throw new ConfigError(`${name} must be on or off; got '${raw}'.`);
+  return raw === "on";
+}
+
 export class ConfigError extends Error {}
 
 /** decisions.md §1. Everything comes from the environment; nothing has to be set. */
@@ -78,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR || "./.data"),
     env: kontorEnv,
     policies: env.KONTOR_POLICIES !== "off",
+    accessLog: onOff(env, "KONTOR_ACCESS_LOG", true),
     transactionTimeoutMs: positive(env, "KONTOR_TRANSACTION_TIMEOUT_MS", 15_000),
     secretKey,
     webhooks: {

@@ -2,7 +2,6 @@ import { baseUrl, ConfigError, loadConfig } from "./config.ts";
 import { DatabaseLockedError } from "./db/lock.ts";
 import { startServer } from "./http.ts";
 import { describeError, log, logLevel } from "./log.ts";
-import { accessLogEnabled } from "./plugins/access-log.ts";
 import { installProcessGuards } from "./process-guards.ts";
 import { seedDemo } from "./seed.ts";
 
@@ -10,7 +9,6 @@ async function main() {
   installProcessGuards();
   const config = loadConfig();
   logLevel();
-  accessLogEnabled();
   const running = await startServer(config);
 
   // Handled from the moment the server listens: a signal during seeding still closes the database.

@@ -1,23 +1,15 @@
 import type { Plugin } from "graphql-yoga";
-import { ConfigError } from "../config.ts";
 import { log, willLog } from "../log.ts";
 import { requestState } from "../request-state.ts";
 import { RouteTemplates } from "../rest/route-template.ts";
-
-/** KONTOR_ACCESS_LOG: `on` (default) or `off`. */
-export function accessLogEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  const raw = env.KONTOR_ACCESS_LOG || "on";
-  if (raw !== "on" && raw !== "off") throw new ConfigError(`KONTOR_ACCESS_LOG must be on or off; got '${raw}'.`);
-  return raw === "on";
-}
 
 /**
  * One info line per request on stderr. Register it last, so it sees the response every other
  * plugin settled on. Only the route template and the credential id: never the raw path (ids,
  * query string), headers or key material.
  */
-export function useAccessLog(env: NodeJS.ProcessEnv = process.env): Plugin {
-  if (!accessLogEnabled(env)) return {};
+export function useAccessLog(enabled: boolean): Plugin {
+  if (!enabled) return {};
   const routes = new RouteTemplates();
   return {
     onSchemaChange({ schema }) {

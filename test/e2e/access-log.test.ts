@@ -2,30 +2,15 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCOPES } from "../../schema/lib/scopes.ts";
-import { createApiKey } from "../../server/auth/api-keys.ts";
 import { loadConfig } from "../../server/config.ts";
 import { openDatabase } from "../../server/db/open.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
 import { childEnv, startChildServer, type ChildServer } from "../support/child-server.ts";
 import { call, raw } from "../support/http.ts";
 import { eventually } from "../support/receiver.ts";
-import { provisionStack } from "../support/server.ts";
+import { provisionStack, tenantIn } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
 
 type Line = Record<string, unknown>;
-
-/** A workspace and key written straight to the database, before the child server holds it. */
-async function tenantIn(env: NodeJS.ProcessEnv) {
-  const db = await openDatabase(loadConfig(env));
-  try {
-    const ws = await createWorkspace(db.prisma, { name: "Access log", plan: "max", ownerEmail: `owner-${Date.now()}@example.com`, ownerPassword: "correct horse battery staple" });
-    const key = await createApiKey(db.prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] });
-    return { workspaceId: ws.workspace_id, key: key.key, keyId: key.id };
-  } finally {
-    await db.close();
-  }
-}
 
 /** Every stderr line parsed: a line that is not JSON fails the test. */
 function parse(stderr: string): Line[] {
@@ -68,7 +53,7 @@ for (const stack of stacks()) {
 
     beforeAll(async () => {
       scratch = await provisionStack(stack);
-      tenant = await tenantIn({ ...scratch.env, KONTOR_ENV: "development" });
+      tenant = await tenantIn({ ...scratch.env, KONTOR_ENV: "development" }, "Access log");
     });
     afterAll(async () => {
       await scratch?.drop();
@@ -200,7 +185,7 @@ describe("log settings", () => {
 
   beforeAll(async () => {
     scratch = await provisionStack(stack);
-    await tenantIn({ ...scratch.env, KONTOR_ENV: "development" }); // no demo seeding to wait for
+    await tenantIn({ ...scratch.env, KONTOR_ENV: "development" }, "Access log"); // no demo seeding to wait for
   });
   afterAll(async () => {
     await scratch?.drop();

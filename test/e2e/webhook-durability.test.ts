@@ -4,28 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import { createApiKey } from "../../server/auth/api-keys.ts";
 import { loadConfig } from "../../server/config.ts";
-import { openDatabase } from "../../server/db/open.ts";
 import { startServer, type RunningServer } from "../../server/http.ts";
 import { createWorkspace } from "../../server/workspaces.ts";
 import { startChildServer } from "../support/child-server.ts";
 import { rest, type ApiResponse } from "../support/http.ts";
 import { eventually, startReceiver, type Receiver } from "../support/receiver.ts";
-import { provisionStack } from "../support/server.ts";
+import { provisionStack, tenantIn } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
 
 type Api = ReturnType<typeof rest>;
-
-/** A workspace and key written straight to the database, before any server holds it. */
-async function tenantIn(env: NodeJS.ProcessEnv) {
-  const db = await openDatabase(loadConfig(env));
-  try {
-    const ws = await createWorkspace(db.prisma, { name: "Durability", plan: "max", ownerEmail: `owner-${Date.now()}@example.com`, ownerPassword: "correct horse battery staple" });
-    const key = await createApiKey(db.prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] });
-    return { workspaceId: ws.workspace_id, key: key.key };
-  } finally {
-    await db.close();
-  }
-}
 
 /** Every page of a list, 20 a page: /events caps its pages lower than other lists (large items). */
 async function all(api: Api, path: string): Promise<any[]> {
@@ -72,7 +59,7 @@ for (const stack of stacks()) {
         KONTOR_WEBHOOK_RETRY_SCHEDULE: "200ms,200ms,200ms,200ms,200ms,200ms",
         KONTOR_WEBHOOK_JITTER: "0",
       };
-      const tenant = await tenantIn(env);
+      const tenant = await tenantIn(env, "Durability");
       // Each delivery is held open for a second: the kill finds many in flight.
       receiver.answer = () => ({ status: 200, delayMs: 1_000 });
 

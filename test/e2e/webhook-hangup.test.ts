@@ -1,33 +1,16 @@
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCOPES } from "../../schema/lib/scopes.ts";
-import { createApiKey } from "../../server/auth/api-keys.ts";
-import { loadConfig } from "../../server/config.ts";
-import { openDatabase } from "../../server/db/open.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
 import { startChildServer, type ChildServer } from "../support/child-server.ts";
 import { rest } from "../support/http.ts";
 import { eventually, startRudeReceiver, type HangUp, type RudeReceiver } from "../support/receiver.ts";
-import { provisionStack } from "../support/server.ts";
+import { provisionStack, tenantIn } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
 
 /**
  * The server process outlives receivers that refuse, reset or answer before the body is sent:
  * a socket error nobody listens to would end it (the EPIPE crash, see server/webhooks/send.ts).
  */
-
-/** A workspace and key written straight to the database, before any server holds it. */
-async function tenantIn(env: NodeJS.ProcessEnv) {
-  const db = await openDatabase(loadConfig(env));
-  try {
-    const ws = await createWorkspace(db.prisma, { name: "Hang-ups", plan: "max", ownerEmail: `owner-${Date.now()}@example.com`, ownerPassword: "correct horse battery staple" });
-    const key = await createApiKey(db.prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] });
-    return key.key;
-  } finally {
-    await db.close();
-  }
-}
 
 async function closedPort(): Promise<number> {
   const probe = createServer();
@@ -63,7 +46,7 @@ for (const stack of stacks()) {
         KONTOR_WEBHOOK_RETRY_SCHEDULE: "200ms,200ms",
         KONTOR_WEBHOOK_JITTER: "0",
       };
-      const key = await tenantIn(env);
+      const { key } = await tenantIn(env, "Hang-ups");
       child = await startChildServer(env);
       const api = rest(child.api, key);
 

@@ -7,6 +7,7 @@ import { SCOPES } from "../../schema/lib/scopes.ts";
 import type { PlanName } from "../../schema/lib/plans.ts";
 import { createApiKey } from "../../server/auth/api-keys.ts";
 import { loadConfig, type Config } from "../../server/config.ts";
+import { openDatabase } from "../../server/db/open.ts";
 import { startServer, type RunningServer } from "../../server/http.ts";
 import { createWorkspace } from "../../server/workspaces.ts";
 import { databaseUrl, POSTGRES_ADMIN_URL, REDIS_URL, type Stack } from "./stacks.ts";
@@ -87,4 +88,24 @@ export async function startTestServer(stack: Stack, env: NodeJS.ProcessEnv = {})
       await scratch.drop();
     },
   };
+}
+
+/**
+ * A workspace with a key holding every scope, written straight into the database of `env` before
+ * a child server opens it (the embedded database belongs to one process at a time).
+ */
+export async function tenantIn(env: NodeJS.ProcessEnv, name = "Child server"): Promise<Tenant> {
+  const db = await openDatabase(loadConfig(env));
+  try {
+    const ws = await createWorkspace(db.prisma, {
+      name,
+      plan: "max",
+      ownerEmail: `owner-${randomBytes(4).toString("hex")}@example.com`,
+      ownerPassword: "correct horse battery staple",
+    });
+    const key = await createApiKey(db.prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] });
+    return { workspaceId: ws.workspace_id, key: key.key, keyId: key.id };
+  } finally {
+    await db.close();
+  }
 }
