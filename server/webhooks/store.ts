@@ -1,5 +1,5 @@
 import { Prisma, type PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { TEST_EVENT_TYPE } from "../../schema/events.ts";
+import { TEST_EVENT_TYPE, type Tx } from "../../schema/events.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { holdDeliveries } from "../../schema/lib/webhook-hold.ts";
 
@@ -144,7 +144,17 @@ export async function claim(prisma: PrismaClient, options: { ids?: string[]; lim
  * sent to paused endpoints too). Returns false when the lease was lost.
  */
 export async function complete(prisma: PrismaClient, delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
-  const updated = await prisma.$executeRaw`
+  if (!outcome.gone) return (await record(prisma, delivery, outcome)) > 0;
+  // A 410: the failed delivery and the paused endpoint are one change, never seen apart.
+  return prisma.$transaction(async (tx) => {
+    const updated = await record(tx, delivery, outcome);
+    if (updated > 0) await disableGoneEndpoint(tx, delivery.endpointId);
+    return updated > 0;
+  });
+}
+
+function record(prisma: PrismaClient | Tx, delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<number> {
+  return prisma.$executeRaw`
     update webhook_deliveries d
     set status = ${outcome.status}::"WebhookDeliveryStatus",
         response_status = ${outcome.responseStatus}::int,
@@ -160,17 +170,13 @@ export async function complete(prisma: PrismaClient, delivery: ClaimedDelivery, 
         locked_until = null,
         updated_at = now()
     where d.id = ${delivery.id} and d.locked_until = ${delivery.lockedUntil}::timestamptz`;
-  if (updated > 0 && outcome.gone) await disableGoneEndpoint(prisma, delivery.endpointId);
-  return updated > 0;
 }
 
 /** A 410 means the receiver is gone for good: pause the endpoint and hold what waits for it. */
-async function disableGoneEndpoint(prisma: PrismaClient, endpointId: string): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    // updateMany: an endpoint deleted meanwhile is no error.
-    await tx.webhookEndpoint.updateMany({ where: { id: endpointId }, data: { isActive: false, disabledReason: "gone" } });
-    await holdDeliveries(tx, endpointId, true);
-  });
+async function disableGoneEndpoint(tx: Tx, endpointId: string): Promise<void> {
+  // updateMany: an endpoint deleted meanwhile is no error.
+  await tx.webhookEndpoint.updateMany({ where: { id: endpointId }, data: { isActive: false, disabledReason: "gone" } });
+  await holdDeliveries(tx, endpointId, true);
 }
 
 /** Deliveries that are due but not held by anyone: a queue lost track of them (a crash between commit and enqueue). */

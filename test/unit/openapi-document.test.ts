@@ -163,7 +163,7 @@ describe("buildOpenApi", () => {
     const response = (path: string, method: string, status: string) => deref(doc, doc.paths[path][method].responses[status]);
     const codes = (r: Json) => r.content["application/json"].schema.allOf[1].properties.error.properties.code.enum;
     expect(codes(response("/things/{id}", "patch", "409"))).toEqual(["sku_taken"]);
-    expect(codes(response("/things", "post", "409"))).toEqual(["idempotency_conflict", "idempotency_in_progress"]);
+    expect(codes(response("/things", "post", "409"))).toEqual(["idempotency_conflict", "idempotency_in_progress", "idempotency_not_replayable"]);
     expect(codes(response("/things", "get", "400"))).toEqual(["validation_failed"]);
     expect(codes(response("/things", "post", "400"))).toContain("idempotency_key_invalid");
     for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
