@@ -131,7 +131,7 @@ builder.mutationFields((t) => ({
     extensions: rest("POST /webhook-endpoints", "Create a webhook endpoint", 201),
     authScopes: { scope: "webhooks.write" },
     args: {
-      url: t.arg.string({ required: true, description: "http or https; https only, to public addresses, in production." }),
+      url: t.arg.string({ required: true, description: "http or https, without credentials; https only, to public addresses, in production. Link-local and cloud-metadata addresses are refused everywhere." }),
       events: t.arg.stringList({ required: true, description: `Event types, or ["${ALL_EVENTS}"] for all.` }),
       description: t.arg.string({ description: "Free text for people, e.g. what the receiver is." }),
     },
