@@ -1,14 +1,20 @@
 import type { PrismaClient } from "./generated/prisma/client.ts";
 import type { PlanName } from "./lib/plans.ts";
 
-/** Who is calling. API keys today; agent tokens and dashboard sessions plug in as further kinds. */
+/** Who is calling: an API key, or an agent's access token. Dashboard sessions will plug in as a further kind. */
 export interface Credential {
-  kind: "api_key";
+  kind: "api_key" | "agent";
+  /**
+   * What limits, idempotency keys and request logs are keyed on: the API key's id, or the agent
+   * registration's (`areg_…`), so that all tokens of one agent share them.
+   */
   id: string;
   workspaceId: string;
   /** The workspace's plan, for the limits that depend on it. */
   plan: PlanName;
   scopes: ReadonlySet<string>;
+  /** An agent token's expiry (epoch ms): a cached credential is not used past it. */
+  expiresAt?: number;
 }
 
 export interface Context {

@@ -2,6 +2,10 @@ import { createYoga, type YogaServerInstance } from "graphql-yoga";
 import type { Context } from "../schema/context.ts";
 import { schema } from "../schema/index.ts";
 import { ApiKeyResolver } from "./auth/api-keys.ts";
+import "./agents/index.ts";
+import type { SigningKeys } from "./agents/keys.ts";
+import { useAgentAuth } from "./agents/plugin.ts";
+import { AgentTokenResolver } from "./agents/tokens.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
 import { GRAPHQL_PATH } from "./error-response.ts";
@@ -44,10 +48,13 @@ export interface Services {
   /** Undefined without REDIS_URL: policies then keep their state in process. */
   redis: Redis | undefined;
   webhooks: WebhookRuntime;
+  /** Signs and verifies Kontor's identity assertions. */
+  agentKeys: SigningKeys;
 }
 
-export function createApp(config: Config, { db, redis, webhooks }: Services): App {
+export function createApp(config: Config, { db, redis, webhooks, agentKeys }: Services): App {
   const apiKeys = new ApiKeyResolver(db.prisma);
+  const agentTokens = new AgentTokenResolver(db.prisma);
   const policies = config.policies
     ? [useRateLimit(config, redis), useIdempotency(config, redis)]
     : [];
@@ -75,7 +82,8 @@ export function createApp(config: Config, { db, redis, webhooks }: Services): Ap
       useWellKnown(config),
       useGraphQLTransport(),
       useGraphiQLAssets(),
-      useAuthentication(config, [(token) => apiKeys.resolve(token)]),
+      useAgentAuth({ config, prisma: db.prisma, keys: agentKeys }),
+      useAuthentication(config, [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)]),
       useRequestBody(),
       ...policies,
       ...(config.policies ? [useGraphQLLimits()] : []),

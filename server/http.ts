@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { SigningKeys } from "./agents/keys.ts";
 import { createApp } from "./app.ts";
 import { openControlSocket } from "./control/socket-server.ts";
 import { answerClientError } from "./client-error.ts";
@@ -30,7 +31,8 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   // Fails before anything opens when production has no KONTOR_SECRET_KEY.
-  const secrets = new SecretBox(serverSecret(config));
+  const secret = serverSecret(config);
+  const secrets = new SecretBox(secret);
   const db = await openDatabase(config);
   let redis: Redis | undefined;
   try {
@@ -56,7 +58,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const served = options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config;
   // Thin webhook events link to {base_url}: the worker needs the URL the API is served at.
   const webhooks = startWebhooks(served, db, secrets, options.webhooks);
-  const app = createApp(served, { db, redis, webhooks });
+  const agentKeys = new SigningKeys(db.prisma, new SecretBox(secret, "kontor/agent-signing-keys"));
+  const app = createApp(served, { db, redis, webhooks, agentKeys });
   server.on("request", (req, res) => withRequestState(() => app(req, res)));
   const control = await openControlSocket(db, config.dataDir);
   server.on("clientError", answerClientError);

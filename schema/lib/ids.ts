@@ -33,6 +33,11 @@ export const ID_PREFIXES = {
   webhookEndpoint: "we",
   webhookDelivery: "whd",
   request: "req",
+  agentRegistration: "areg",
+  agentToken: "atk",
+  claimAttempt: "cla",
+  trustedProvider: "tpr",
+  signingKey: "sk",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -6,14 +6,31 @@ export interface PlanLimits {
   ai_requests_per_minute: number;
   storage_bytes: number;
   storage_label: string;
+  /** Agent registrations not revoked or denied, per workspace. */
+  agent_registrations: number;
+  /** Live access tokens of one registration; issuing past it revokes the oldest. */
+  agent_tokens_per_registration: number;
+  /** The longest an agent access token lives. */
+  agent_token_lifetime_seconds: number;
+  /** ID-JAG providers a workspace may trust. */
+  trusted_providers: number;
 }
 
-/** api-spec.md §8 and decisions.md §4: data, so later policies read it rather than hard-code it. */
+function agentCaps(registrations: number, tokens: number, lifetimeHours: number, providers: number) {
+  return {
+    agent_registrations: registrations,
+    agent_tokens_per_registration: tokens,
+    agent_token_lifetime_seconds: lifetimeHours * 3600,
+    trusted_providers: providers,
+  };
+}
+
+/** api-spec.md §8 and decisions.md §4 and §8: data, so later policies read it rather than hard-code it. */
 export const PLAN_LIMITS: Record<PlanName, PlanLimits> = {
-  free: { requests_per_minute: 120, ai_requests_per_minute: 20, storage_bytes: 1e9, storage_label: "1 GB" },
-  plus: { requests_per_minute: 300, ai_requests_per_minute: 40, storage_bytes: 1e10, storage_label: "10 GB" },
-  pro: { requests_per_minute: 600, ai_requests_per_minute: 60, storage_bytes: 1e11, storage_label: "100 GB" },
-  max: { requests_per_minute: 1200, ai_requests_per_minute: 120, storage_bytes: 1e12, storage_label: "1 TB" },
+  free: { requests_per_minute: 120, ai_requests_per_minute: 20, storage_bytes: 1e9, storage_label: "1 GB", ...agentCaps(3, 2, 1, 0) },
+  plus: { requests_per_minute: 300, ai_requests_per_minute: 40, storage_bytes: 1e10, storage_label: "10 GB", ...agentCaps(10, 5, 4, 1) },
+  pro: { requests_per_minute: 600, ai_requests_per_minute: 60, storage_bytes: 1e11, storage_label: "100 GB", ...agentCaps(50, 10, 12, 3) },
+  max: { requests_per_minute: 1200, ai_requests_per_minute: 120, storage_bytes: 1e12, storage_label: "1 TB", ...agentCaps(200, 25, 24, 10) },
 };
 
 /** Agent authentication is opt-in on free and on by default elsewhere (api-spec.md §5). */

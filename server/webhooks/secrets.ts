@@ -7,14 +7,15 @@ const VERSION = "v1";
 const KEY_FILE = "server-secret.key";
 
 /**
- * Encrypts webhook signing secrets at rest (AES-256-GCM). The key is derived from the server
+ * Encrypts secrets at rest (AES-256-GCM): webhook signing secrets, agent signing keys. The key is derived from the server
  * secret, so a copy of the database alone reveals no signing secret.
  */
 export class SecretBox {
   private readonly key: Buffer;
 
-  constructor(serverSecret: string) {
-    this.key = Buffer.from(hkdfSync("sha256", serverSecret, "", "kontor/webhook-signing-secrets", 32));
+  /** `purpose` separates the keys of unrelated secrets (webhook signing secrets, agent signing keys). */
+  constructor(serverSecret: string, purpose = "kontor/webhook-signing-secrets") {
+    this.key = Buffer.from(hkdfSync("sha256", serverSecret, "", purpose, 32));
   }
 
   seal(plaintext: string): string {

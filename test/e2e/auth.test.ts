@@ -26,6 +26,8 @@ const SCOPE_CATALOG = [
   "webhooks.write",
   "logs.read",
   "logs.write",
+  "agents.read",
+  "agents.write",
   "payments.write",
   "ai.responses",
   "ai.coding",

@@ -1,0 +1,1 @@
+// Each endpoint module registers its paths with agentRoutes() when imported.

@@ -1,0 +1,108 @@
+import { randomUUID } from "node:crypto";
+import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type JWTPayload, type JWTVerifyResult } from "jose";
+import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { newId } from "../../schema/lib/ids.ts";
+import type { SecretBox } from "../webhooks/secrets.ts";
+
+export const ALGORITHM = "ES256";
+/** Kontor's identity assertions live 30 days; a retired key verifies for as long. */
+export const ASSERTION_LIFETIME_SECONDS = 30 * 24 * 3600;
+/** How long a process trusts its copy of the key set before reading it again. */
+const CACHE_MS = 60_000;
+
+interface LoadedKey {
+  kid: string;
+  publicJwk: JWK;
+  privateJwk: JWK;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+/**
+ * The ES256 keys that sign Kontor's identity assertions. They live in the database, the private
+ * half sealed with the server secret, so every process signs and verifies with the same keys; the
+ * first process to need one makes it. The newest unretired key signs; every key not retired for
+ * longer than an assertion lives is published and verifies.
+ */
+export class SigningKeys {
+  private loaded: { keys: LoadedKey[]; at: number } | undefined;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly box: SecretBox,
+  ) {}
+
+  private async load(force = false): Promise<LoadedKey[]> {
+    if (!force && this.loaded && Date.now() - this.loaded.at < CACHE_MS) return this.loaded.keys;
+    const since = new Date(Date.now() - ASSERTION_LIFETIME_SECONDS * 1000);
+    const rows = await this.prisma.signingKey.findMany({
+      where: { OR: [{ retiredAt: null }, { retiredAt: { gt: since } }] },
+      orderBy: { createdAt: "desc" },
+    });
+    const keys = rows.map((row) => ({
+      kid: row.id,
+      publicJwk: row.publicJwk as JWK,
+      privateJwk: JSON.parse(this.box.open(row.privateSealed)) as JWK,
+      createdAt: row.createdAt,
+      retiredAt: row.retiredAt,
+    }));
+    this.loaded = { keys, at: Date.now() };
+    return keys;
+  }
+
+  /** Makes a new signing key; the ones signing until now are retired (they keep verifying). */
+  async rotate(): Promise<string> {
+    const { publicKey, privateKey } = await generateKeyPair(ALGORITHM, { extractable: true });
+    const kid = newId("signingKey");
+    const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALGORITHM, use: "sig" };
+    const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: ALGORITHM };
+    await this.prisma.$transaction([
+      this.prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: new Date() } }),
+      this.prisma.signingKey.create({ data: { id: kid, publicJwk, privateSealed: this.box.seal(JSON.stringify(privateJwk)) } }),
+    ]);
+    await this.load(true);
+    return kid;
+  }
+
+  /** The key that signs now, made on first use. */
+  private async signer(): Promise<LoadedKey> {
+    let current = (await this.load()).find((key) => key.retiredAt === null);
+    if (!current) {
+      // Two processes starting at once may each make one: both are published, the newest signs.
+      await this.rotate();
+      current = (await this.load(true)).find((key) => key.retiredAt === null);
+    }
+    if (!current) throw new Error("No signing key could be made.");
+    return current;
+  }
+
+  /** The public keys, as `{host_url}/.well-known/jwks.json` serves them. */
+  async jwks(): Promise<{ keys: JWK[] }> {
+    await this.signer();
+    return { keys: (await this.load()).map((key) => key.publicJwk) };
+  }
+
+  async sign(claims: JWTPayload, options: { issuer: string; audience: string; subject: string; expiresInSeconds: number; type?: string }): Promise<string> {
+    const key = await this.signer();
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: ALGORITHM, kid: key.kid, typ: options.type ?? "JWT" })
+      .setIssuer(options.issuer)
+      .setAudience(options.audience)
+      .setSubject(options.subject)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + options.expiresInSeconds)
+      .setJti(randomUUID())
+      .sign(await importJWK(key.privateJwk, ALGORITHM));
+  }
+
+  /** Verifies a JWT Kontor signed (any published key; an unknown kid rereads the key set once). */
+  async verify(jwt: string, options: { issuer: string; audience: string }): Promise<JWTVerifyResult> {
+    const lookup = async (protectedHeader: { kid?: string }) => {
+      let key = (await this.load()).find((k) => k.kid === protectedHeader.kid);
+      if (!key) key = (await this.load(true)).find((k) => k.kid === protectedHeader.kid);
+      if (!key) throw new Error("unknown signing key");
+      return importJWK(key.publicJwk, ALGORITHM);
+    };
+    return jwtVerify(jwt, lookup, { algorithms: [ALGORITHM], issuer: options.issuer, audience: options.audience });
+  }
+}

@@ -1,0 +1,63 @@
+import type { Plugin } from "graphql-yoga";
+import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { baseUrl, type Config } from "../config.ts";
+import { describeError, log } from "../log.ts";
+import { requestState } from "../request-state.ts";
+import type { SigningKeys } from "./keys.ts";
+import { OAuthError, oauthErrorResponse } from "./oauth.ts";
+
+/** What the agent endpoints work with. */
+export interface AgentServices {
+  config: Config;
+  prisma: PrismaClient;
+  keys: SigningKeys;
+  /** `{host_url}` and `{base_url}` of this deployment. */
+  hostUrl: string;
+  baseUrl: string;
+}
+
+export type AgentHandler = (request: Request, services: AgentServices, url: URL) => Promise<Response>;
+
+/** One path of the protocol: its handler for each method. */
+export type AgentRoutes = Record<string, Partial<Record<"GET" | "POST", AgentHandler>>>;
+
+/** The paths of the agent-registration protocol (all at `{host_url}`, none under `/v1`). */
+const ROUTES: AgentRoutes = {};
+
+/** Adds the handlers of one endpoint module (called at import time by server/agents/index.ts). */
+export function agentRoutes(routes: AgentRoutes): void {
+  for (const [path, handlers] of Object.entries(routes)) ROUTES[path] = { ...ROUTES[path], ...handlers };
+}
+
+/**
+ * The auth.md agent-registration protocol over OAuth 2.0: discovery, registration, the claim page,
+ * the token and revocation endpoints. These paths are public (the protocol authenticates by its own
+ * means); errors are RFC 6749-shaped, never the /v1 envelope.
+ */
+export function useAgentAuth(services: Omit<AgentServices, "hostUrl" | "baseUrl">): Plugin {
+  const full: AgentServices = { ...services, hostUrl: services.config.publicUrl, baseUrl: baseUrl(services.config) };
+  return {
+    async onRequest({ request, url, endResponse }) {
+      const handlers = ROUTES[url.pathname];
+      if (!handlers) return;
+      const state = requestState();
+      if (state) state.route = url.pathname;
+      const handler = handlers[request.method as "GET" | "POST"] ?? (request.method === "HEAD" ? handlers.GET : undefined);
+      try {
+        if (!handler) {
+          const allow = Object.keys(handlers).join(", ");
+          throw new OAuthError(405, "method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allow}.`, {}, { Allow: allow });
+        }
+        endResponse(await handler(request, full, url));
+      } catch (error) {
+        if (error instanceof OAuthError) {
+          if (state) state.errorCode = error.code;
+          return endResponse(oauthErrorResponse(error, state?.id));
+        }
+        log("error", "agent endpoint failed", describeError(error));
+        if (state) state.errorCode = "server_error";
+        endResponse(oauthErrorResponse(new OAuthError(500, "server_error", "An unexpected error occurred. Quote the request id when reporting it."), state?.id));
+      }
+    },
+  };
+}
