@@ -82,7 +82,7 @@ export function createApp(config: Config, { db, redis, webhooks, agentKeys }: Se
       useWellKnown(config),
       useGraphQLTransport(),
       useGraphiQLAssets(),
-      useAgentAuth({ config, prisma: db.prisma, keys: agentKeys }),
+      useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis }),
       useAuthentication(config, [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)]),
       useRequestBody(),
       ...policies,

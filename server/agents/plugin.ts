@@ -1,4 +1,5 @@
 import type { Plugin } from "graphql-yoga";
+import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { baseUrl, type Config } from "../config.ts";
 import { describeError, log } from "../log.ts";
@@ -11,6 +12,8 @@ export interface AgentServices {
   config: Config;
   prisma: PrismaClient;
   keys: SigningKeys;
+  /** Undefined without REDIS_URL: state then lives in the database or in process. */
+  redis: Redis | undefined;
   /** `{host_url}` and `{base_url}` of this deployment. */
   hostUrl: string;
   baseUrl: string;
