@@ -5,6 +5,7 @@ import { ApiKeyResolver } from "./auth/api-keys.ts";
 import "./agents/index.ts";
 import type { SigningKeys } from "./agents/keys.ts";
 import { useAgentAuth } from "./agents/plugin.ts";
+import { useSandboxSweep } from "./agents/sandbox.ts";
 import { AgentTokenResolver } from "./agents/tokens.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
@@ -82,10 +83,12 @@ export function createApp(config: Config, { db, redis, webhooks, agentKeys }: Se
       useWellKnown(config),
       useGraphQLTransport(),
       useGraphiQLAssets(),
-      useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis }),
       useAuthentication(config, [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)]),
       useRequestBody(),
       ...policies,
+      // After the body limit and the rate limit (per client address, as for any request without a credential).
+      useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis }),
+      useSandboxSweep(db.prisma),
       ...(config.policies ? [useGraphQLLimits()] : []),
       useGraphQLErrorShape(),
       useRest(config),

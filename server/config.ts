@@ -14,6 +14,8 @@ export interface Config {
   policies: boolean;
   /** KONTOR_ACCESS_LOG: one info line per request on stderr (`on`, the default, or `off`). */
   accessLog: boolean;
+  /** Anonymous agent registrations (each makes a sandbox workspace) per client address and hour. */
+  anonymousAgentsPerHour: number;
   /** A database transaction (and, on PostgreSQL, a statement) running longer is cancelled and rolled back. */
   transactionTimeoutMs: number;
   /** KONTOR_SECRET_KEY: encrypts webhook signing secrets (generated into DATA_DIR in development). */
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     env: kontorEnv,
     policies: env.KONTOR_POLICIES !== "off",
     accessLog: onOff(env, "KONTOR_ACCESS_LOG", true),
+    anonymousAgentsPerHour: positive(env, "KONTOR_ANONYMOUS_AGENTS_PER_HOUR", 10),
     transactionTimeoutMs: positive(env, "KONTOR_TRANSACTION_TIMEOUT_MS", 15_000),
     secretKey,
     webhooks: {

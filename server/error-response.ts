@@ -32,9 +32,18 @@ export function graphqlErrorBody(error: ApiError) {
   return { errors: [{ message: error.message, extensions: { ...extensions, request_id: requestState()?.id ?? null } }] };
 }
 
+/** The agent-registration protocol's endpoints answer errors in RFC 6749's shape. */
+const OAUTH_PATHS = /^\/(oauth2|agent)\//;
+
+/** The same error as an OAuth endpoint answers it: `{"error": code, "error_description": message}`. */
+function oauthErrorBody(error: ApiError) {
+  noteErrorCode(error.code);
+  return { error: error.code, error_description: error.message, request_id: requestState()?.id ?? null };
+}
+
 /** Renders an error raised before GraphQL execution, in the shape the caller's interface speaks. */
 export function errorResponse(error: ApiError, pathname: string): Response {
-  const body = pathname === GRAPHQL_PATH ? graphqlErrorBody(error) : restErrorBody(error);
+  const body = pathname === GRAPHQL_PATH ? graphqlErrorBody(error) : OAUTH_PATHS.test(pathname) ? oauthErrorBody(error) : restErrorBody(error);
   return Response.json(body, { status: error.status, headers: error.headers });
 }
 

@@ -24,6 +24,8 @@ const TEXT_BY_NAME: Record<string, number> = {
   tax_id: 64,
   postal_code: 32,
   url: 2_048,
+  issuer: 2_048,
+  jwks_url: 2_048,
   cursor: 200,
   search: 200,
 };

@@ -103,7 +103,7 @@ export type ClaimDecision =
   /** The attempt cannot be decided any more: too many wrong codes, expired, or already decided. */
   | { outcome: "closed"; reason: "too_many_wrong_codes" | "expired" | "decided" }
   /** The user may not claim into that workspace (not its owner, agent auth off, plan cap reached). */
-  | { outcome: "refused"; reason: "not_owner" | "agent_auth_disabled" | "plan_limit_reached"; message: string };
+  | { outcome: "refused"; reason: "not_owner" | "agent_auth_disabled" | "plan_limit_reached" | "issuer_not_trusted"; message: string };
 
 /**
  * The user's answer on the claim page, decided under a lock on the attempt's row so that
@@ -170,6 +170,17 @@ export async function decideClaim(
       }
       if (!workspace.agentAuthEnabled) {
         return { outcome: "refused", reason: "agent_auth_disabled", message: "Agent access is turned off for this workspace." } as const;
+      }
+      // An agent that proved who it is with an ID-JAG can only join a workspace trusting that issuer.
+      if (registration.type === "identity_assertion") {
+        const trusted = await tx.trustedProvider.count({ where: { workspaceId, issuer: registration.providerIssuer ?? "" } });
+        if (trusted === 0) {
+          return {
+            outcome: "refused",
+            reason: "issuer_not_trusted",
+            message: `This workspace does not trust ${registration.providerIssuer}, the provider that vouches for this agent.`,
+          } as const;
+        }
       }
       const active = await tx.agentRegistration.count({ where: { workspaceId, status: "active", revokedAt: null } });
       const cap = PLAN_LIMITS[workspace.plan].agent_registrations;

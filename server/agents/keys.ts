@@ -9,6 +9,11 @@ export const ALGORITHM = "ES256";
 export const ASSERTION_LIFETIME_SECONDS = 30 * 24 * 3600;
 /** How long a process trusts its copy of the key set before reading it again. */
 const CACHE_MS = 60_000;
+/**
+ * A new key is published this long before it signs, and the key it replaces signs until then:
+ * every process (and every verifier caching the JWKS as long) holds a key before an assertion uses it.
+ */
+export const KEY_PUBLISH_LEAD_MS = CACHE_MS;
 
 interface LoadedKey {
   kid: string;
@@ -50,27 +55,37 @@ export class SigningKeys {
     return keys;
   }
 
-  /** Makes a new signing key; the ones signing until now are retired (they keep verifying). */
+  /**
+   * Makes a new signing key. It is published at once and signs from KEY_PUBLISH_LEAD_MS on; the
+   * keys signing until then retire at that moment and keep verifying as long as an assertion lives.
+   */
   async rotate(): Promise<string> {
     const { publicKey, privateKey } = await generateKeyPair(ALGORITHM, { extractable: true });
     const kid = newId("signingKey");
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALGORITHM, use: "sig" };
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: ALGORITHM };
     await this.prisma.$transaction([
-      this.prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: new Date() } }),
+      this.prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: new Date(Date.now() + KEY_PUBLISH_LEAD_MS) } }),
       this.prisma.signingKey.create({ data: { id: kid, publicJwk, privateSealed: this.box.seal(JSON.stringify(privateJwk)) } }),
     ]);
     await this.load(true);
     return kid;
   }
 
-  /** The key that signs now, made on first use. */
+  /** The key that signs now (see pick); made on first use. */
   private async signer(): Promise<LoadedKey> {
-    let current = (await this.load()).find((key) => key.retiredAt === null);
+    const pick = (keys: LoadedKey[]) => {
+      const now = Date.now();
+      const usable = keys.filter((key) => key.retiredAt === null || key.retiredAt.getTime() > now);
+      // Newest first: the newest settled key, else the oldest usable one (the one that was signing,
+      // or of two keys made at once by two processes, the same one for both).
+      return usable.find((key) => key.createdAt.getTime() <= now - KEY_PUBLISH_LEAD_MS) ?? usable.at(-1);
+    };
+    let current = pick(await this.load());
     if (!current) {
       // Two processes starting at once may each make one: both are published, the newest signs.
       await this.rotate();
-      current = (await this.load(true)).find((key) => key.retiredAt === null);
+      current = pick(await this.load(true));
     }
     if (!current) throw new Error("No signing key could be made.");
     return current;

@@ -22,6 +22,7 @@ export type OAuthErrorCode =
   | "login_required"
   | "interaction_required"
   | "method_not_allowed"
+  | "rate_limit_exceeded"
   | "server_error";
 
 /** An error of the OAuth endpoints, answered `{"error", "error_description"}` (not the /v1 envelope). */

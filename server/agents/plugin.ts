@@ -19,7 +19,12 @@ export interface AgentServices {
   baseUrl: string;
 }
 
-export type AgentHandler = (request: Request, services: AgentServices, url: URL) => Promise<Response>;
+/** Who sent the request: the socket's peer address (X-Forwarded-For is not trusted, no proxy is configured). */
+export interface AgentClient {
+  ip: string;
+}
+
+export type AgentHandler = (request: Request, services: AgentServices, url: URL, client: AgentClient) => Promise<Response>;
 
 /** One path of the protocol: its handler for each method. */
 export type AgentRoutes = Record<string, Partial<Record<"GET" | "POST", AgentHandler>>>;
@@ -40,7 +45,7 @@ export function agentRoutes(routes: AgentRoutes): void {
 export function useAgentAuth(services: Omit<AgentServices, "hostUrl" | "baseUrl">): Plugin {
   const full: AgentServices = { ...services, hostUrl: services.config.publicUrl, baseUrl: baseUrl(services.config) };
   return {
-    async onRequest({ request, url, endResponse }) {
+    async onRequest({ request, url, serverContext, endResponse }) {
       const handlers = ROUTES[url.pathname];
       if (!handlers) return;
       const state = requestState();
@@ -51,7 +56,8 @@ export function useAgentAuth(services: Omit<AgentServices, "hostUrl" | "baseUrl"
           const allow = Object.keys(handlers).join(", ");
           throw new OAuthError(405, "method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allow}.`, {}, { Allow: allow });
         }
-        endResponse(await handler(request, full, url));
+        const ip = (serverContext as { req?: { socket?: { remoteAddress?: string } } }).req?.socket?.remoteAddress ?? "unknown";
+        endResponse(await handler(request, full, url, { ip }));
       } catch (error) {
         if (error instanceof OAuthError) {
           if (state) state.errorCode = error.code;

@@ -47,7 +47,8 @@ export class AgentTokenResolver {
 
   constructor(
     private readonly db: PrismaClient,
-    private readonly ttlMs = 4_000,
+    // Under the API keys' 4 s: a revoked agent must stop within 5 s on every process, polls included.
+    private readonly ttlMs = 3_000,
     private readonly maxEntries = 10_000,
   ) {}
 

@@ -76,6 +76,8 @@ const ERROR_CODES: ErrorCode[] = [
   { status: 401, code: "unauthenticated", when: "no credential was sent", on: always },
   { status: 401, code: "invalid_token", when: "the credential is not valid, was revoked, or is not a Bearer token", on: always },
   { status: 403, code: "insufficient_scope", when: "the credential lacks a scope; `required_scope` names it", on: always },
+  { status: 403, code: "plan_limit_reached", when: "the workspace's plan allows no more of these; delete one or upgrade" },
+  { status: 403, code: "agent_auth_disabled", when: "agent access is turned off for the workspace" },
   { status: 404, code: "not_found", when: "no object with that id in the caller's workspace; `param` names the path parameter", on: (r) => r.hasPathParams },
   { status: 405, code: "method_not_allowed", when: "the path exists but not with this method; `Allow` lists the methods it has", on: always },
   { status: 409, code: "idempotency_conflict", when: "the `Idempotency-Key` was used with another request or by another credential", on: posts },

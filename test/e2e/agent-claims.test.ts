@@ -122,6 +122,29 @@ e2e("agent claim decisions", (server) => {
     });
   });
 
+  it("an agent vouched for by an ID-JAG provider joins only a workspace that trusts that provider", async () => {
+    const issuer = "http://127.0.0.1:9/idp";
+    const registration = await db().agentRegistration.create({
+      data: {
+        id: newId("agentRegistration"),
+        type: "identity_assertion",
+        status: "pending",
+        providerIssuer: issuer,
+        providerSubject: "user-1",
+        scopes: [],
+        postClaimScopes: ["leads.read"],
+      },
+    });
+    const started = await startClaimAttempt(db(), { registrationId: registration.id, loginHint: null, hostUrl: server().url });
+    const refused = await decideClaim(db(), { attemptId: started.attemptId, userId: ownerId, approve: true, code: started.claim.user_code, workspaceId });
+    expect(refused).toMatchObject({ outcome: "refused", reason: "issuer_not_trusted" });
+    await db().trustedProvider.create({ data: { id: newId("trustedProvider"), workspaceId, issuer, jwksUrl: `${issuer}/jwks.json` } });
+    expect(await decideClaim(db(), { attemptId: started.attemptId, userId: ownerId, approve: true, code: started.claim.user_code, workspaceId })).toEqual({
+      outcome: "approved",
+      workspaceId,
+    });
+  });
+
   describe("anonymous agents", () => {
     it("the claim makes the sandbox the user's, and the pre-claim tokens stop", async () => {
       const sandbox = await db().workspace.create({

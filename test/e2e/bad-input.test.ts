@@ -15,6 +15,7 @@ import {
 import { call } from "../support/http.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { e2e } from "../support/suite.ts";
+import { newId } from "../../schema/lib/ids.ts";
 
 /**
  * Every operation of /v1/openapi.json, fed malformed ids, query strings and bodies generated from
@@ -94,9 +95,15 @@ e2e("bad input sweep", (server) => {
     expect(document.status).toBe(200);
     const request = (method: string, path: string, body?: unknown) => call(method, server().api + path, { key: tenant.key, body });
     fixtures = new Fixtures(document.body, request, {
-      values: { url: receiver.url("/sweep"), events: ["task.completed"] },
+      values: { url: receiver.url("/sweep"), events: ["task.completed"], issuer: () => `http://127.0.0.1:9/sweep-idp/${newId("request")}`, jwks_url: "http://127.0.0.1:9/sweep-idp/jwks.json" },
       bodies: { "POST /leads": { first_name: "Sweep" } },
       seed: {
+        // An agent registration is made by the agent protocol, not by a /v1 route: one is written directly.
+        "agent-registrations": async () => {
+          await server().running.db.prisma.agentRegistration.create({
+            data: { id: newId("agentRegistration"), workspaceId: tenant.workspaceId, type: "service_auth", status: "active", scopes: ["leads.read"], postClaimScopes: ["leads.read"] },
+          });
+        },
         "webhook-deliveries": async (f) => {
           const res = await request("POST", `/webhook-endpoints/${await f.sharedId("webhook-endpoints")}/test`);
           expect(res.status, JSON.stringify(res.body)).toBe(201);

@@ -193,6 +193,15 @@ e2e("compliance", (server) => {
           "POST /webhook-deliveries/{id}/replay",
           "GET /events",
           "GET /events/{id}",
+          "GET /agent-settings",
+          "PATCH /agent-settings",
+          "GET /trusted-providers",
+          "POST /trusted-providers",
+          "GET /trusted-providers/{id}",
+          "DELETE /trusted-providers/{id}",
+          "GET /agent-registrations",
+          "GET /agent-registrations/{id}",
+          "POST /agent-registrations/{id}/revoke",
         ].sort(),
       );
     });
@@ -215,7 +224,7 @@ e2e("compliance", (server) => {
         const params = [...(pathItem.parameters ?? []), ...(op.parameters ?? [])].map((p: Json) => deref(doc, p));
         const inQuery = params.filter((p) => p.in === "query").map((p) => p.name);
         expect(inQuery, `${method} ${path} declares query parameters`).toEqual([]);
-        const hasBodyArgs = !/\/(convert|send|void|accept|decline|rotate-secret|test|replay)$/.test(path);
+        const hasBodyArgs = !/\/(convert|send|void|accept|decline|rotate-secret|test|replay|revoke)$/.test(path);
         if (hasBodyArgs) {
           const schema = deref(doc, op.requestBody?.content?.["application/json"]?.schema ?? {});
           expect(Object.keys(schema.properties ?? {}).length, `${method} ${path} has no JSON body`).toBeGreaterThan(0);

@@ -100,7 +100,7 @@ function collectionAt(path: string): string | undefined {
 // Fixtures
 
 export interface FixtureHints {
-  /** Valid values by property name where the type alone says too little (`url`, `events`). */
+  /** Valid values by property name where the type alone says too little (`url`, `events`); a function makes a new one each time (unique fields). */
   values: Record<string, unknown>;
   /** Extra fields for a create route's base body (`"POST /leads": {first_name: …}`). */
   bodies: Record<string, Record<string, unknown>>;
@@ -154,10 +154,19 @@ export class Fixtures {
     return id;
   }
 
-  /** A new object, for a case that may destroy it. */
-  fresh(collection: string): Promise<string> {
-    return this.make(collection);
+  /**
+   * An object for a case that may destroy it: a new one, unless the last one handed out still
+   * exists (no DELETE case removed it), since plans cap some collections (trusted providers).
+   */
+  async fresh(collection: string): Promise<string> {
+    const spare = this.spares.get(collection);
+    if (spare && (await this.request("GET", `/${collection}/${encodeURIComponent(spare)}`)).status === 200) return spare;
+    const id = await this.make(collection);
+    this.spares.set(collection, id);
+    return id;
   }
+
+  private readonly spares = new Map<string, string>();
 
   /** The resolved id of a collection (sharedId must have run). */
   id(collection: string): string {
@@ -213,7 +222,10 @@ export class Fixtures {
 
   /** A valid value for a property, from hints, references and the schema. */
   sample(schema: Schema, name: string): unknown {
-    if (name in this.hints.values) return this.hints.values[name];
+    if (name in this.hints.values) {
+      const value = this.hints.values[name];
+      return typeof value === "function" ? (value as () => unknown)() : value;
+    }
     const collection = this.referencedCollection(name);
     if (collection && this.ids.has(collection)) return this.ids.get(collection);
     const s = resolve(this.doc, schema);

@@ -1,0 +1,85 @@
+import type { Plugin } from "graphql-yoga";
+import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { newId } from "../../schema/lib/ids.ts";
+import { describeError, log } from "../log.ts";
+
+/** An anonymous agent's sandbox is deleted this long after it was made, unless a user claims it. */
+export const SANDBOX_LIFETIME_SECONDS = 7 * 24 * 3600;
+export const SANDBOX_SWEEP_INTERVAL_MS = 3_600_000;
+/** The first sweep waits a little after start, so a process that starts does its own work first. */
+const FIRST_SWEEP_DELAY_MS = 60_000;
+
+/** A new sandbox workspace: free plan, agent auth on, no owner until a user claims it. */
+export async function createSandbox(tx: Prisma.TransactionClient, agentName: string | null): Promise<{ id: string; expiresAt: Date }> {
+  const expiresAt = new Date(Date.now() + SANDBOX_LIFETIME_SECONDS * 1000);
+  const workspace = await tx.workspace.create({
+    data: {
+      id: newId("workspace"),
+      name: `Sandbox of ${agentName ?? "an anonymous agent"}`,
+      plan: "free",
+      agentAuthEnabled: true,
+      sandboxExpiresAt: expiresAt,
+    },
+  });
+  return { id: workspace.id, expiresAt };
+}
+
+/**
+ * Deletes the sandboxes whose time is up, with everything in them. Each one is locked and checked
+ * again before it goes, so a claim that lands meanwhile (it clears sandboxExpiresAt) keeps it, and
+ * two processes sweeping at once delete each sandbox once.
+ */
+export async function sweepExpiredSandboxes(db: PrismaClient, now = new Date()): Promise<number> {
+  const due = await db.workspace.findMany({ where: { sandboxExpiresAt: { lte: now } }, select: { id: true }, take: 500 });
+  let deleted = 0;
+  for (const { id } of due) {
+    const gone = await db.$transaction(async (tx) => {
+      const locked = await tx.$queryRaw<{ id: string }[]>`select id from workspaces where id = ${id} and sandbox_expires_at <= ${now} for update`;
+      if (locked.length === 0) return false;
+      // Invoices first: an invoice's client is ON DELETE RESTRICT, which the workspace cascade would trip over.
+      await tx.invoice.deleteMany({ where: { workspaceId: id } });
+      await tx.workspace.delete({ where: { id } });
+      return true;
+    });
+    if (gone) deleted++;
+  }
+  return deleted;
+}
+
+/**
+ * What the protocol leaves behind once it cannot matter any more: used JWT ids past their expiry,
+ * ended sessions, tokens a day past their expiry, and registrations nobody claimed (no workspace)
+ * a day after their claim token lapsed. Returns how many rows went.
+ */
+export async function sweepAgentLeftovers(db: PrismaClient, now = new Date()): Promise<number> {
+  const dayAgo = new Date(now.getTime() - 86_400_000);
+  const counts = await db.$transaction([
+    db.usedJti.deleteMany({ where: { expiresAt: { lt: now } } }),
+    db.session.deleteMany({ where: { expiresAt: { lt: now } } }),
+    db.agentToken.deleteMany({ where: { expiresAt: { lt: dayAgo } } }),
+    db.agentRegistration.deleteMany({ where: { workspaceId: null, claimExpiresAt: { lt: dayAgo } } }),
+  ]);
+  return counts.reduce((sum, { count }) => sum + count, 0);
+}
+
+/** Runs the sweep hourly in every process while the app lives (started at init, stopped on dispose). */
+export function useSandboxSweep(db: PrismaClient, intervalMs = SANDBOX_SWEEP_INTERVAL_MS): Plugin {
+  const timers: NodeJS.Timeout[] = [];
+  let running: Promise<unknown> = Promise.resolve();
+  const sweep = () => {
+    running = sweepExpiredSandboxes(db)
+      .then((count) => count > 0 && log("info", "expired sandboxes deleted", { count }))
+      .then(() => sweepAgentLeftovers(db))
+      .then((count) => count > 0 && log("info", "expired agent records deleted", { count }))
+      .catch((error: unknown) => log("error", "sandbox sweep failed", describeError(error)));
+  };
+  return {
+    onYogaInit() {
+      timers.push(setTimeout(sweep, Math.min(FIRST_SWEEP_DELAY_MS, intervalMs)).unref(), setInterval(sweep, intervalMs).unref());
+    },
+    async onDispose() {
+      for (const timer of timers) clearTimeout(timer);
+      await running;
+    },
+  };
+}
