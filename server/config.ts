@@ -14,8 +14,10 @@ export interface Config {
   policies: boolean;
   /** KONTOR_ACCESS_LOG: one info line per request on stderr (`on`, the default, or `off`). */
   accessLog: boolean;
-  /** Anonymous agent registrations (each makes a sandbox workspace) per client address and hour. */
+  /** Anonymous agent registrations (each makes a sandbox workspace) per client address and hour; 0 turns them off. */
   anonymousAgentsPerHour: number;
+  /** KONTOR_SERVICE_AUTH_AGENTS: whether agents may register for a user by e-mail (`on`, the default, or `off`). */
+  serviceAuthAgents: boolean;
   /** A database transaction (and, on PostgreSQL, a statement) running longer is cancelled and rolled back. */
   transactionTimeoutMs: number;
   /** KONTOR_SECRET_KEY: encrypts webhook signing secrets (generated into DATA_DIR in development). */
@@ -51,6 +53,14 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got '${raw}'.`);
+  return value;
+}
+
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new ConfigError(`${name} must be a whole number of at least 0, got '${raw}'.`);
   return value;
 }
 
@@ -90,7 +100,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     env: kontorEnv,
     policies: env.KONTOR_POLICIES !== "off",
     accessLog: onOff(env, "KONTOR_ACCESS_LOG", true),
-    anonymousAgentsPerHour: positive(env, "KONTOR_ANONYMOUS_AGENTS_PER_HOUR", 10),
+    anonymousAgentsPerHour: wholeNumber(env, "KONTOR_ANONYMOUS_AGENTS_PER_HOUR", 10),
+    serviceAuthAgents: onOff(env, "KONTOR_SERVICE_AUTH_AGENTS", true),
     transactionTimeoutMs: positive(env, "KONTOR_TRANSACTION_TIMEOUT_MS", 15_000),
     secretKey,
     webhooks: {

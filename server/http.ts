@@ -35,7 +35,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const secrets = new SecretBox(secret);
   const db = await openDatabase(config);
   let redis: Redis | undefined;
+  const agentKeys = new SigningKeys(db.prisma, new SecretBox(secret, "kontor/agent-signing-keys"));
   try {
+    // The first start makes the signing key, so the JWKS is complete before any agent asks.
+    await agentKeys.jwks();
     redis = await openRedis(config.redisUrl);
   } catch (error) {
     await db.close();
@@ -58,7 +61,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const served = options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config;
   // Thin webhook events link to {base_url}: the worker needs the URL the API is served at.
   const webhooks = startWebhooks(served, db, secrets, options.webhooks);
-  const agentKeys = new SigningKeys(db.prisma, new SecretBox(secret, "kontor/agent-signing-keys"));
   const app = createApp(served, { db, redis, webhooks, agentKeys });
   server.on("request", (req, res) => withRequestState(() => app(req, res)));
   const control = await openControlSocket(db, config.dataDir);

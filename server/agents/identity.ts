@@ -42,8 +42,14 @@ agentRoutes({
       const body = await readJsonObject(request);
       switch (body.type) {
         case "service_auth":
+          if (!services.config.serviceAuthAgents) {
+            throw new OAuthError(400, "service_auth_not_enabled", "This deployment does not take service_auth registrations.");
+          }
           return oauthJson(await registerServiceAuth(body, services));
         case "anonymous":
+          if (services.config.anonymousAgentsPerHour === 0) {
+            throw new OAuthError(400, "anonymous_not_enabled", "This deployment does not take anonymous registrations.");
+          }
           await countAnonymous(services, client.ip);
           return oauthJson(await registerAnonymous(body, services));
         case "identity_assertion":

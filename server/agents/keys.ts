@@ -11,9 +11,12 @@ export const ASSERTION_LIFETIME_SECONDS = 30 * 24 * 3600;
 const CACHE_MS = 60_000;
 /**
  * A new key is published this long before it signs, and the key it replaces signs until then:
- * every process (and every verifier caching the JWKS as long) holds a key before an assertion uses it.
+ * longer than any process keeps its copy of the key set and than the JWKS may be cached
+ * (max-age 300 s), so every verifier holds a key before an assertion uses it.
  */
-export const KEY_PUBLISH_LEAD_MS = CACHE_MS;
+export const KEY_PUBLISH_LEAD_MS = 10 * 60_000;
+/** How stale the published key set may be on any process. */
+const JWKS_CACHE_MS = 5_000;
 
 interface LoadedKey {
   kid: string;
@@ -37,8 +40,8 @@ export class SigningKeys {
     private readonly box: SecretBox,
   ) {}
 
-  private async load(force = false): Promise<LoadedKey[]> {
-    if (!force && this.loaded && Date.now() - this.loaded.at < CACHE_MS) return this.loaded.keys;
+  private async load(force = false, maxAgeMs = CACHE_MS): Promise<LoadedKey[]> {
+    if (!force && this.loaded && Date.now() - this.loaded.at < maxAgeMs) return this.loaded.keys;
     const since = new Date(Date.now() - ASSERTION_LIFETIME_SECONDS * 1000);
     const rows = await this.prisma.signingKey.findMany({
       where: { OR: [{ retiredAt: null }, { retiredAt: { gt: since } }] },
@@ -94,7 +97,9 @@ export class SigningKeys {
   /** The public keys, as `{host_url}/.well-known/jwks.json` serves them. */
   async jwks(): Promise<{ keys: JWK[] }> {
     await this.signer();
-    return { keys: (await this.load()).map((key) => key.publicJwk) };
+    // Read more often than the signer's copy: every process publishes a new key within seconds,
+    // long before it signs (KEY_PUBLISH_LEAD_MS), so verifiers' caches have time to catch up.
+    return { keys: (await this.load(false, JWKS_CACHE_MS)).map((key) => key.publicJwk) };
   }
 
   async sign(claims: JWTPayload, options: { issuer: string; audience: string; subject: string; expiresInSeconds: number; type?: string }): Promise<string> {

@@ -19,3 +19,20 @@ e2e("anonymous registrations per address", (server) => {
     expect(other.status, other.text).toBe(200);
   });
 });
+
+e2e(
+  "registration types a deployment turns off",
+  (server) => {
+    it("answers anonymous_not_enabled and service_auth_not_enabled, and makes nothing", async () => {
+      const before = await server().running.db.prisma.agentRegistration.count();
+      const anonymous = await identity(server(), { type: "anonymous", agent_name: "Nope" });
+      expect(anonymous.status).toBe(400);
+      expect(anonymous.json).toMatchObject({ error: "anonymous_not_enabled", error_description: expect.any(String) });
+      const serviceAuth = await identity(server(), { type: "service_auth", login_hint: "someone@example.com" });
+      expect(serviceAuth.status).toBe(400);
+      expect(serviceAuth.json).toMatchObject({ error: "service_auth_not_enabled", error_description: expect.any(String) });
+      expect(await server().running.db.prisma.agentRegistration.count()).toBe(before);
+    });
+  },
+  { KONTOR_ANONYMOUS_AGENTS_PER_HOUR: "0", KONTOR_SERVICE_AUTH_AGENTS: "off" },
+);

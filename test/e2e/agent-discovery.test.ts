@@ -6,6 +6,7 @@ import { KEY_PUBLISH_LEAD_MS, SigningKeys } from "../../server/agents/keys.ts";
 import { startClaimAttempt } from "../../server/agents/claims.ts";
 import { SecretBox, serverSecret } from "../../server/webhooks/secrets.ts";
 import { call, raw } from "../support/http.ts";
+import { eventually } from "../support/receiver.ts";
 import { e2e } from "../support/suite.ts";
 import type { TestServer } from "../support/server.ts";
 
@@ -281,7 +282,11 @@ e2e("agent signing-key rotation", (server) => {
     const after = await signingKeys(server()).sign({}, { issuer: host, audience: host, subject: "areg_new", expiresInSeconds: 600 });
     expect(decodeProtectedHeader(after).kid).toBe(newKid);
 
-    const published = (await raw(`${host}/.well-known/jwks.json`)).json;
+    // Every process publishes the new key within seconds (its key set is read at most 5 s old).
+    const published = await eventually(
+      async () => (await raw(`${host}/.well-known/jwks.json`)).json,
+      (doc) => doc.keys.length === 2,
+    );
     expect(published.keys.map((key: JWK) => key.kid).sort()).toEqual([oldKid, newKid].sort());
     const jwks = createRemoteJWKSet(new URL(`${host}/.well-known/jwks.json`));
     expect((await jwtVerify(before, jwks, { issuer: host, audience: host })).payload.sub).toBe("areg_old");
