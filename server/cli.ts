@@ -6,6 +6,7 @@ import { sendCommand, SocketUnavailableError } from "./control/socket-client.ts"
 import { DatabaseLockedError } from "./db/lock.ts";
 import { MigrationError } from "./db/migrate.ts";
 import { openDatabase, type Database } from "./db/open.ts";
+import { agentKeyBox, SigningKeys } from "./agents/keys.ts";
 
 /** Where the database is, for a message: never the password of a DATABASE_URL. */
 function describeDatabase(config: Config): string {
@@ -45,7 +46,8 @@ async function execute(command: PreparedCommand, argv: string[], config: Config)
     return { exit: 1, message: oneLine(`cannot open ${describeDatabase(config)}: ${errorText(error)}`) };
   }
   try {
-    return { exit: 0, ...(await command.run({ prisma: db.prisma, migrate: async () => db.migrated })) };
+    const signingKeys = () => new SigningKeys(db.prisma, agentKeyBox(config));
+    return { exit: 0, ...(await command.run({ prisma: db.prisma, migrate: async () => db.migrated, signingKeys })) };
   } catch (error) {
     return classify(error);
   } finally {

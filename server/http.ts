@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { SigningKeys } from "./agents/keys.ts";
+import { agentKeyBox, SigningKeys } from "./agents/keys.ts";
 import { createApp } from "./app.ts";
 import { openControlSocket } from "./control/socket-server.ts";
 import { answerClientError } from "./client-error.ts";
@@ -31,11 +31,10 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   // Fails before anything opens when production has no KONTOR_SECRET_KEY.
-  const secret = serverSecret(config);
-  const secrets = new SecretBox(secret);
+  const secrets = new SecretBox(serverSecret(config));
   const db = await openDatabase(config);
   let redis: Redis | undefined;
-  const agentKeys = new SigningKeys(db.prisma, new SecretBox(secret, "kontor/agent-signing-keys"));
+  const agentKeys = new SigningKeys(db.prisma, agentKeyBox(config));
   try {
     // The first start makes the signing key, so the JWKS is complete before any agent asks.
     await agentKeys.jwks();
@@ -63,7 +62,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const webhooks = startWebhooks(served, db, secrets, options.webhooks);
   const app = createApp(served, { db, redis, webhooks, agentKeys });
   server.on("request", (req, res) => withRequestState(() => app(req, res)));
-  const control = await openControlSocket(db, config.dataDir);
+  const control = await openControlSocket(db, config.dataDir, agentKeys);
   server.on("clientError", answerClientError);
   return {
     url,

@@ -2,9 +2,13 @@ import { randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type JWTPayload, type JWTVerifyResult } from "jose";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
-import type { SecretBox } from "../webhooks/secrets.ts";
+import type { Config } from "../config.ts";
+import { SecretBox, serverSecret } from "../webhooks/secrets.ts";
 
 export const ALGORITHM = "ES256";
+
+/** What seals the private keys: a key derived from the server secret for this purpose alone. */
+export const agentKeyBox = (config: Pick<Config, "secretKey" | "env" | "dataDir">) => new SecretBox(serverSecret(config), "kontor/agent-signing-keys");
 /** Kontor's identity assertions live 30 days; a retired key verifies for as long. */
 export const ASSERTION_LIFETIME_SECONDS = 30 * 24 * 3600;
 /** How long a process trusts its copy of the key set before reading it again. */

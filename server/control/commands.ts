@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { PLANS, type PlanName } from "../../schema/lib/plans.ts";
 import { isScope, SCOPES } from "../../schema/lib/scopes.ts";
+import { KEY_PUBLISH_LEAD_MS, type SigningKeys } from "../agents/keys.ts";
 import { createApiKey, revokeApiKey } from "../auth/api-keys.ts";
 import { createWorkspace } from "../workspaces.ts";
 import { CommandError, UsageError } from "./errors.ts";
@@ -15,6 +16,7 @@ export const USAGE = `Usage: npm run --silent kontor -- <command> [options]
   keys create --workspace ws_… --scopes a.read,b.write|all [--name N] [--json]
   keys list --workspace ws_… [--json]
   keys revoke key_… [--json]
+  signing-keys rotate [--json]
   migrate [--json]
 
 Exit status: 0 done, 1 failed (the reason on stderr), 2 bad arguments.`;
@@ -29,6 +31,8 @@ export interface CommandContext {
   prisma: PrismaClient;
   /** Applies pending migrations (the CLI's handle) or checks that none are pending (the server's). */
   migrate(): Promise<string[]>;
+  /** The keys that sign agents' identity assertions (made on demand: only this command needs the server secret). */
+  signingKeys(): SigningKeys;
 }
 
 export interface PreparedCommand {
@@ -118,6 +122,17 @@ const commands: Record<string, Command> = {
       return { json: { id, revoked: true }, text: `key ${id} revoked` };
     };
   },
+  "signing-keys rotate": (args) => {
+    parseArgs({ args, options: { json } });
+    return async ({ signingKeys }) => {
+      const kid = await signingKeys().rotate();
+      const signsFrom = new Date(Date.now() + KEY_PUBLISH_LEAD_MS).toISOString();
+      return {
+        json: { kid, signs_from: signsFrom },
+        text: `signing key ${kid} published; it signs agents' identity assertions from ${signsFrom}, the previous key until then`,
+      };
+    };
+  },
   migrate: (args) => {
     parseArgs({ args, options: { json } });
     return async ({ migrate }) => {
@@ -127,7 +142,7 @@ const commands: Record<string, Command> = {
   },
 };
 
-const GROUPS = ["workspace", "keys"];
+const GROUPS = ["workspace", "keys", "signing-keys"];
 
 /** Finds the command and checks its arguments; throws UsageError. Nothing is opened yet. */
 export function prepare(argv: string[]): PreparedCommand {

@@ -2,6 +2,7 @@ import { chmodSync, rmSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { loadMigrations } from "../db/migrate.ts";
+import type { SigningKeys } from "../agents/keys.ts";
 import type { Database } from "../db/open.ts";
 import { log } from "../log.ts";
 import { prepare, type CommandContext } from "./commands.ts";
@@ -42,14 +43,14 @@ async function pendingMigrations(prisma: PrismaClient): Promise<string[]> {
  * server's database handle: with the embedded database no other process may open it.
  * The caller holds the database lock, so a socket file left by a dead server is ours to remove.
  */
-export async function startControlSocket(dataDir: string, prisma: PrismaClient): Promise<ControlSocket> {
+export async function startControlSocket(dataDir: string, prisma: PrismaClient, signingKeys: SigningKeys): Promise<ControlSocket> {
   const path = controlSocketPath(dataDir);
   const problem = socketPathProblem(path);
   if (problem) throw new Error(problem);
   rmSync(path, { force: true });
 
   let closing = false;
-  const context: CommandContext = { prisma, migrate: () => pendingMigrations(prisma) };
+  const context: CommandContext = { prisma, migrate: () => pendingMigrations(prisma), signingKeys: () => signingKeys };
   const sockets = new Set<Socket>();
   /** Connections whose request has not arrived yet: shutdown drops them rather than wait. */
   const waiting = new Set<Socket>();
@@ -152,10 +153,10 @@ export async function startControlSocket(dataDir: string, prisma: PrismaClient):
  * The server's hook: embedded databases only (PostgreSQL lets the CLI open its own connection).
  * A socket that cannot be made costs the CLI, not the API, so the server starts anyway.
  */
-export async function openControlSocket(db: Database, dataDir: string): Promise<ControlSocket | undefined> {
+export async function openControlSocket(db: Database, dataDir: string, signingKeys: SigningKeys): Promise<ControlSocket | undefined> {
   if (db.kind !== "embedded") return undefined;
   try {
-    return await startControlSocket(dataDir, db.prisma);
+    return await startControlSocket(dataDir, db.prisma, signingKeys);
   } catch (error) {
     log("warn", "no control socket: CLI commands fail while this server runs", { error: (error as Error).message });
     return undefined;

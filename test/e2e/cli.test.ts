@@ -18,7 +18,7 @@ import { SCOPES } from "../../schema/lib/scopes.ts";
 import { openDatabase, type Database } from "../../server/db/open.ts";
 import { MIGRATIONS_DIR } from "../../server/db/migrate.ts";
 import { childEnv as cleanEnv, freePort } from "../support/child-server.ts";
-import { rest } from "../support/http.ts";
+import { raw, rest } from "../support/http.ts";
 import { provisionStack } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
 import { controlSocketPath } from "../../server/control/protocol.ts";
@@ -615,6 +615,24 @@ for (const stack of stacks()) {
         expect(JSON.parse(badEmail.stdout)).toEqual({ error: "'nope' is not an e-mail address." });
         const list = oneJson(await cli(scratch, ["workspace", "list", "--json"]));
         expect((list.data as unknown[]).length).toBe(2);
+      });
+
+      it("signing-keys rotate publishes a new key for agents' identity assertions, which the server serves", { timeout: 90_000 }, async () => {
+        const before = (await raw(`${server.url}/.well-known/jwks.json`)).json.keys.map((key: { kid: string }) => key.kid);
+        expect(before).toHaveLength(1);
+        const rotated = await cli(scratch, ["signing-keys", "rotate", "--json"]);
+        expect(rotated.code, rotated.stderr).toBe(0);
+        const json = oneJson(rotated);
+        expect(json.kid).toMatch(/^sk_[0-9A-Z]{26}$/);
+        expect(Date.parse(json.signs_from as string)).toBeGreaterThan(Date.now());
+        // Published within seconds on every process; the old key stays.
+        let kids: string[] = [];
+        await waitFor(
+          async () => (kids = (await raw(`${server.url}/.well-known/jwks.json`)).json.keys.map((key: { kid: string }) => key.kid)).length === 2,
+          15_000,
+          () => `published: ${kids.join(", ")}`,
+        );
+        expect(kids.sort()).toEqual([...before, json.kid].sort());
       });
 
       it("keys revoke while the server runs: the key stops working", { timeout: 90_000 }, async () => {
