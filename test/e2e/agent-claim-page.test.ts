@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
@@ -12,8 +12,8 @@ import { cookieHeader, SESSION_COOKIE } from "../../server/sessions.ts";
 import { createWorkspace } from "../../server/workspaces.ts";
 import type { TestServer } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
+import { launchChromium } from "../support/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const PASSWORD = "correct horse battery staple";
 
 interface Owner {
@@ -119,12 +119,7 @@ e2e("agent claim page", (server) => {
   const shots = mkdtempSync(join(tmpdir(), "kontor-claim-shots-"));
 
   beforeAll(async () => {
-    const deadline = Date.now() + 60_000;
-    while (!existsSync(CHROMIUM) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1_000));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

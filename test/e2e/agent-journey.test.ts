@@ -1,15 +1,14 @@
-import { existsSync } from "node:fs";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createWorkspace } from "../../server/workspaces.ts";
 import { CLAIM_GRANT_TYPE, forgetLastPoll, granted, JWT_BEARER_GRANT_TYPE, refused, tokenClient } from "../support/agent-flow.ts";
 import { raw, rest } from "../support/http.ts";
 import { graphql } from "../support/graphql.ts";
 import { e2e } from "../support/suite.ts";
+import { launchChromium } from "../support/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const PASSWORD = "correct horse battery staple";
 
 /**
@@ -22,12 +21,7 @@ e2e("an agent's journey, end to end", (server) => {
   let browser: Browser;
 
   beforeAll(async () => {
-    const deadline = Date.now() + 60_000;
-    while (!existsSync(CHROMIUM) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1_000));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

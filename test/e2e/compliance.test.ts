@@ -1,19 +1,19 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { auditServer, type AuditResult } from "graphql-http";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, rest } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
+import { launchChromium } from "../support/chromium.ts";
 
 const run = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
 const REDOCLY = join(ROOT, "node_modules/.bin/redocly");
-const CHROMIUM = "/usr/bin/chromium";
 
 type Json = Record<string, any>;
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
@@ -343,12 +343,7 @@ e2e("compliance", (server) => {
     let browser: Browser | undefined;
 
     beforeAll(async () => {
-      const deadline = Date.now() + 60_000;
-      while (!existsSync(CHROMIUM) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1_000));
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-      });
+      browser = await launchChromium();
     });
 
     afterAll(async () => {
