@@ -3,6 +3,7 @@ import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, ty
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import type { Config } from "../config.ts";
+import { log } from "../log.ts";
 import { SecretBox, serverSecret } from "../webhooks/secrets.ts";
 
 export const ALGORITHM = "ES256";
@@ -25,7 +26,7 @@ const JWKS_CACHE_MS = 5_000;
 interface LoadedKey {
   kid: string;
   publicJwk: JWK;
-  privateJwk: JWK;
+  privateJwk: JWK | null;
   createdAt: Date;
   retiredAt: Date | null;
 }
@@ -54,13 +55,32 @@ export class SigningKeys {
     const keys = rows.map((row) => ({
       kid: row.id,
       publicJwk: row.publicJwk as JWK,
-      privateJwk: JSON.parse(this.box.open(row.privateSealed)) as JWK,
+      privateJwk: this.unseal(row.id, row.privateSealed),
       createdAt: row.createdAt,
       retiredAt: row.retiredAt,
     }));
     this.loaded = { keys, at: Date.now() };
     return keys;
   }
+
+  /**
+   * The private half, or null when it was sealed under another server secret (KONTOR_SECRET_KEY
+   * changed): such a key still verifies what it signed (its public half is plain), it just never
+   * signs again, and a key sealed under the current secret is made to sign instead.
+   */
+  private unseal(kid: string, sealed: string): JWK | null {
+    try {
+      return JSON.parse(this.box.open(sealed)) as JWK;
+    } catch {
+      if (!this.unreadable.has(kid)) {
+        this.unreadable.add(kid);
+        log("warn", "a signing key was sealed under another server secret: it verifies but no longer signs", { kid });
+      }
+      return null;
+    }
+  }
+
+  private readonly unreadable = new Set<string>();
 
   /**
    * Makes a new signing key. It is published at once and signs from KEY_PUBLISH_LEAD_MS on; the
@@ -83,7 +103,7 @@ export class SigningKeys {
   private async signer(): Promise<LoadedKey> {
     const pick = (keys: LoadedKey[]) => {
       const now = Date.now();
-      const usable = keys.filter((key) => key.retiredAt === null || key.retiredAt.getTime() > now);
+      const usable = keys.filter((key) => key.privateJwk !== null && (key.retiredAt === null || key.retiredAt.getTime() > now));
       // Newest first: the newest settled key, else the oldest usable one (the one that was signing,
       // or of two keys made at once by two processes, the same one for both).
       return usable.find((key) => key.createdAt.getTime() <= now - KEY_PUBLISH_LEAD_MS) ?? usable.at(-1);
@@ -116,7 +136,7 @@ export class SigningKeys {
       .setIssuedAt()
       .setExpirationTime(Math.floor(Date.now() / 1000) + options.expiresInSeconds)
       .setJti(randomUUID())
-      .sign(await importJWK(key.privateJwk, ALGORITHM));
+      .sign(await importJWK(key.privateJwk!, ALGORITHM));
   }
 
   /** Verifies a JWT Kontor signed (any published key; an unknown kid rereads the key set once). */

@@ -298,4 +298,17 @@ e2e("agent signing-key rotation", (server) => {
     expect((await fresh.jwks()).keys.map((key) => key.kid)).toEqual([newKid]);
     await expect(fresh.verify(before, { issuer: host, audience: host })).rejects.toThrow();
   });
+
+  it("after the server secret changes, the old key still verifies what it signed and a new key signs", async () => {
+    const host = server().url;
+    const prisma = server().running.db.prisma;
+    const before = await signingKeys(server()).sign({}, { issuer: host, audience: host, subject: "areg_before", expiresInSeconds: 600 });
+    const oldKid = decodeProtectedHeader(before).kid;
+    // Another KONTOR_SECRET_KEY: no private half of the existing keys can be opened with it.
+    const other = new SigningKeys(prisma, new SecretBox("another server secret, at least 32 characters long", "kontor/agent-signing-keys"));
+    const after = await other.sign({}, { issuer: host, audience: host, subject: "areg_after", expiresInSeconds: 600 });
+    expect(decodeProtectedHeader(after).kid).not.toBe(oldKid);
+    expect((await other.verify(before, { issuer: host, audience: host })).payload.sub).toBe("areg_before");
+    expect((await other.jwks()).keys.map((key) => key.kid)).toContain(oldKid);
+  });
 });
