@@ -13,6 +13,7 @@ import "./resources/request-log.ts";
 import "./resources/event.ts";
 import "./resources/webhook-endpoint.ts";
 import "./resources/webhook-delivery.ts";
+import "./resources/bucket.ts";
 import "./resources/agent.ts";
 
 export const schema = withInputLimits(builder.toSchema({ sortSchema: false }));

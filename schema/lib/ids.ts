@@ -38,6 +38,8 @@ export const ID_PREFIXES = {
   claimAttempt: "cla",
   trustedProvider: "tpr",
   signingKey: "sk",
+  bucket: "bkt",
+  storedObject: "obj",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

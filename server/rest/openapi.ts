@@ -84,6 +84,7 @@ const ERROR_CODES: ErrorCode[] = [
   { status: 409, code: "idempotency_in_progress", when: "a request with this `Idempotency-Key` is still running", on: posts },
   { status: 409, code: "idempotency_not_replayable", when: "the first response to this `Idempotency-Key` was over 1 MiB and was not kept; the request is not run again", on: posts },
   { status: 409, code: "sku_taken", when: "another inventory item of the workspace has this `sku`; `param` is `sku`" },
+  { status: 409, code: "bucket_name_taken", when: "another bucket of the workspace has this `name`; `param` is `name`" },
   { status: 413, code: "payload_too_large", when: "the body is over 25 MiB", on: writes },
   { status: 414, code: "uri_too_long", when: "the query string is too long", on: always },
   { status: 415, code: "unsupported_media_type", when: "a body was sent that is not `application/json`", on: writes },

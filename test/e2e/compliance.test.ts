@@ -202,6 +202,10 @@ e2e("compliance", (server) => {
           "GET /agent-registrations",
           "GET /agent-registrations/{id}",
           "POST /agent-registrations/{id}/revoke",
+          "GET /buckets",
+          "POST /buckets",
+          "GET /buckets/{id}",
+          "DELETE /buckets/{id}",
         ].sort(),
       );
     });
