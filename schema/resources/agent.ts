@@ -8,7 +8,7 @@ import { PLAN_LIMITS, type PlanLimits, type PlanName } from "../lib/plans.ts";
 import { found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { notNull } from "../lib/validate.ts";
-import { providerUrl, ProviderUrlError } from "../../server/agents/provider-keys.ts";
+import { providerUrl, ProviderUrlError } from "../lib/provider-url.ts";
 import { Deleted, listType, objectKind, pageArgs, PlanEnum } from "./shared.ts";
 
 /** The longest `max_auth_age` a provider entry may set: 30 days. */

@@ -1,8 +1,9 @@
+import http from "node:http";
+import https from "node:https";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { PlanName } from "../../schema/lib/plans.ts";
-import http from "node:http";
-import https from "node:https";
+import { providerUrl } from "../../schema/lib/provider-url.ts";
 import { checkWebhookTarget, guardedLookup } from "../webhooks/url-policy.ts";
 
 /** A JWKS bigger than this is refused (a provider publishes a handful of keys, a few KB). */
@@ -12,36 +13,6 @@ const FETCH_TIMEOUT_MS = 5_000;
 const CACHE_MS = 10 * 60_000;
 /** A kid that was still unknown after a refetch is not refetched for again until this has passed. */
 const UNKNOWN_KID_MS = 60_000;
-const MAX_URL_LENGTH = 2048;
-
-export class ProviderUrlError extends Error {}
-
-const isLoopbackHost = (hostname: string) =>
-  hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
-
-/**
- * An issuer or JWKS URL a workspace may trust: https, or http on a loopback host (localhost,
- * 127.0.0.0/8, ::1) outside production, without credentials, query or fragment.
- */
-export function providerUrl(raw: string, name: string, production: boolean): URL {
-  let url: URL;
-  try {
-    if (raw.length > MAX_URL_LENGTH) throw new Error("too long");
-    url = new URL(raw);
-  } catch {
-    throw new ProviderUrlError(`${name} must be an absolute https URL of at most ${MAX_URL_LENGTH} characters.`);
-  }
-  const loopbackHttp = url.protocol === "http:" && isLoopbackHost(url.hostname) && !production;
-  if (url.protocol !== "https:" && !loopbackHttp) {
-    throw new ProviderUrlError(
-      production ? `${name} must use https.` : `${name} must use https (http is accepted only for localhost, 127.0.0.1 or [::1] outside production).`,
-    );
-  }
-  if (url.username !== "" || url.password !== "") throw new ProviderUrlError(`${name} must not contain credentials.`);
-  if (url.hash !== "") throw new ProviderUrlError(`${name} must not have a fragment.`);
-  return url;
-}
-
 interface CachedSet {
   getKey: JWTVerifyGetKey;
   kids: Set<string>;
