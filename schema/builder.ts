@@ -25,6 +25,7 @@ export const builder = new SchemaBuilder<{
     Quantity: { Input: string; Output: { toString(): string } | number | string };
     Percent: { Input: string; Output: { toString(): string } | number | string };
     JSONObject: { Input: never; Output: object };
+    ByteCount: { Input: never; Output: bigint | number };
   };
 }>({
   defaultFieldNullability: false,
@@ -76,6 +77,7 @@ builder.scalarType("Money", scalars.Money);
 builder.scalarType("Quantity", scalars.Quantity);
 builder.scalarType("Percent", scalars.Percent);
 builder.scalarType("JSONObject", scalars.JSONObject);
+builder.scalarType("ByteCount", scalars.ByteCount);
 
 builder.queryType({ description: "Reads. Each field is also a GET route under /v1 and says which scope it needs." });
 builder.mutationType({ description: "Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs." });

@@ -22,6 +22,20 @@ export interface Context {
   credential: Credential;
   requestId: string;
   webhooks: WebhookServices;
+  storage: StorageServices;
+}
+
+/** What the storage resolvers need from the server, where the byte store lives. */
+export interface StorageServices {
+  /** The workspace's quota in bytes: its plan's, or less where the server caps it. */
+  quotaBytes(plan: PlanName): number;
+  /**
+   * Writes bytes under a new key, hashing them; past `maxBytes` it stops with 403
+   * storage_quota_exceeded and leaves nothing behind.
+   */
+  put(key: string, bytes: Uint8Array, options: { maxBytes: number; quotaBytes: number; contentType: string }): Promise<{ size: number; sha256: string }>;
+  /** Removes bytes no row refers to any more; a failure is logged and left to the sweep, never thrown. */
+  discard(key: string): Promise<void>;
 }
 
 /** What the webhook resolvers need from the server, where the delivery machinery lives. */

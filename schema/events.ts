@@ -33,6 +33,8 @@ export const EVENT_TYPES = [
   "inventory.low_stock",
   "inventory.out_of_stock",
   "task.completed",
+  "file.uploaded",
+  "file.deleted",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -14,6 +14,7 @@ import "./resources/event.ts";
 import "./resources/webhook-endpoint.ts";
 import "./resources/webhook-delivery.ts";
 import "./resources/bucket.ts";
+import "./resources/file.ts";
 import "./resources/agent.ts";
 
 export const schema = withInputLimits(builder.toSchema({ sortSchema: false }));

@@ -69,6 +69,20 @@ const readOnly = () => {
 };
 
 export const scalars = {
+  ByteCount: {
+    description: "A whole number of bytes, from 0 to 2^53 − 1 (a JSON number; GraphQL's Int stops at 2^31 − 1). Output only.",
+    serialize: (value: unknown) => {
+      const count = typeof value === "bigint" ? Number(value) : value;
+      if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 0) throw new GraphQLError("ByteCount must be a whole number of bytes.");
+      return count;
+    },
+    parseValue: () => {
+      throw new GraphQLError("ByteCount is an output type.");
+    },
+    parseLiteral: () => {
+      throw new GraphQLError("ByteCount is an output type.");
+    },
+  },
   JSONObject: {
     description: "A JSON object, as stored (an event's resource is exactly what the API returned for it). Output only.",
     serialize: (value: unknown) => {

@@ -28,7 +28,11 @@ import { useRest } from "./plugins/rest.ts";
 import { useWellKnown } from "./plugins/well-known.ts";
 import { useWebhookWake } from "./plugins/webhook-wake.ts";
 import type { WebhookRuntime } from "./webhooks/runtime.ts";
-import { requestState } from "./request-state.ts";
+import { requestState, type RequestState } from "./request-state.ts";
+import { isRawUpload, useStorage } from "./storage/plugin.ts";
+import { storageOpenApi } from "./storage/openapi.ts";
+import { useBytesSweep } from "./storage/sweep.ts";
+import type { Storage } from "./storage/services.ts";
 
 const GRAPHIQL_QUERY = `# Add your key in the Headers tab below:
 # {"Authorization": "Bearer ktr_live_…"}
@@ -51,11 +55,16 @@ export interface Services {
   webhooks: WebhookRuntime;
   /** Signs and verifies Kontor's identity assertions. */
   agentKeys: SigningKeys;
+  storage: Storage;
 }
 
-export function createApp(config: Config, { db, redis, webhooks, agentKeys }: Services): App {
+export function createApp(config: Config, { db, redis, webhooks, agentKeys, storage }: Services): App {
   const apiKeys = new ApiKeyResolver(db.prisma);
   const agentTokens = new AgentTokenResolver(db.prisma);
+  const contextFor = (state: RequestState): Context => {
+    if (!state.credential) throw new Error("GraphQL context built without a credential.");
+    return { db: db.prisma, credential: state.credential, requestId: state.id, webhooks: webhooks.services, storage };
+  };
   const policies = config.policies
     ? [useRateLimit(config, redis), useIdempotency(config, redis)]
     : [];
@@ -75,8 +84,8 @@ export function createApp(config: Config, { db, redis, webhooks, agentKeys }: Se
     logging: false,
     context: () => {
       const state = requestState();
-      if (!state?.credential) throw new Error("GraphQL context built without a credential.");
-      return { db: db.prisma, credential: state.credential, requestId: state.id, webhooks: webhooks.services };
+      if (!state) throw new Error("GraphQL context built outside a request.");
+      return contextFor(state);
     },
     plugins: guarded([
       useRequestId(),
@@ -84,14 +93,16 @@ export function createApp(config: Config, { db, redis, webhooks, agentKeys }: Se
       useGraphQLTransport(),
       useGraphiQLAssets(),
       useAuthentication(config, [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)]),
-      useRequestBody(),
+      useRequestBody(isRawUpload),
       ...policies,
       // After the body limit and the rate limit (per client address, as for any request without a credential).
       useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis }),
       useSandboxSweep(db.prisma),
+      useBytesSweep(db.prisma, storage.store),
       ...(config.policies ? [useGraphQLLimits()] : []),
       useGraphQLErrorShape(),
-      useRest(config),
+      useStorage(storage, contextFor),
+      useRest(config, [storageOpenApi]),
       useNotFound(),
       useWebhookWake(webhooks.wake),
       // Last, so its onResponse sees the response every other plugin settled on (a 401 turned 429).

@@ -23,6 +23,24 @@ export interface Config {
   /** KONTOR_SECRET_KEY: encrypts webhook signing secrets (generated into DATA_DIR in development). */
   secretKey: string | undefined;
   webhooks: WebhookConfig;
+  storage: StorageConfig;
+}
+
+export interface StorageConfig {
+  /** STORAGE_S3_BUCKET and friends; without it, bytes live on the local disk under `${dataDir}/objects`. */
+  s3: S3Settings | undefined;
+  /** KONTOR_STORAGE_QUOTA_CAP_BYTES: caps every plan's quota (a small disk, or a test); unset, the plans' quotas apply. */
+  quotaCapBytes: number | undefined;
+}
+
+export interface S3Settings {
+  bucket: string;
+  endpoint: string | undefined;
+  forcePathStyle: boolean;
+  /** AWS_REGION; unset, the SDK's default chain decides. */
+  region: string | undefined;
+  /** AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; unset, the SDK's default chain (profiles, roles) decides. */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
 }
 
 export interface WebhookConfig {
@@ -73,6 +91,33 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
 
 export class ConfigError extends Error {}
 
+function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
+  const capRaw = env.KONTOR_STORAGE_QUOTA_CAP_BYTES;
+  const quotaCapBytes = capRaw === undefined || capRaw === "" ? undefined : Number(capRaw);
+  if (quotaCapBytes !== undefined && !(Number.isSafeInteger(quotaCapBytes) && quotaCapBytes >= 0)) {
+    throw new ConfigError(`KONTOR_STORAGE_QUOTA_CAP_BYTES must be a whole number of bytes, got '${capRaw}'.`);
+  }
+  const bucket = env.STORAGE_S3_BUCKET?.trim();
+  if (!bucket) return { s3: undefined, quotaCapBytes };
+  const pathStyle = env.STORAGE_S3_FORCE_PATH_STYLE?.trim() || "false";
+  if (pathStyle !== "true" && pathStyle !== "false") throw new ConfigError(`STORAGE_S3_FORCE_PATH_STYLE must be true or false, got '${pathStyle}'.`);
+  const endpoint = env.STORAGE_S3_ENDPOINT?.trim() || undefined;
+  if (endpoint && !URL.canParse(endpoint)) throw new ConfigError(`STORAGE_S3_ENDPOINT must be a URL, got '${endpoint}'.`);
+  const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim();
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
+  const sessionToken = env.AWS_SESSION_TOKEN?.trim() || undefined;
+  return {
+    s3: {
+      bucket,
+      endpoint,
+      forcePathStyle: pathStyle === "true",
+      region: env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim() || undefined,
+      credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken && { sessionToken }) } : undefined,
+    },
+    quotaCapBytes,
+  };
+}
+
 /** decisions.md §1. Everything comes from the environment; nothing has to be set. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === "" ? 4000 : Number(env.PORT);
@@ -109,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryScheduleMs: parseDurations("KONTOR_WEBHOOK_RETRY_SCHEDULE", env.KONTOR_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE),
       jitter,
     },
+    storage: storageConfig(env),
   };
 }
 

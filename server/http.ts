@@ -11,6 +11,8 @@ import { openRedis } from "./redis.ts";
 import { withRequestState } from "./request-state.ts";
 import { startWebhooks, type WebhookRuntimeOptions } from "./webhooks/runtime.ts";
 import { SecretBox, serverSecret } from "./webhooks/secrets.ts";
+import { openByteStore } from "./storage/s3-store.ts";
+import { Storage } from "./storage/services.ts";
 
 export interface StartOptions {
   publicUrlFromPort?: boolean;
@@ -45,6 +47,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const server = createServer();
   server.keepAliveTimeout = 5_000;
+  // Node's default (5 min) would cut a big raw upload short; headersTimeout still stops slow headers.
+  server.requestTimeout = 60 * 60 * 1000;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -60,7 +64,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const served = options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config;
   // Thin webhook events link to {base_url}: the worker needs the URL the API is served at.
   const webhooks = startWebhooks(served, db, secrets, options.webhooks);
-  const app = createApp(served, { db, redis, webhooks, agentKeys });
+  const storage = new Storage(openByteStore(config.storage, config.dataDir), config.storage);
+  const app = createApp(served, { db, redis, webhooks, agentKeys, storage });
   server.on("request", (req, res) => withRequestState(() => app(req, res)));
   const control = await openControlSocket(db, config.dataDir, agentKeys);
   server.on("clientError", answerClientError);

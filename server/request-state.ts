@@ -15,6 +15,13 @@ export interface RequestState {
   errorCode?: string;
   /** The request wrote events or made deliveries due: wake the webhook worker once it has ended. */
   wakeWebhooks?: boolean;
+  /** The body is streamed to its destination, never buffered (a raw upload). */
+  streamedBody?: boolean;
+  /**
+   * With an Idempotency-Key on a streamed body: claims the key once the body's SHA-256 is known.
+   * Resolves to the response to send instead (a replay or a conflict), or undefined to go on.
+   */
+  claimIdempotency?: (bodySha256: string) => Promise<Response | undefined>;
 }
 
 const storage = new AsyncLocalStorage<RequestState>();

@@ -45,6 +45,7 @@ const SCALAR_BYTES: Record<string, number> = {
   Percent: 8,
   DateTime: 26,
   Date: 12,
+  ByteCount: 16,
 };
 
 /** The page size a field with a `limit` argument returns: the literal, the default, or the maximum for a variable. */

@@ -28,6 +28,10 @@ const TEXT_BY_NAME: Record<string, number> = {
   jwks_url: 2_048,
   cursor: 200,
   search: 200,
+  file_name: 255,
+  content_type: 255,
+  // 25 MiB of bytes in base64: the body limit, so the body's own limit is the one that bites.
+  content_base64: 4 * Math.ceil((25 * 1024 * 1024) / 3),
 };
 
 /** Where one owner's field differs from the rule of its name (`Owner.field`; arguments: `Mutation.field.arg`). */

@@ -104,6 +104,23 @@ export function useIdempotency(config: Config, redis: Redis | undefined): Plugin
   const store = redis ? new RedisIdempotencyStore(redis, redisNamespace(config)) : new MemoryIdempotencyStore();
   const claims = new WeakMap<RequestState, Claim>();
 
+  /** Claims the key for this request, or answers it: a replay, a conflict, or "still in progress". */
+  async function begin(state: RequestState, url: URL, header: string, bodySha256: string): Promise<Response | undefined> {
+    const credential = state.credential!;
+    const fingerprint = sha256(`POST ${url.pathname}${url.search}\n${bodySha256}`);
+    const key = `${credential.workspaceId}:${header}`;
+    const record: IdempotencyRecord = { fingerprint, owner: randomUUID(), credentialId: credential.id };
+    const existing = await store.claim(key, record, CLAIM_TTL_MS);
+    if (!existing) {
+      claims.set(state, { key, record, graphql: url.pathname === GRAPHQL_PATH });
+      return undefined;
+    }
+    if (existing.credentialId !== undefined && existing.credentialId !== credential.id) return errorResponse(otherCredential(), url.pathname);
+    if (existing.fingerprint !== fingerprint) return errorResponse(conflict(), url.pathname);
+    if (!existing.response) return errorResponse(inProgress(), url.pathname);
+    return replay(existing.response, url.pathname);
+  }
+
   return {
     async onRequest({ request, url, endResponse }) {
       const state = requestState();
@@ -111,22 +128,11 @@ export function useIdempotency(config: Config, redis: Redis | undefined): Plugin
       // Without a credential there is no workspace to scope the key to (public endpoints).
       if (request.method !== "POST" || header === null || !state?.credential) return;
       if (!VALID_KEY.test(header)) return endResponse(errorResponse(invalidKey(), url.pathname));
-
-      const body = new Uint8Array(await request.clone().arrayBuffer());
-      const fingerprint = sha256(`${request.method} ${url.pathname}${url.search}\n${sha256(body)}`);
-      const key = `${state.credential.workspaceId}:${header}`;
-      const record: IdempotencyRecord = { fingerprint, owner: randomUUID(), credentialId: state.credential.id };
-      const existing = await store.claim(key, record, CLAIM_TTL_MS);
-      if (!existing) {
-        claims.set(state, { key, record, graphql: url.pathname === GRAPHQL_PATH });
-        return;
-      }
-      if (existing.credentialId !== undefined && existing.credentialId !== state.credential.id) {
-        return endResponse(errorResponse(otherCredential(), url.pathname));
-      }
-      if (existing.fingerprint !== fingerprint) return endResponse(errorResponse(conflict(), url.pathname));
-      if (!existing.response) return endResponse(errorResponse(inProgress(), url.pathname));
-      return endResponse(replay(existing.response, url.pathname));
+      const claim = (bodySha256: string) => begin(state, url, header, bodySha256);
+      // A streamed body is hashed as it is stored: the route claims the key with the digest then.
+      if (state.streamedBody) return void (state.claimIdempotency = claim);
+      const answered = await claim(sha256(new Uint8Array(await request.clone().arrayBuffer())));
+      if (answered) return endResponse(answered);
     },
     async onResponse({ response }) {
       const state = requestState();

@@ -2,6 +2,7 @@ import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { MAX_QUERY_STRING_BYTES } from "../../schema/lib/limits.ts";
 import { errorResponse } from "../error-response.ts";
+import { requestState } from "../request-state.ts";
 
 export const MAX_BODY_BYTES = 25 * 1024 * 1024;
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -54,13 +55,18 @@ async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Pro
 
 /**
  * Refuses a query string over MAX_QUERY_STRING_BYTES (414), and buffers every request body up to 25 MiB (413 beyond it) so later layers can read it freely.
- * Declared lengths over the limit are refused before a byte is read.
+ * Declared lengths over the limit are refused before a byte is read. Bodies `streamed` picks
+ * (raw uploads) are left alone, for the route that streams them to their destination.
  */
-export function useRequestBody(): Plugin {
+export function useRequestBody(streamed: (request: Request, url: URL) => boolean = () => false): Plugin {
   return {
     async onRequest({ request, url, setRequest, endResponse }) {
       if (Buffer.byteLength(url.search) > MAX_QUERY_STRING_BYTES + 1) return endResponse(errorResponse(uriTooLong(), url.pathname));
       if (!METHODS_WITH_BODY.has(request.method) || !request.body) return;
+      if (streamed(request, url)) {
+        requestState()!.streamedBody = true;
+        return;
+      }
       const declared = Number(request.headers.get("content-length") ?? "0");
       if (declared > MAX_BODY_BYTES) return endResponse(errorResponse(tooLarge(), url.pathname));
       const bytes = await readLimited(request.body, MAX_BODY_BYTES);

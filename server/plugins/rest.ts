@@ -9,7 +9,7 @@ import { errorResponse, findApiError, restErrorBody } from "../error-response.ts
 import { describeError, log } from "../log.ts";
 import { requestState } from "../request-state.ts";
 import { restVariables } from "../rest/input.ts";
-import { buildOpenApi } from "../rest/openapi.ts";
+import { buildOpenApi, type OpenApiExtension } from "../rest/openapi.ts";
 import { restView } from "../../schema/lib/rest.ts";
 import { matchRoute, pathExists, routeTable, type RouteEntry } from "../rest/view.ts";
 
@@ -81,7 +81,7 @@ function checkPageSize(variables: Record<string, unknown>, price: RoutePrice | u
  * schema/lib/rest.ts). This layer adds what Sofa lacks: strict input validation, 404/405/415,
  * errors in the API's shape, and a corrected OpenAPI document.
  */
-export function useRest(config: Config): Plugin {
+export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = []): Plugin {
   let sofa: ReturnType<typeof createSofaRouter>;
   let table: RouteEntry[] = [];
   let prices = new Map<string, RoutePrice>();
@@ -119,7 +119,7 @@ export function useRest(config: Config): Plugin {
           return enveloped.execute({ ...args, schema: fullSchema, variableValues: requestState()?.restVariables ?? {} });
         }) as never,
       });
-      openApi = buildOpenApi(table, config);
+      openApi = buildOpenApi(table, config, openApiExtensions);
     },
     async onRequest({ request, url, endResponse, serverContext }) {
       if (url.pathname !== REST_BASE && !url.pathname.startsWith(`${REST_BASE}/`)) return;

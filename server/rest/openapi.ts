@@ -42,12 +42,13 @@ const SCALARS: Record<string, Schema> = {
   Quantity: { type: "number", minimum: 0, multipleOf: 0.001 },
   Percent: { type: "number", minimum: 0, maximum: 100, multipleOf: 0.001 },
   JSONObject: { type: "object", additionalProperties: true },
+  ByteCount: { type: "integer", format: "int64", minimum: 0 },
 };
 
 const ERROR_TYPES = ["invalid_request_error", "authentication_error", "permission_error", "idempotency_error", "rate_limit_error", "api_error"];
 
 /** What a route's operation looks like, as far as the errors it can answer go. */
-interface RouteTraits {
+export interface RouteTraits {
   method: string;
   hasPathParams: boolean;
   /** Codes the route's field declares itself: `extensions: { ...rest(…), errors: ["sku_taken"] }`. */
@@ -84,9 +85,12 @@ const ERROR_CODES: ErrorCode[] = [
   { status: 409, code: "idempotency_in_progress", when: "a request with this `Idempotency-Key` is still running", on: posts },
   { status: 409, code: "idempotency_not_replayable", when: "the first response to this `Idempotency-Key` was over 1 MiB and was not kept; the request is not run again", on: posts },
   { status: 409, code: "sku_taken", when: "another inventory item of the workspace has this `sku`; `param` is `sku`" },
+  { status: 400, code: "upload_incomplete", when: "the connection closed before the whole body arrived; nothing was stored" },
+  { status: 403, code: "storage_quota_exceeded", when: "the upload would take the workspace past its plan's storage quota; nothing was stored" },
   { status: 409, code: "bucket_name_taken", when: "another bucket of the workspace has this `name`; `param` is `name`" },
   { status: 413, code: "payload_too_large", when: "the body is over 25 MiB", on: writes },
   { status: 414, code: "uri_too_long", when: "the query string is too long", on: always },
+  { status: 416, code: "range_not_satisfiable", when: "the `Range` starts past the object's last byte; `Content-Range` gives its size" },
   { status: 415, code: "unsupported_media_type", when: "a body was sent that is not `application/json`", on: writes },
   { status: 429, code: "rate_limit_exceeded", when: "the credential (or, without one, the client address) used up its plan's requests for this minute; `Retry-After` says when to retry", on: always },
   { status: 500, code: "internal_error", when: "an unexpected failure; quote `request_id` when reporting it", on: always },
@@ -278,6 +282,7 @@ const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
   405: { Allow: headerRef("Allow") },
   429: { "Retry-After": headerRef("RetryAfter") },
   503: { "Retry-After": headerRef("RetryAfter") },
+  416: { "Content-Range": { description: "`bytes */` and the object's size.", required: true, schema: { type: "string", pattern: "^bytes \\*/\\d+$" } } },
 };
 
 /** Statuses an idempotent POST may replay: what the idempotency layer stores. */
@@ -480,7 +485,12 @@ function withPageMaximum(op: { parameters?: unknown }, maxLimit: number | undefi
  * parameters in the path, query arguments on reads, body arguments only in the body, and each
  * response body from the selection Sofa runs for the route.
  */
-export function buildOpenApi(table: RouteEntry[], config: Config) {
+/** What a route served outside Sofa (bytes rather than JSON) adds to the document. */
+export interface OpenApiExtension {
+  (document: { paths: Record<string, Record<string, any>>; errors(route: RouteTraits): Record<string, unknown>; headers: Record<string, unknown> }): void;
+}
+
+export function buildOpenApi(table: RouteEntry[], config: Config, extensions: OpenApiExtension[] = []) {
   const schema = viewSchema(table);
   const sofa = createSofa({ basePath: "/v1", schema });
   const shapes = new Shapes();
@@ -494,6 +504,7 @@ export function buildOpenApi(table: RouteEntry[], config: Config) {
     withPageMaximum(op, prices.get(entry.key)?.maxLimit);
     (paths[path] ??= {})[entry.route.method.toLowerCase()] = op;
   }
+  for (const extend of extensions) extend({ paths, errors: (route) => errors.of(route), headers: commonHeaders(config) });
   const named = Object.fromEntries(namedInputTypes(table).map((type) => [type.name, componentSchema(type)]));
   return {
     openapi: "3.0.3",

@@ -1,3 +1,4 @@
+import type { StorageConfig } from "../config.ts";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -36,6 +37,8 @@ import { LocalByteStore } from "./local-store.ts";
 
 const MIN_PART = 5 * 1024 * 1024; // S3's floor for every part but the last
 const DEFAULT_PART = 8 * 1024 * 1024;
+const MAX_PARTS = 10_000;
+const MIB = 1024 * 1024;
 const DEFAULT_PAGE = 1000;
 
 export interface S3StoreOptions {
@@ -69,7 +72,9 @@ export class S3ByteStore implements ByteStore {
     const meter = { size: 0, hash: createHash("sha256") };
     const chunks = metered(body, options, meter);
     const { signal } = options;
-    let part = Buffer.allocUnsafe(this.partSize);
+    // S3 takes at most 10 000 parts: an object that may grow past 10 000 parts of the default size gets bigger parts.
+    const partSize = Math.max(this.partSize, Math.ceil(options.maxBytes / MAX_PARTS / MIB) * MIB);
+    let part = Buffer.allocUnsafe(partSize);
     let filled = 0;
     let uploadId: string | undefined;
     const parts: CompletedPart[] = [];
@@ -98,7 +103,7 @@ export class S3ByteStore implements ByteStore {
           const n = chunk.copy(part, filled, offset);
           filled += n;
           offset += n;
-          if (filled < this.partSize) continue;
+          if (filled < partSize) continue;
           if (uploadId === undefined) {
             const created = await this.client.send(
               new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: options.contentType }),
@@ -109,7 +114,7 @@ export class S3ByteStore implements ByteStore {
           }
           await inFlight;
           inFlight = send(part);
-          part = Buffer.allocUnsafe(this.partSize);
+          part = Buffer.allocUnsafe(partSize);
           filled = 0;
         }
       }
@@ -202,19 +207,15 @@ function isStatus(error: unknown, status: number): boolean {
   return error instanceof S3ServiceException && error.$metadata.httpStatusCode === status;
 }
 
-/**
- * S3 when STORAGE_S3_BUCKET is set, else the local disk under `${dataDir}/objects`.
- * Region and credentials come from the SDK's default chain (AWS_REGION, AWS_ACCESS_KEY_ID, profiles, roles).
- */
-export function storeFromEnv(env: NodeJS.ProcessEnv, dataDir: string): ByteStore {
-  const bucket = env.STORAGE_S3_BUCKET?.trim();
-  if (!bucket) return new LocalByteStore(join(dataDir, "objects"));
-  const pathStyle = env.STORAGE_S3_FORCE_PATH_STYLE?.trim() || "false";
-  if (pathStyle !== "true" && pathStyle !== "false") {
-    throw new Error(`STORAGE_S3_FORCE_PATH_STYLE must be true or false, not ${JSON.stringify(pathStyle)}`);
-  }
-  const endpoint = env.STORAGE_S3_ENDPOINT?.trim() || undefined;
-  if (endpoint) new URL(endpoint); // fail at boot on a malformed endpoint, not on the first upload
-  const client = new S3Client({ endpoint, forcePathStyle: pathStyle === "true" });
-  return new S3ByteStore({ client, bucket });
+/** S3 when STORAGE_S3_BUCKET is set, else the local disk under `${dataDir}/objects`. */
+export function openByteStore(storage: StorageConfig, dataDir: string): ByteStore {
+  const s3 = storage.s3;
+  if (!s3) return new LocalByteStore(join(dataDir, "objects"));
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    forcePathStyle: s3.forcePathStyle,
+    ...(s3.region && { region: s3.region }),
+    ...(s3.credentials && { credentials: s3.credentials }),
+  });
+  return new S3ByteStore({ client, bucket: s3.bucket });
 }

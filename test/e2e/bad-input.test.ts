@@ -95,7 +95,7 @@ e2e("bad input sweep", (server) => {
     expect(document.status).toBe(200);
     const request = (method: string, path: string, body?: unknown) => call(method, server().api + path, { key: tenant.key, body });
     fixtures = new Fixtures(document.body, request, {
-      values: { url: receiver.url("/sweep"), events: ["task.completed"], name: () => `sweep-${newId("request").slice(4).toLowerCase()}`, issuer: () => `http://127.0.0.1:9/sweep-idp/${newId("request")}`, jwks_url: "http://127.0.0.1:9/sweep-idp/jwks.json" },
+      values: { url: receiver.url("/sweep"), events: ["task.completed"], name: () => `sweep-${newId("request").slice(4).toLowerCase()}`, issuer: () => `http://127.0.0.1:9/sweep-idp/${newId("request")}`, jwks_url: "http://127.0.0.1:9/sweep-idp/jwks.json", content_type: "text/plain", content_base64: "aGVsbG8=", file_name: "sweep.txt" },
       bodies: { "POST /leads": { first_name: "Sweep" } },
       seed: {
         // An agent registration is made by the agent protocol, not by a /v1 route: one is written directly.

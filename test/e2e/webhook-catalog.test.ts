@@ -196,6 +196,27 @@ const CAUSES: Record<EventType, Action> = {
       return fetched("task.completed", () => `/tasks/${res.body.id}`)(api, ctx, res);
     },
   },
+  "file.uploaded": {
+    setup: async (api) => ({ bucket: await ok(api.post("/buckets", { name: `files-${Date.now()}` })) }),
+    act: (api, { bucket }) =>
+      api.post(`/buckets/${bucket.id}/objects`, { file_name: "notes.txt", content_type: "text/plain", content_base64: Buffer.from("hello").toString("base64") }),
+    emits: ["file.uploaded"],
+    objects: fetched("file.uploaded", (res) => `/objects/${res.body.id}`),
+  },
+  "file.deleted": {
+    setup: async (api) => {
+      const bucket = await ok(api.post("/buckets", { name: `files-${Date.now()}` }));
+      const file = await ok(api.post(`/buckets/${bucket.id}/objects`, { file_name: "old.txt", content_type: "text/plain", content_base64: "b2xk" }));
+      return { file: await get(api, `/objects/${file.id}`) };
+    },
+    act: (api, { file }) => api.delete(`/objects/${file.id}`),
+    emits: ["file.deleted"],
+    objects: async (api, { file }, res) => {
+      expect(res.body).toEqual({ id: file.id, object: "file", deleted: true });
+      expect((await api.get(`/objects/${file.id}`)).status).toBe(404);
+      return { "file.deleted": file };
+    },
+  },
 };
 
 /** Other actions that emit catalog events, each with exactly what it emits. */
@@ -454,7 +475,7 @@ e2e("webhooks: every catalog event, delivered by its action", (server, stack) =>
 
   it("has an action for every type of the catalog, and for nothing else", () => {
     expect(sorted(Object.keys(CAUSES))).toEqual(sorted(EVENT_TYPES));
-    expect(new Set(EVENT_TYPES).size).toBe(16);
+    expect(new Set(EVENT_TYPES).size).toBe(18);
     for (const action of Object.values(OTHER_ACTIONS)) {
       for (const type of action.emits) expect(EVENT_TYPES).toContain(type);
     }

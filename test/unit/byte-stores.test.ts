@@ -12,7 +12,8 @@ import {
   TooLargeError,
 } from "../../server/storage/byte-store.ts";
 import { LocalByteStore } from "../../server/storage/local-store.ts";
-import { S3ByteStore, storeFromEnv } from "../../server/storage/s3-store.ts";
+import { openByteStore, S3ByteStore } from "../../server/storage/s3-store.ts";
+import { loadConfig } from "../../server/config.ts";
 import { type S3TestServer, startS3Server } from "../support/s3-server.ts";
 
 const MiB = 1024 * 1024;
@@ -327,23 +328,40 @@ describe("local byte store on disk", () => {
   });
 });
 
-describe("storeFromEnv", () => {
+describe("openByteStore", () => {
+  const storage = (env: NodeJS.ProcessEnv) => loadConfig(env).storage;
+
   it("uses the local disk under DATA_DIR/objects without STORAGE_S3_BUCKET", () => {
-    const store = storeFromEnv({}, "/var/lib/kontor");
+    const store = openByteStore(storage({}), "/var/lib/kontor");
     expect(store).toBeInstanceOf(LocalByteStore);
     expect((store as LocalByteStore).root).toBe("/var/lib/kontor/objects");
   });
 
-  it("uses S3 when STORAGE_S3_BUCKET is set", () => {
-    const store = storeFromEnv(
-      { STORAGE_S3_BUCKET: "kontor", STORAGE_S3_ENDPOINT: "http://127.0.0.1:9000", STORAGE_S3_FORCE_PATH_STYLE: "true" },
-      "/data",
-    );
+  it("uses S3 when STORAGE_S3_BUCKET is set, with the region and credentials of the AWS variables", async () => {
+    const settings = storage({
+      STORAGE_S3_BUCKET: "kontor",
+      STORAGE_S3_ENDPOINT: "http://127.0.0.1:9000",
+      STORAGE_S3_FORCE_PATH_STYLE: "true",
+      AWS_REGION: "eu-central-1",
+      AWS_ACCESS_KEY_ID: "AKIDEXAMPLE",
+      AWS_SECRET_ACCESS_KEY: "secret",
+    });
+    expect(settings.s3).toEqual({
+      bucket: "kontor",
+      endpoint: "http://127.0.0.1:9000",
+      forcePathStyle: true,
+      region: "eu-central-1",
+      credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" },
+    });
+    const store = openByteStore(settings, "/data");
     expect(store).toBeInstanceOf(S3ByteStore);
   });
 
-  it("refuses a path-style flag that is not true or false, and a malformed endpoint", () => {
-    expect(() => storeFromEnv({ STORAGE_S3_BUCKET: "kontor", STORAGE_S3_FORCE_PATH_STYLE: "yes" }, "/data")).toThrow(/true or false/);
-    expect(() => storeFromEnv({ STORAGE_S3_BUCKET: "kontor", STORAGE_S3_ENDPOINT: "not a url" }, "/data")).toThrow();
+  it("refuses a path-style flag that is not true or false, a malformed endpoint and a bad quota cap", () => {
+    expect(() => storage({ STORAGE_S3_BUCKET: "kontor", STORAGE_S3_FORCE_PATH_STYLE: "yes" })).toThrow(/true or false/);
+    expect(() => storage({ STORAGE_S3_BUCKET: "kontor", STORAGE_S3_ENDPOINT: "not a url" })).toThrow(/STORAGE_S3_ENDPOINT/);
+    expect(() => storage({ KONTOR_STORAGE_QUOTA_CAP_BYTES: "1e3x" })).toThrow(/KONTOR_STORAGE_QUOTA_CAP_BYTES/);
+    expect(() => storage({ KONTOR_STORAGE_QUOTA_CAP_BYTES: "-1" })).toThrow(/KONTOR_STORAGE_QUOTA_CAP_BYTES/);
+    expect(storage({ KONTOR_STORAGE_QUOTA_CAP_BYTES: "1000" }).quotaCapBytes).toBe(1000);
   });
 });
