@@ -18,10 +18,10 @@ export interface RequestState {
   /** The body is streamed to its destination, never buffered (a raw upload). */
   streamedBody?: boolean;
   /**
-   * With an Idempotency-Key on a streamed body: claims the key once the body's SHA-256 is known.
+   * With an Idempotency-Key on a streamed body: claims the key once the digest of the body (and its type) is known.
    * Resolves to the response to send instead (a replay or a conflict), or undefined to go on.
    */
-  claimIdempotency?: (bodySha256: string) => Promise<Response | undefined>;
+  claimIdempotency?: (bodyDigest: string) => Promise<Response | undefined>;
 }
 
 const storage = new AsyncLocalStorage<RequestState>();

@@ -31,13 +31,12 @@ export function fileName(param: string, text: string): string {
   return name;
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 /** Standard base64 with padding and nothing else (no line breaks, no URL alphabet, no stray bits). */
 export function strictBase64(param: string, text: string): Buffer {
-  const bytes = BASE64.test(text) ? Buffer.from(text, "base64") : null;
-  // A canonical encoding round-trips: "QR==" (non-zero padding bits) does not.
-  if (!bytes || bytes.toString("base64") !== text) {
+  // Node's decoder skips what it does not know; only canonical, padded, standard base64 encodes back
+  // to the same text ("QR==" has stray bits, "-_8=" the URL alphabet, "aGVs bG8=" a space).
+  const bytes = Buffer.from(text, "base64");
+  if (bytes.toString("base64") !== text) {
     throw validationFailed(param, `${param} must be standard base64 (A–Z, a–z, 0–9, + and /, padded with =), without spaces or line breaks.`);
   }
   return bytes;

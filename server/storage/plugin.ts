@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { Plugin } from "graphql-yoga";
 import type { Context } from "../../schema/context.ts";
@@ -92,8 +93,15 @@ async function upload(ctx: Context, storage: Storage, state: RequestState, reque
     if (error instanceof SourceError || request.signal.aborted) throw uploadIncomplete();
     throw error;
   }
+  // A body that ended short of its Content-Length, or whose client is gone, is not a file.
+  if ((declared !== null && written.size !== Number(declared)) || request.signal.aborted) {
+    await storage.discard(key);
+    throw uploadIncomplete();
+  }
   // The body's digest is known only now: an Idempotency-Key is claimed (or replayed) here.
-  const answered = await state.claimIdempotency?.(written.sha256);
+  // The same bytes sent as another type are another request.
+  const digest = createHash("sha256").update(`${request.headers.get("content-type")}\n${written.sha256}`).digest("hex");
+  const answered = await state.claimIdempotency?.(digest);
   if (answered) {
     await storage.discard(key);
     return answered;
@@ -134,6 +142,12 @@ async function download(ctx: Context, storage: Storage, request: Request, url: U
   } catch (error) {
     if (!(error instanceof KeyNotFoundError)) throw error;
     log("error", "an object's bytes are missing from the store", { object: row.id, key: row.storeKey });
+    throw internalError();
+  }
+  const expected = wanted ? wanted.end - wanted.start + 1 : size;
+  if (stored.size !== expected) {
+    stored.body.destroy();
+    log("error", "the byte store answered another length than asked", { object: row.id, expected, got: stored.size });
     throw internalError();
   }
   headers.set("Content-Length", String(stored.size));
