@@ -31,6 +31,8 @@ import type { WebhookRuntime } from "./webhooks/runtime.ts";
 import { requestState, type RequestState } from "./request-state.ts";
 import { isRawUpload, useStorage } from "./storage/plugin.ts";
 import { storageOpenApi } from "./storage/openapi.ts";
+import { useAi, type AiServices } from "./ai/plugin.ts";
+import { aiOpenApi } from "./ai/openapi.ts";
 import { useBytesSweep } from "./storage/sweep.ts";
 import type { Storage } from "./storage/services.ts";
 
@@ -56,9 +58,10 @@ export interface Services {
   /** Signs and verifies Kontor's identity assertions. */
   agentKeys: SigningKeys;
   storage: Storage;
+  ai: AiServices;
 }
 
-export function createApp(config: Config, { db, redis, webhooks, agentKeys, storage }: Services): App {
+export function createApp(config: Config, { db, redis, webhooks, agentKeys, storage, ai }: Services): App {
   const apiKeys = new ApiKeyResolver(db.prisma);
   const agentTokens = new AgentTokenResolver(db.prisma);
   const contextFor = (state: RequestState): Context => {
@@ -102,7 +105,8 @@ export function createApp(config: Config, { db, redis, webhooks, agentKeys, stor
       ...(config.policies ? [useGraphQLLimits()] : []),
       useGraphQLErrorShape(),
       useStorage(storage, contextFor),
-      useRest(config, [storageOpenApi]),
+      useAi(ai, contextFor),
+      useRest(config, [storageOpenApi, aiOpenApi]),
       useNotFound(),
       useWebhookWake(webhooks.wake),
       // Last, so its onResponse sees the response every other plugin settled on (a 401 turned 429).

@@ -24,6 +24,17 @@ export interface Config {
   secretKey: string | undefined;
   webhooks: WebhookConfig;
   storage: StorageConfig;
+  ai: AiConfig;
+}
+
+export interface AiConfig {
+  /** AI_UPSTREAM_URL: an OpenAI-compatible API (`…/v1`); unset, the AI routes answer 503 ai_unavailable. */
+  upstreamUrl: string | undefined;
+  upstreamKey: string | undefined;
+  /** AI_UPSTREAM_TIMEOUT_MS: how long the provider may take to start answering. */
+  timeoutMs: number;
+  /** AI_MODELS_FILE: a JSON catalog of models by plan, instead of the built-in one. */
+  modelsFile: string | undefined;
 }
 
 export interface StorageConfig {
@@ -91,6 +102,18 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
 
 export class ConfigError extends Error {}
 
+function aiConfig(env: NodeJS.ProcessEnv): AiConfig {
+  const upstreamUrl = env.AI_UPSTREAM_URL?.trim() || undefined;
+  if (upstreamUrl && !/^https?:\/\//.test(upstreamUrl)) throw new ConfigError(`AI_UPSTREAM_URL must be an http(s) URL, got '${upstreamUrl}'.`);
+  if (upstreamUrl && !URL.canParse(upstreamUrl)) throw new ConfigError(`AI_UPSTREAM_URL must be a URL, got '${upstreamUrl}'.`);
+  return {
+    upstreamUrl,
+    upstreamKey: env.AI_UPSTREAM_API_KEY || undefined,
+    timeoutMs: positive(env, "AI_UPSTREAM_TIMEOUT_MS", 60_000),
+    modelsFile: env.AI_MODELS_FILE?.trim() || undefined,
+  };
+}
+
 function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
   const capRaw = env.KONTOR_STORAGE_QUOTA_CAP_BYTES;
   const quotaCapBytes = capRaw === undefined || capRaw === "" ? undefined : Number(capRaw);
@@ -155,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       jitter,
     },
     storage: storageConfig(env),
+    ai: aiConfig(env),
   };
 }
 

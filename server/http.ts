@@ -7,7 +7,10 @@ import { answerClientError } from "./client-error.ts";
 import type { Config } from "./config.ts";
 import type { Redis } from "ioredis";
 import { openDatabase, type Database } from "./db/open.ts";
-import { openRedis } from "./redis.ts";
+import { openRedis, redisNamespace } from "./redis.ts";
+import { ModelCatalog } from "./ai/catalog.ts";
+import { CodingMeter } from "./ai/metering.ts";
+import { HttpUpstream } from "./ai/upstream.ts";
 import { withRequestState } from "./request-state.ts";
 import { startWebhooks, type WebhookRuntimeOptions } from "./webhooks/runtime.ts";
 import { SecretBox, serverSecret } from "./webhooks/secrets.ts";
@@ -34,6 +37,7 @@ export interface RunningServer {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   // Fails before anything opens when production has no KONTOR_SECRET_KEY.
   const secrets = new SecretBox(serverSecret(config));
+  const catalog = ModelCatalog.load(config.ai.modelsFile);
   const db = await openDatabase(config);
   let redis: Redis | undefined;
   const agentKeys = new SigningKeys(db.prisma, agentKeyBox(config));
@@ -65,7 +69,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // Thin webhook events link to {base_url}: the worker needs the URL the API is served at.
   const webhooks = startWebhooks(served, db, secrets, options.webhooks);
   const storage = new Storage(openByteStore(config.storage, config.dataDir), config.storage);
-  const app = createApp(served, { db, redis, webhooks, agentKeys, storage });
+  const ai = {
+    upstream: config.ai.upstreamUrl ? new HttpUpstream(config.ai.upstreamUrl, config.ai.upstreamKey, config.ai.timeoutMs) : undefined,
+    catalog,
+    meter: new CodingMeter(redis, redisNamespace(config)),
+  };
+  const app = createApp(served, { db, redis, webhooks, agentKeys, storage, ai });
   server.on("request", (req, res) => withRequestState(() => app(req, res)));
   const control = await openControlSocket(db, config.dataDir, agentKeys);
   server.on("clientError", answerClientError);

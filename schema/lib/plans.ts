@@ -14,6 +14,15 @@ export interface PlanLimits {
   agent_token_lifetime_seconds: number;
   /** ID-JAG providers a workspace may trust. */
   trusted_providers: number;
+  /** Coding-plan tokens (as the AI provider counts them) per 5-hour window; the weekly pool is 5 times it. */
+  coding_tokens_5h: number;
+  coding_tokens_weekly: number;
+  /** Coding requests of one workspace running at once. */
+  coding_concurrency: number;
+}
+
+function codingPlan(tokens5h: number, concurrency: number) {
+  return { coding_tokens_5h: tokens5h, coding_tokens_weekly: 5 * tokens5h, coding_concurrency: concurrency };
 }
 
 function agentCaps(registrations: number, tokens: number, lifetimeHours: number, providers: number) {
@@ -27,10 +36,10 @@ function agentCaps(registrations: number, tokens: number, lifetimeHours: number,
 
 /** api-spec.md §8 and decisions.md §4 and §8: data, so later policies read it rather than hard-code it. */
 export const PLAN_LIMITS: Record<PlanName, PlanLimits> = {
-  free: { requests_per_minute: 120, ai_requests_per_minute: 20, storage_bytes: 1e9, storage_label: "1 GB", ...agentCaps(3, 2, 1, 0) },
-  plus: { requests_per_minute: 300, ai_requests_per_minute: 40, storage_bytes: 1e10, storage_label: "10 GB", ...agentCaps(10, 5, 4, 1) },
-  pro: { requests_per_minute: 600, ai_requests_per_minute: 60, storage_bytes: 1e11, storage_label: "100 GB", ...agentCaps(50, 10, 12, 3) },
-  max: { requests_per_minute: 1200, ai_requests_per_minute: 120, storage_bytes: 1e12, storage_label: "1 TB", ...agentCaps(200, 25, 24, 10) },
+  free: { requests_per_minute: 120, ai_requests_per_minute: 20, storage_bytes: 1e9, storage_label: "1 GB", ...agentCaps(3, 2, 1, 0), ...codingPlan(200_000, 1) },
+  plus: { requests_per_minute: 300, ai_requests_per_minute: 40, storage_bytes: 1e10, storage_label: "10 GB", ...agentCaps(10, 5, 4, 1), ...codingPlan(1_000_000, 2) },
+  pro: { requests_per_minute: 600, ai_requests_per_minute: 60, storage_bytes: 1e11, storage_label: "100 GB", ...agentCaps(50, 10, 12, 3), ...codingPlan(5_000_000, 4) },
+  max: { requests_per_minute: 1200, ai_requests_per_minute: 120, storage_bytes: 1e12, storage_label: "1 TB", ...agentCaps(200, 25, 24, 10), ...codingPlan(20_000_000, 8) },
 };
 
 /** Agent authentication is opt-in on free and on by default elsewhere (api-spec.md §5). */

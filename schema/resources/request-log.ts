@@ -29,6 +29,9 @@ export const RequestLog = builder.prismaObject("RequestLog", {
     error_code: t.exposeString("errorCode", { nullable: true, description: "The error body's `code`, e.g. validation_failed; null on success." }),
     client_ip: t.exposeString("clientIp", { nullable: true, description: "The address the request came from; null when unknown." }),
     user_agent: t.exposeString("userAgent", { nullable: true, description: "The User-Agent header; null when none was sent." }),
+    model: t.exposeString("model", { nullable: true, description: "AI requests: the model asked for; null otherwise." }),
+    input_tokens: t.exposeInt("inputTokens", { nullable: true, description: "AI requests: the prompt tokens the provider reported; null otherwise or when it reported none." }),
+    output_tokens: t.exposeInt("outputTokens", { nullable: true, description: "AI requests: the completion tokens the provider reported; null otherwise or when it reported none." }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the request arrived." }),
   }),
 });

@@ -17,15 +17,26 @@ interface Quota {
   remaining: number;
   msBeforeReset: number;
   exceeded: boolean;
+  /** Counted in the plan's AI column (general AI on /v1/responses) rather than its requests. */
+  ai: boolean;
 }
 
-function createLimiter(plan: PlanName, config: Config, redis: Redis | undefined): RateLimiterAbstract {
-  const points = PLAN_LIMITS[plan].requests_per_minute;
+/** api-spec.md §8: general AI (POST /v1/responses with ai.responses) has its own per-minute column. */
+function isGeneralAi(request: Request, state: RequestState): boolean {
+  if (request.method !== "POST" || !state.credential?.scopes.has("ai.responses")) return false;
+  const path = new URL(request.url).pathname.replace(/\/$/, "");
+  return path === "/v1/responses";
+}
+
+type Column = "requests_per_minute" | "ai_requests_per_minute";
+
+function createLimiter(plan: PlanName, column: Column, config: Config, redis: Redis | undefined): RateLimiterAbstract {
+  const points = PLAN_LIMITS[plan][column];
   const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS });
   if (!redis) return memory;
   return new RateLimiterRedis({
     storeClient: redis,
-    keyPrefix: `${redisNamespace(config)}ratelimit:${plan}`,
+    keyPrefix: `${redisNamespace(config)}${column === "requests_per_minute" ? "ratelimit" : "ratelimit-ai"}:${plan}`,
     points,
     duration: WINDOW_SECONDS,
     // While Redis is unreachable each process limits on its own rather than failing every request.
@@ -39,7 +50,7 @@ const tooManyRequests = (quota: Quota, pathname: string) => {
     429,
     "rate_limit_error",
     "rate_limit_exceeded",
-    `Rate limit of ${quota.limit} requests per minute (${quota.plan} plan) exceeded. Retry after ${retryAfter} seconds.`,
+    `Rate limit of ${quota.limit} ${quota.ai ? "AI " : ""}requests per minute (${quota.plan} plan) exceeded. Retry after ${retryAfter} seconds.`,
     { headers: { "Retry-After": String(retryAfter) } },
   );
   return errorResponse(error, pathname);
@@ -51,14 +62,19 @@ const tooManyRequests = (quota: Quota, pathname: string) => {
  * the X-RateLimit-* headers.
  */
 export function useRateLimit(config: Config, redis: Redis | undefined): Plugin {
-  const limiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, config, redis)])) as Record<
+  const limiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, "requests_per_minute", config, redis)])) as Record<
+    PlanName,
+    RateLimiterAbstract
+  >;
+  const aiLimiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, "ai_requests_per_minute", config, redis)])) as Record<
     PlanName,
     RateLimiterAbstract
   >;
   const quotas = new WeakMap<RequestState, Quota>();
 
-  async function count(state: RequestState, serverContext: unknown): Promise<Quota> {
+  async function count(state: RequestState, request: Request, serverContext: unknown): Promise<Quota> {
     const credential = state.credential;
+    const ai = isGeneralAi(request, state);
     const plan = credential?.plan ?? "free";
     // X-Forwarded-For is not trusted: no proxy is configured in front of the server.
     const key = credential
@@ -67,7 +83,7 @@ export function useRateLimit(config: Config, redis: Redis | undefined): Plugin {
     let result: RateLimiterRes;
     let exceeded = false;
     try {
-      result = await limiters[plan].consume(key);
+      result = await (ai ? aiLimiters : limiters)[plan].consume(key);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       result = rejection;
@@ -75,18 +91,19 @@ export function useRateLimit(config: Config, redis: Redis | undefined): Plugin {
     }
     const quota = {
       plan,
-      limit: PLAN_LIMITS[plan].requests_per_minute,
+      limit: PLAN_LIMITS[plan][ai ? "ai_requests_per_minute" : "requests_per_minute"],
       remaining: result.remainingPoints,
       msBeforeReset: result.msBeforeNext,
       exceeded,
+      ai,
     };
     quotas.set(state, quota);
     return quota;
   }
 
   return {
-    async onRequest({ url, serverContext, endResponse }) {
-      const quota = await count(requestState()!, serverContext);
+    async onRequest({ request, url, serverContext, endResponse }) {
+      const quota = await count(requestState()!, request, serverContext);
       if (quota.exceeded) endResponse(tooManyRequests(quota, url.pathname));
     },
     async onResponse({ request, response, serverContext, setResponse }) {
@@ -94,7 +111,7 @@ export function useRateLimit(config: Config, redis: Redis | undefined): Plugin {
       let quota = quotas.get(state);
       if (!quota) {
         // Answered before onRequest above ran (a 401, a well-known document): counted here instead.
-        quota = await count(state, serverContext);
+        quota = await count(state, request, serverContext);
         if (quota.exceeded) {
           response = tooManyRequests(quota, new URL(request.url).pathname);
           state.errorCode = "rate_limit_exceeded";

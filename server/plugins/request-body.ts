@@ -71,7 +71,8 @@ export function useRequestBody(streamed: (request: Request, url: URL) => boolean
       if (declared > MAX_BODY_BYTES) return endResponse(errorResponse(tooLarge(), url.pathname));
       const bytes = await readLimited(request.body, MAX_BODY_BYTES);
       if (bytes === null) return endResponse(errorResponse(tooLarge(), url.pathname));
-      setRequest(new Request(request.url, { method: request.method, headers: request.headers, body: bytes }));
+      // The signal goes along: it fires when the client goes away, which long answers listen for.
+      setRequest(new Request(request.url, { method: request.method, headers: request.headers, body: bytes, signal: request.signal }));
     },
   };
 }

@@ -48,6 +48,9 @@ export interface RequestLogRow {
   errorCode: string | null;
   clientIp: string | null;
   userAgent: string | null;
+  model?: string | null;
+  inputTokens?: number | null;
+  outputTokens?: number | null;
   createdAt: Date;
 }
 
@@ -81,12 +84,13 @@ const column = <K extends keyof RequestLogRow>(rows: RequestLogRow[], key: K) =>
 async function insertRows(prisma: PrismaClient, rows: RequestLogRow[]): Promise<void> {
   await prisma.$executeRaw`
     insert into request_logs
-      (id, workspace_id, credential_id, method, route, status, latency_ms, error_code, client_ip, user_agent, created_at)
+      (id, workspace_id, credential_id, method, route, status, latency_ms, error_code, client_ip, user_agent, model, input_tokens, output_tokens, created_at)
     select * from unnest(
       ${column(rows, "id")}::text[], ${column(rows, "workspaceId")}::text[], ${column(rows, "credentialId")}::text[],
       ${column(rows, "method")}::text[], ${column(rows, "route")}::text[], ${column(rows, "status")}::int[],
       ${column(rows, "latencyMs")}::int[], ${column(rows, "errorCode")}::text[], ${column(rows, "clientIp")}::text[],
-      ${column(rows, "userAgent")}::text[], ${rows.map((row) => row.createdAt.toISOString())}::timestamptz[])
+      ${column(rows, "userAgent")}::text[], ${rows.map((row) => row.model ?? null)}::text[], ${rows.map((row) => row.inputTokens ?? null)}::int[],
+      ${rows.map((row) => row.outputTokens ?? null)}::int[], ${rows.map((row) => row.createdAt.toISOString())}::timestamptz[])
     on conflict (id) do nothing`;
 }
 
@@ -247,7 +251,7 @@ export function useRequestLog(_config: Config, db: Database, options: Partial<Re
       if (!state) return;
       const latency = performance.now() - state.startedAt;
       const route = routes.of(request);
-      writer.push({
+      const row: RequestLogRow = {
         id: state.id,
         workspaceId: state.credential?.workspaceId ?? null,
         credentialId: state.credential?.id ?? null,
@@ -260,7 +264,13 @@ export function useRequestLog(_config: Config, db: Database, options: Partial<Re
         userAgent: text(request.headers.get("user-agent"), 512),
         // The request's arrival (wall clock), like the time in its id, so id order and created_at agree.
         createdAt: new Date(Date.now() - latency),
-      });
+      };
+      // An AI answer's tokens are known once its body (a stream, perhaps) has ended: the row waits for them.
+      if (!state.aiUsage) return writer.push(row);
+      void state.aiUsage.then(
+        (usage) => writer.push({ ...row, model: usage?.model ?? null, inputTokens: usage?.input_tokens ?? null, outputTokens: usage?.output_tokens ?? null }),
+        () => writer.push(row),
+      );
     },
     onDispose: async () => {
       writers.delete(db.prisma);

@@ -86,6 +86,7 @@ const ERROR_CODES: ErrorCode[] = [
   { status: 409, code: "idempotency_not_replayable", when: "the first response to this `Idempotency-Key` was over 1 MiB and was not kept; the request is not run again", on: posts },
   { status: 409, code: "sku_taken", when: "another inventory item of the workspace has this `sku`; `param` is `sku`" },
   { status: 400, code: "upload_incomplete", when: "the connection closed before the whole body arrived; nothing was stored" },
+  { status: 400, code: "model_not_available", when: "the model is not in the plan's catalog (GET /models); `param` is `model`" },
   { status: 403, code: "storage_quota_exceeded", when: "the upload would take the workspace past its plan's storage quota; nothing was stored" },
   { status: 409, code: "bucket_name_taken", when: "another bucket of the workspace has this `name`; `param` is `name`" },
   { status: 413, code: "payload_too_large", when: "the body is over 25 MiB", on: writes },
@@ -93,7 +94,11 @@ const ERROR_CODES: ErrorCode[] = [
   { status: 416, code: "range_not_satisfiable", when: "the `Range` starts past the object's last byte; `Content-Range` gives its size" },
   { status: 415, code: "unsupported_media_type", when: "a body was sent that is not `application/json`", on: writes },
   { status: 429, code: "rate_limit_exceeded", when: "the credential (or, without one, the client address) used up its plan's requests for this minute; `Retry-After` says when to retry", on: always },
+  { status: 429, code: "concurrency_limit_exceeded", when: "the plan's coding requests are all running; retry when one ends" },
   { status: 500, code: "internal_error", when: "an unexpected failure; quote `request_id` when reporting it", on: always },
+  { status: 502, code: "upstream_error", when: "the AI provider failed or could not be reached; its own short message is kept" },
+  { status: 503, code: "ai_unavailable", when: "AI is not configured on this server" },
+  { status: 504, code: "upstream_timeout", when: "the AI provider did not start answering in time" },
   { status: 503, code: "service_unavailable", when: "the database did not answer in time: the request was rolled back, nothing was written; retry after `Retry-After` seconds", on: always },
 ];
 

@@ -212,6 +212,10 @@ e2e("compliance", (server) => {
           "DELETE /objects/{id}",
           "GET /objects/{id}/content",
           "GET /storage",
+          "GET /models",
+          "GET /models/{model}",
+          "POST /chat/completions",
+          "POST /responses",
         ].sort(),
       );
     });

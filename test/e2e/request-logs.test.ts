@@ -118,6 +118,9 @@ e2e("request logs", (server) => {
         error_code: "not_found",
         client_ip: expect.stringMatching(/^(127\.0\.0\.1|::1)$/),
         user_agent: UA,
+        model: null,
+        input_tokens: null,
+        output_tokens: null,
         created_at: expect.stringMatching(ISO),
       });
       expect(Number.isInteger(row.latency_ms) && row.latency_ms >= 0).toBe(true);

@@ -13,6 +13,8 @@ export interface Schema {
   required?: string[];
   nullable?: boolean;
   allOf?: Schema[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
   $ref?: string;
   minimum?: number;
   maximum?: number;
@@ -373,6 +375,20 @@ function badValues(doc: OpenApiDoc, schema: Schema, required: boolean): Bad[] {
       reject("string for an object", '"x"');
       reject("array for an object", "[]");
       break;
+    default: {
+      // A union (`oneOf` / `anyOf`): a value of a type none of its members has.
+      const members = (s.oneOf ?? s.anyOf ?? []).map((member) => resolve(doc, member).type);
+      const outside = (
+        [
+          ["boolean", "true"],
+          ["number", "12345"],
+          ["object", "{}"],
+          ["array", "[]"],
+          ["string", '"x"'],
+        ] as const
+      ).find(([type]) => !members.includes(type) && !(type === "number" && members.includes("integer")));
+      if (members.length > 0 && outside) reject(`${outside[0]} for a ${members.join(" or ")}`, outside[1]);
+    }
   }
   return out;
 }

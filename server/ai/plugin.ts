@@ -1,0 +1,241 @@
+import type { Plugin } from "graphql-yoga";
+import type { Context, Credential } from "../../schema/context.ts";
+import { schema } from "../../schema/index.ts";
+import { createResponse } from "./responses.ts";
+import { runTool, toolsFor, workspaceTools } from "./tools.ts";
+import { ApiError, insufficientScope, isApiError, validationFailed } from "../../schema/lib/errors.ts";
+import { errorResponse } from "../error-response.ts";
+import { describeError, log } from "../log.ts";
+import { maskError } from "../plugins/graphql-errors.ts";
+import { requestState, type RequestState } from "../request-state.ts";
+import type { ModelCatalog } from "./catalog.ts";
+import { codingHeaders, type CodingMeter } from "./metering.ts";
+import { chatUsage, passStream, providerFailure } from "./passthrough.ts";
+import { aiUnavailable, upstreamError, type ChatUpstream } from "./upstream.ts";
+
+export const AI_ROUTES = {
+  models: "/v1/models",
+  chat: "/v1/chat/completions",
+  responses: "/v1/responses",
+} as const;
+
+const MODEL_PATH = /^\/v1\/models\/([^/]+)$/;
+
+const modelNotAvailable = (model: string, plan: string) =>
+  new ApiError(400, "invalid_request_error", "model_not_available", `The model '${model}' is not available on the ${plan} plan: GET /v1/models lists those that are.`, {
+    param: "model",
+  });
+
+const clientGone = () => new ApiError(400, "invalid_request_error", "request_aborted", "The client closed the connection before the answer was ready.");
+
+const methodNotAllowed = (method: string, path: string, allow: string) =>
+  new ApiError(405, "invalid_request_error", "method_not_allowed", `${method} is not allowed on ${path}.`, { headers: { Allow: allow } });
+
+/** The JSON object of a request body (already read and bounded by the body limit). */
+async function jsonObject(request: Request): Promise<Record<string, unknown>> {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") {
+    throw new ApiError(415, "invalid_request_error", "unsupported_media_type", "Send the body as JSON with 'Content-Type: application/json'.");
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(await request.text());
+  } catch (error) {
+    throw new ApiError(400, "invalid_request_error", "invalid_json", `The request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ApiError(400, "invalid_request_error", "validation_failed", "The request body must be a JSON object.");
+  }
+  return body as Record<string, unknown>;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+export interface AiServices {
+  /** Undefined without AI_UPSTREAM_URL. */
+  upstream: ChatUpstream | undefined;
+  catalog: ModelCatalog;
+  meter: CodingMeter;
+}
+
+/** The model a request names, if the plan may use it. */
+function checkModel(body: Record<string, unknown>, credential: Credential, catalog: ModelCatalog): string {
+  const model = body.model;
+  if (typeof model !== "string" || model.length === 0) throw validationFailed("model", "model is required: one of the ids GET /v1/models lists.");
+  if (!catalog.allows(credential.plan, model)) throw modelNotAvailable(model, credential.plan);
+  return model;
+}
+
+/**
+ * POST /v1/chat/completions (ai.coding): the body goes to the provider as sent, and its answer
+ * comes back as sent; a stream is passed on event by event. Kontor adds one thing, upstream
+ * only: `stream_options.include_usage`, to meter the tokens.
+ */
+async function chatCompletions(services: AiServices, state: RequestState, request: Request): Promise<Response> {
+  const credential = state.credential!;
+  if (!credential.scopes.has("ai.coding")) throw insufficientScope("ai.coding");
+  // Every coding answer, a refusal included, says where the plan stands.
+  const headers = codingHeaders(await services.meter.state(credential.workspaceId, credential.plan));
+  try {
+    return await completeChat(services, state, request, headers);
+  } catch (error) {
+    if (isApiError(error)) for (const [name, value] of Object.entries(headers)) error.headers[name] ??= value;
+    throw error;
+  }
+}
+
+async function completeChat(services: AiServices, state: RequestState, request: Request, before: Record<string, string>): Promise<Response> {
+  const credential = state.credential!;
+  const raw = await request.clone().text();
+  const body = await jsonObject(request);
+  const model = checkModel(body, credential, services.catalog);
+  const upstream = services.upstream;
+  if (!upstream) throw aiUnavailable();
+  const { state: plan, end } = await services.meter.begin(credential.workspaceId, credential.plan, state.id);
+  const headers = { ...before, ...codingHeaders(plan) };
+  let logged!: (usage: { model: string; input_tokens: number; output_tokens: number } | null) => void;
+  state.aiUsage = new Promise((resolve) => (logged = resolve));
+  let recorded = false;
+  const record = (usage: { input_tokens: number; output_tokens: number } | null) => {
+    if (recorded) return;
+    recorded = true;
+    const failed = (error: unknown) => log("error", "coding-plan metering failed", describeError(error));
+    end().catch(failed);
+    logged(usage && { model, ...usage });
+    if (usage) services.meter.record(credential.workspaceId, usage.input_tokens + usage.output_tokens).catch(failed);
+  };
+  try {
+    const streaming = body.stream === true;
+    const options = (body.stream_options ?? {}) as Record<string, unknown>;
+    const keepUsage = options.include_usage === true;
+    // Sent as the client wrote it, byte for byte, unless Kontor must ask for the usage of a stream.
+    const sent = streaming && !keepUsage ? { ...body, stream_options: { ...options, include_usage: true } } : raw;
+    const answer = await upstream.chat(sent, request.signal);
+    if (!answer.ok) throw await providerFailure(answer);
+    if (streaming && /text\/event-stream/i.test(answer.headers.get("content-type") ?? "") && answer.body) {
+      const stream = passStream(answer.body, keepUsage, record);
+      return new Response(stream, {
+        status: 200,
+        headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", ...headers },
+      });
+    }
+    let text: string;
+    try {
+      text = await answer.text();
+    } catch {
+      throw upstreamError("The AI provider broke off its answer.");
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw upstreamError("The AI provider answered something that is not JSON.");
+    }
+    record(chatUsage(parsed));
+    return new Response(text, { status: 200, headers: { "content-type": "application/json", ...headers } });
+  } catch (error) {
+    record(null);
+    if (isApiError(error)) for (const [name, value] of Object.entries(headers)) error.headers[name] = value;
+    throw error;
+  }
+}
+
+/** Which use a /responses request is: general AI (ai.responses) when the credential may, else coding (ai.coding). */
+export function responsesUse(credential: Credential): "general" | "coding" | null {
+  if (credential.scopes.has("ai.responses")) return "general";
+  if (credential.scopes.has("ai.coding")) return "coding";
+  return null;
+}
+
+/**
+ * POST /v1/responses: OpenAI's Responses shape, grounded in the workspace through read-only tools
+ * made from the schema's queries, each run as the caller. General use counts against the plan's
+ * AI requests per minute (the rate-limit plugin); coding use against the coding plan's tokens.
+ */
+async function responses(services: AiServices, state: RequestState, request: Request, context: Context): Promise<Response> {
+  const credential = state.credential!;
+  const use = responsesUse(credential);
+  if (!use) throw insufficientScope("ai.responses");
+  const body = await jsonObject(request);
+  const model = checkModel(body, credential, services.catalog);
+  const upstream = services.upstream;
+  if (!upstream) throw aiUnavailable();
+  const coding = use === "coding" ? await services.meter.begin(credential.workspaceId, credential.plan, state.id) : undefined;
+  const headers = coding ? codingHeaders(coding.state) : {};
+  let logged!: (usage: { model: string; input_tokens: number; output_tokens: number } | null) => void;
+  state.aiUsage = new Promise((resolve) => (logged = resolve));
+  const settle = (usage: { input_tokens: number; output_tokens: number } | null) => {
+    const failed = (error: unknown) => log("error", "coding-plan metering failed", describeError(error));
+    coding?.end().catch(failed);
+    logged(usage && { model, ...usage });
+    if (coding && usage) services.meter.record(credential.workspaceId, usage.input_tokens + usage.output_tokens).catch(failed);
+  };
+  try {
+    const tools = toolsFor(workspaceTools(schema), credential.scopes);
+    const made = await createResponse({ body, tools, upstream, signal: request.signal, run: (tool, args) => runTool(tool, args, context, schema) });
+    made.usage.then(settle, () => settle(null));
+    for (const [name, value] of Object.entries(headers)) made.response.headers.set(name, value);
+    return made.response;
+  } catch (error) {
+    settle(null);
+    if (isApiError(error)) for (const [name, value] of Object.entries(headers)) error.headers[name] ??= value;
+    throw error;
+  }
+}
+
+/**
+ * The AI routes, which speak OpenAI's shapes rather than GraphQL's: GET /v1/models, POST
+ * /v1/chat/completions, POST /v1/responses. They run after authentication and the rate limit, as
+ * every route does.
+ */
+export function useAi(services: AiServices, contextFor: (state: RequestState) => Context): Plugin {
+  const answer = async (request: Request, pathname: string, run: () => Promise<Response>): Promise<Response> => {
+    try {
+      return await run();
+    } catch (error) {
+      // The client left mid-request (which aborted the provider's request): nobody reads this answer, and nothing failed.
+      if (!isApiError(error) && request.signal.aborted) return errorResponse(clientGone(), pathname);
+      return errorResponse(isApiError(error) ? error : (maskError(error) as ApiError), pathname);
+    }
+  };
+  return {
+    async onRequest({ request, url, endResponse }) {
+      const state = requestState();
+      const path = url.pathname.replace(/\/$/, "");
+      if (!state?.credential) return;
+      const ai = path === AI_ROUTES.models || path === AI_ROUTES.chat || path === AI_ROUTES.responses || MODEL_PATH.test(path);
+      const stray = ai ? [...url.searchParams.keys()][0] : undefined;
+      if (stray !== undefined) return endResponse(errorResponse(validationFailed(stray, `${stray} is not a parameter of ${path}, which takes none.`), path));
+      if (path === AI_ROUTES.models) {
+        state.route = AI_ROUTES.models;
+        if (request.method !== "GET") return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path));
+        return endResponse(Response.json({ object: "list", data: services.catalog.forPlan(state.credential.plan) }));
+      }
+      const model = MODEL_PATH.exec(path);
+      if (model) {
+        state.route = "/v1/models/{model}";
+        if (request.method !== "GET") return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path));
+        const id = safeDecode(model[1]!);
+        const found = services.catalog.forPlan(state.credential.plan).find((m) => m.id === id);
+        if (!found) return endResponse(errorResponse(modelNotAvailable(id, state.credential.plan), path));
+        return endResponse(Response.json(found));
+      }
+      if (path === AI_ROUTES.chat) {
+        state.route = AI_ROUTES.chat;
+        if (request.method !== "POST") return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path));
+        return endResponse(await answer(request, path, () => chatCompletions(services, state, request)));
+      }
+      if (path === AI_ROUTES.responses) {
+        state.route = AI_ROUTES.responses;
+        if (request.method !== "POST") return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path));
+        return endResponse(await answer(request, path, () => responses(services, state, request, contextFor(state))));
+      }
+    },
+  };
+}
