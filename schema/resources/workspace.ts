@@ -12,6 +12,9 @@ const WorkspaceLimits = builder.objectRef<PlanLimits>("WorkspaceLimits").impleme
     ai_requests_per_minute: t.exposeInt("ai_requests_per_minute", { description: "Requests to the AI endpoints per minute." }),
     storage_bytes: t.exposeFloat("storage_bytes", { description: "The storage quota in bytes (1 GB = 10^9 bytes)." }),
     storage_label: t.exposeString("storage_label", { description: "The storage quota for people to read, e.g. \"1 GB\"." }),
+    coding_tokens_5h: t.exposeInt("coding_tokens_5h", { description: "Coding-plan tokens per 5-hour window (/chat/completions, /responses with ai.coding)." }),
+    coding_tokens_weekly: t.exposeInt("coding_tokens_weekly", { description: "Coding-plan tokens per week (from Monday 00:00 UTC)." }),
+    coding_concurrency: t.exposeInt("coding_concurrency", { description: "Coding requests of the workspace running at once." }),
   }),
 });
 

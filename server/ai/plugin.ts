@@ -102,13 +102,16 @@ async function completeChat(services: AiServices, state: RequestState, request: 
   let logged!: (usage: { model: string; input_tokens: number; output_tokens: number } | null) => void;
   state.aiUsage = new Promise((resolve) => (logged = resolve));
   let recorded = false;
-  const record = (usage: { input_tokens: number; output_tokens: number } | null) => {
+  /** Gives the slot back and counts the tokens; resolves once both are done (never rejects). */
+  const record = async (usage: { input_tokens: number; output_tokens: number } | null): Promise<void> => {
     if (recorded) return;
     recorded = true;
     const failed = (error: unknown) => log("error", "coding-plan metering failed", describeError(error));
-    end().catch(failed);
     logged(usage && { model, ...usage });
-    if (usage) services.meter.record(credential.workspaceId, usage.input_tokens + usage.output_tokens).catch(failed);
+    await Promise.all([
+      end().catch(failed),
+      usage ? services.meter.record(credential.workspaceId, usage.input_tokens + usage.output_tokens).catch(failed) : undefined,
+    ]);
   };
   try {
     const streaming = body.stream === true;
@@ -119,7 +122,7 @@ async function completeChat(services: AiServices, state: RequestState, request: 
     const answer = await upstream.chat(sent, request.signal);
     if (!answer.ok) throw await providerFailure(answer);
     if (streaming && /text\/event-stream/i.test(answer.headers.get("content-type") ?? "") && answer.body) {
-      const stream = passStream(answer.body, keepUsage, record);
+      const stream = passStream(answer.body, keepUsage, (usage) => void record(usage));
       return new Response(stream, {
         status: 200,
         headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", ...headers },
@@ -137,10 +140,11 @@ async function completeChat(services: AiServices, state: RequestState, request: 
     } catch {
       throw upstreamError("The AI provider answered something that is not JSON.");
     }
-    record(chatUsage(parsed));
+    // Counted before the answer leaves: the caller's next request already sees these tokens.
+    await record(chatUsage(parsed));
     return new Response(text, { status: 200, headers: { "content-type": "application/json", ...headers } });
   } catch (error) {
-    record(null);
+    await record(null);
     if (isApiError(error)) for (const [name, value] of Object.entries(headers)) error.headers[name] = value;
     throw error;
   }

@@ -7,6 +7,7 @@ import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import { CodingMeter, codingHeaders, windows } from "../../server/ai/metering.ts";
 import { completion, error as upstreamError, gate, headThenHang, startFakeOpenAI, stream, usageOf, type Gate } from "../support/fake-openai.ts";
+import { CLAIM_GRANT_TYPE, decide, granted, ownerOf, registerServiceAuth, tokenClient } from "../support/agent-flow.ts";
 import { raw } from "../support/http.ts";
 import { eventually } from "../support/receiver.ts";
 import { REDIS_URL, stacks } from "../support/stacks.ts";
@@ -321,6 +322,29 @@ e2e(
       await expect(pending).rejects.toThrow();
       const status = await eventually(async () => (await post(free.key)).status, (value) => value === 200, 5_000);
       expect(status, "a new request once the client left").toBe(200);
+    });
+
+    it("meters an agent token like a key: the same workspace pool, the same headers and the same 429", async () => {
+      const free = await tenant("free");
+      await server().running.db.prisma.workspace.update({ where: { id: free.workspaceId }, data: { agentAuthEnabled: true } });
+      const owner = await ownerOf(server(), free.workspaceId);
+      const agent = await registerServiceAuth(server(), owner.email, { scope: "ai.coding" });
+      expect(await decide(server(), agent.claim, owner.userId, { workspaceId: free.workspaceId })).toMatchObject({ outcome: "approved" });
+      const token = granted(await tokenClient(server().url)(CLAIM_GRANT_TYPE, { claim_token: agent.claim_token })).access_token;
+      expect(token).toMatch(/^ktr_agt_/);
+
+      await spend(free.key, 100_000);
+      const asAgent = await spend(token, 99_999);
+      expect(asAgent.headers.get("x-codingplan-5h-used-percent"), "the key's tokens count for the agent").toBe("50");
+      const asKey = await spend(free.key, 1);
+      expect(asKey.headers.get("x-codingplan-5h-used-percent"), "and the agent's for the key").toBe("100");
+      const before = fake.requests.length;
+      for (const credential of [token, free.key]) {
+        const refused = await post(credential);
+        expect(refused.status).toBe(429);
+        expect(refused.json.error.code).toBe("rate_limit_exceeded");
+      }
+      expect(fake.requests.length).toBe(before);
     });
   },
   { AI_UPSTREAM_URL: fake.url, AI_UPSTREAM_API_KEY: "sk-upstream-secret", AI_UPSTREAM_TIMEOUT_MS: "1500" },
