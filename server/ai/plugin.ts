@@ -166,12 +166,32 @@ async function responses(services: AiServices, state: RequestState, request: Req
   const credential = state.credential!;
   const use = responsesUse(credential);
   if (!use) throw insufficientScope("ai.responses");
+  if (use === "general") return respond(services, state, request, context, use, {});
+  // Every coding answer, a refusal included, says where the plan stands.
+  const before = codingHeaders(await services.meter.state(credential.workspaceId, credential.plan));
+  try {
+    return await respond(services, state, request, context, use, before);
+  } catch (error) {
+    if (isApiError(error)) for (const [name, value] of Object.entries(before)) error.headers[name] ??= value;
+    throw error;
+  }
+}
+
+async function respond(
+  services: AiServices,
+  state: RequestState,
+  request: Request,
+  context: Context,
+  use: "general" | "coding",
+  before: Record<string, string>,
+): Promise<Response> {
+  const credential = state.credential!;
   const body = await jsonObject(request);
   const model = checkModel(body, credential, services.catalog);
   const upstream = services.upstream;
   if (!upstream) throw aiUnavailable();
   const coding = use === "coding" ? await services.meter.begin(credential.workspaceId, credential.plan, state.id) : undefined;
-  const headers = coding ? codingHeaders(coding.state) : {};
+  const headers = coding ? { ...before, ...codingHeaders(coding.state) } : {};
   let logged!: (usage: { model: string; input_tokens: number; output_tokens: number } | null) => void;
   state.aiUsage = new Promise((resolve) => (logged = resolve));
   const settle = (usage: { input_tokens: number; output_tokens: number } | null) => {

@@ -28,6 +28,11 @@ const REPLAYED_HEADERS = new Set([
   "cache-control",
   "etag",
   "last-modified",
+  // Where the coding plan stood when the request ran: part of a coding answer (server/ai/metering.ts).
+  "x-codingplan-5h-used-percent",
+  "x-codingplan-5h-reset",
+  "x-codingplan-weekly-used-percent",
+  "x-codingplan-weekly-reset",
 ]);
 /** The error types of 401, 403, 429 and 5xx: a GraphQL response carrying one is not kept. */
 const RETRYABLE_TYPES = new Set(["authentication_error", "permission_error", "rate_limit_error", "api_error"]);

@@ -11,7 +11,16 @@ const FIXED_PATHS = new Set([
   "/v1/.well-known/oauth-protected-resource",
   "/.well-known/oauth-protected-resource/v1",
   "/health",
+  "/v1/models",
+  "/v1/chat/completions",
+  "/v1/responses",
 ]);
+
+/** Routes served outside Sofa (bytes, OpenAI's shapes), for requests that end before their plugin names them. */
+const PLUGIN_ROUTES: [RegExp, string][] = [
+  [/^\/v1\/models\/[^/]+\/?$/, "/v1/models/{model}"],
+  [/^\/v1\/objects\/[^/]+\/content\/?$/, "/v1/objects/{id}/content"],
+];
 
 /**
  * The route template a finished request is logged under (`/v1/leads/{id}`), never the raw path:
@@ -30,7 +39,9 @@ export class RouteTemplates {
     if (named) return named;
     try {
       const { pathname } = new URL(request.url);
-      if (FIXED_PATHS.has(pathname)) return pathname;
+      if (FIXED_PATHS.has(pathname.replace(/(.)\/$/, "$1"))) return pathname.replace(/(.)\/$/, "$1");
+      const plugin = PLUGIN_ROUTES.find(([pattern]) => pattern.test(pathname));
+      if (plugin) return plugin[1];
       const matched = pathname.startsWith("/v1/") ? matchRoute(this.table, request.method, pathname) : undefined;
       // Anything else unmatched is logged as null.
       return matched ? `/v1${matched.entry.route.path.replace(/:(\w+)/g, "{$1}")}` : null;
