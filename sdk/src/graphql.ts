@@ -1,0 +1,12 @@
+/**
+ * `@kontor/sdk/graphql`: the schema's types (every object, input and enum) and a typed document
+ * for every Query and Mutation field, for `kontor.graphql(document, variables)`:
+ *
+ * ```ts
+ * import { LeadsDocument } from "@kontor/sdk/graphql";
+ * const { leads } = await kontor.graphql(LeadsDocument, { stage: "won", limit: 10 });
+ * ```
+ */
+export * from "./generated/schema.js";
+export * from "./generated/graphql.js";
+export type { DocumentTypeDecoration, ResultOf, TypedDocumentNode, VariablesOf } from "./typed-document.js";

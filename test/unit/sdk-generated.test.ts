@@ -1,0 +1,146 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { generate } from "@graphql-codegen/cli";
+import { buildSchema, parse, print, type DocumentNode } from "graphql";
+import * as documents from "@kontor/sdk/graphql";
+import { afterAll, describe, expect, it } from "vitest";
+import { SCALARS, sdkCodegen } from "../../codegen.ts";
+import { sdkOperationFiles } from "../../scripts/sdk-operations.ts";
+import { documentText, isMutation } from "../../sdk/src/print.ts";
+
+/**
+ * The SDK's generated code is generated, never hand-edited, and current: the operation documents
+ * and the codegen output are made again into a temporary directory and compared with the
+ * committed files. Every custom scalar has a real type, and every root field a typed document.
+ */
+
+const ROOT = join(dirname(new URL(import.meta.url).pathname), "../..");
+const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
+const GENERATED = ["sdk/src/generated/schema.ts", "sdk/src/generated/graphql.ts", "sdk/src/generated/rest.ts"];
+const REGENERATE = "run `npm run generate` and commit the result";
+
+const temp = mkdtempSync(join(tmpdir(), "kontor-sdk-codegen-"));
+afterAll(() => rmSync(temp, { recursive: true, force: true }));
+
+const sdl = buildSchema(read("schema/schema.graphql"));
+const rootFields = [...Object.keys(sdl.getQueryType()!.getFields()), ...Object.keys(sdl.getMutationType()!.getFields())];
+
+describe("the SDK's generated files", () => {
+  it("operation documents and the route table match what scripts/sdk-operations.ts makes", async () => {
+    const files = await sdkOperationFiles();
+    expect(Object.keys(files).sort()).toEqual(["sdk/src/generated/routes.ts", "sdk/src/operations.graphql", "sdk/src/rest.graphql"]);
+    for (const [path, content] of Object.entries(files)) {
+      expect(read(path), `${path} is stale: ${REGENERATE}`).toBe(content);
+      mkdirSync(dirname(join(temp, path)), { recursive: true });
+      writeFileSync(join(temp, path), content);
+    }
+  });
+
+  it("types and typed documents match what codegen.ts makes from the committed SDL", async () => {
+    mkdirSync(join(temp, "schema"), { recursive: true });
+    writeFileSync(join(temp, "schema/schema.graphql"), read("schema/schema.graphql"));
+    for (const path of ["sdk/src/operations.graphql", "sdk/src/rest.graphql"]) {
+      mkdirSync(dirname(join(temp, path)), { recursive: true });
+      writeFileSync(join(temp, path), read(path));
+    }
+    await generate(sdkCodegen(temp), true);
+    for (const path of GENERATED) expect(read(path), `${path} is stale: ${REGENERATE}`).toBe(readFileSync(join(temp, path), "utf8"));
+  }, 60_000);
+
+  it("maps every custom scalar to a real type, and leaves nothing any or unknown", () => {
+    const custom = Object.values(sdl.getTypeMap())
+      .filter((type) => type.constructor.name === "GraphQLScalarType" && !type.name.startsWith("__"))
+      .map((type) => type.name)
+      .filter((name) => !["String", "Int", "Float", "Boolean", "ID"].includes(name));
+    expect(custom.sort()).toEqual(["ByteCount", "Date", "DateTime", "JSONObject", "Money", "Percent", "Quantity"]);
+    expect(Object.keys(SCALARS).filter((name) => name !== "ID").sort()).toEqual(custom.sort());
+    const schemaTypes = read("sdk/src/generated/schema.ts");
+    const expected: Record<string, string> = {
+      Money: "number",
+      Quantity: "number",
+      Percent: "number",
+      ByteCount: "number",
+      Date: "string",
+      DateTime: "string",
+      JSONObject: "Record<string, unknown>",
+    };
+    for (const [scalar, type] of Object.entries(expected)) {
+      expect(schemaTypes, scalar).toContain(`${scalar}: { input: ${type}; output: ${type}; }`);
+    }
+    for (const path of [...GENERATED, "sdk/src/generated/routes.ts"]) {
+      const code = read(path)
+        // The two places `unknown` belongs: codegen's own helper, and the JSONObject scalar.
+        .replace("type Exact<T extends { [key: string]: unknown }>", "")
+        .replaceAll("Record<string, unknown>", "");
+      expect(code, path).not.toMatch(/[:<|,(]\s*(any|unknown)\b/);
+      expect(code, path).not.toMatch(/\b(any|unknown)\s*[;>|,)\]]/);
+    }
+  });
+
+  it("has a typed document for every Query and Mutation field, exported by @kontor/sdk/graphql", () => {
+    const exported = Object.keys(documents).filter((name) => name.endsWith("Document"));
+    const expectedNames = rootFields.map((field) => `${field.charAt(0).toUpperCase()}${field.slice(1)}Document`);
+    expect(exported.sort()).toEqual(expectedNames.sort());
+    for (const field of rootFields) {
+      const document = (documents as Record<string, unknown>)[`${field.charAt(0).toUpperCase()}${field.slice(1)}Document`] as DocumentNode;
+      const operation = document.definitions[0]!;
+      expect(operation.kind).toBe("OperationDefinition");
+      expect(isMutation(document), field).toBe(field in sdl.getMutationType()!.getFields());
+    }
+  });
+});
+
+describe("the SDK's GraphQL printer", () => {
+  it("prints every generated document as text that parses back to the same document", () => {
+    for (const [name, document] of Object.entries(documents)) {
+      if (!name.endsWith("Document")) continue;
+      const text = documentText(document as DocumentNode);
+      expect(print(parse(text)), name).toBe(print(document as DocumentNode));
+    }
+  });
+
+  it("prints every kind of node: fragments, inline fragments, directives, literals, defaults", () => {
+    const source = `
+      query Q($id: ID!, $n: Int = 3, $on: Boolean! = true, $tags: [String!] = ["a", "b"], $input: AddressInput = {city: "Zürich \\"Z\\"", line1: null})
+      @live {
+        lead(id: $id) { id ...F @include(if: $on) ... on Lead { stage } ... @skip(if: false) { email } }
+        x: leads(limit: 5, search: "a\\nb", stage: won) { data { id } }
+        n: leads(limit: $n) { has_more }
+      }
+      fragment F on Lead { first_name estimated_value }
+      mutation M { deleteLead(id: "lead_1") { deleted } }
+      subscription S { s }
+    `;
+    const document = parse(source, { noLocation: true });
+    expect(print(parse(documentText(document)))).toBe(print(document));
+    expect(isMutation(document)).toBe(false);
+    expect(isMutation(document, "M")).toBe(true);
+    expect(isMutation("# a mutation? no\n query { a }")).toBe(false);
+    expect(isMutation("  mutation Make { a }")).toBe(true);
+    expect(documentText("{ a }")).toBe("{ a }");
+    expect(documentText(parse("{ kept   as   sent }"))).toBe("{ kept   as   sent }");
+  });
+});
+
+describe("the built package", () => {
+  it("has no runtime dependencies and imports nothing but its own files (fetch only: Node 20+ and browsers)", () => {
+    const manifest = JSON.parse(read("sdk/package.json")) as Record<string, unknown>;
+    expect(manifest).toMatchObject({ name: "@kontor/sdk", type: "module", files: ["dist"] });
+    expect(manifest.dependencies ?? {}).toEqual({});
+    expect(manifest.peerDependencies ?? {}).toEqual({});
+    const files = readdirSync(join(ROOT, "sdk/dist"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".js"));
+    expect(files).toContain("index.js");
+    for (const file of files) {
+      const code = read(`sdk/dist/${file}`);
+      // tsc writes each import and re-export on one line.
+      const specifiers = code.split("\n").flatMap((line) => {
+        const match = /^\s*(?:import|export)\b.*?\bfrom\s*["']([^"']+)["'];?\s*$/.exec(line) ?? /^\s*import\s*["']([^"']+)["']/.exec(line);
+        return match ? [match[1]!] : [];
+      });
+      const dynamic = [...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!);
+      for (const specifier of [...specifiers, ...dynamic]) expect(specifier, `${file} imports ${specifier}`).toMatch(/^\.\.?\//);
+      expect(code, file).not.toMatch(/\brequire\(|\bBuffer\.|from "node:/);
+    }
+  });
+});
