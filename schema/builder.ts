@@ -4,7 +4,7 @@ import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure } from "@pothos
 import type PrismaTypes from "./generated/pothos-types.ts";
 import { getDatamodel } from "./generated/pothos-types.ts";
 import type { Context } from "./context.ts";
-import { insufficientScope } from "./lib/errors.ts";
+import { insufficientScope, ownerRequired, sessionRequired } from "./lib/errors.ts";
 import type { Resource } from "./lib/scopes.ts";
 import { scalars } from "./scalars.ts";
 
@@ -17,6 +17,10 @@ export const builder = new SchemaBuilder<{
     scope: string | string[];
     /** The resource's `.read` or `.write` scope: whoever may read or write it may see the object. */
     readable: Resource;
+    /** A user signed in to the dashboard, whatever their role: never an API key or agent token. */
+    session: boolean;
+    /** A user signed in to the dashboard who owns the workspace. */
+    owner: boolean;
   };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
@@ -44,12 +48,32 @@ export const builder = new SchemaBuilder<{
       return {
         scope: (needed: string | string[]) => (Array.isArray(needed) ? needed.every(has) : has(needed)),
         readable: (resource: Resource) => has(`${resource}.read`) || has(`${resource}.write`),
+        session: ctx.credential.kind === "session",
+        owner: ctx.credential.kind === "session" && ctx.credential.role === "owner",
       };
     },
-    unauthorizedError: (_parent, ctx, _info, result) =>
-      insufficientScope(requiredScope(result.failure, ctx.credential.scopes) ?? "unknown"),
+    unauthorizedError: (_parent, ctx, _info, result) => {
+      const credential = ctx.credential;
+      if (credential.kind !== "session" && needsSession(result.failure)) return sessionRequired();
+      // A member holds every read scope: whatever else it was refused, only an owner may do.
+      if (credential.kind === "session" && credential.role !== "owner") return ownerRequired();
+      return insufficientScope(requiredScope(result.failure, credential.scopes) ?? "unknown");
+    },
   },
 });
+
+/** Whether the check failed on a `session` or `owner` scope (a field for dashboard users only). */
+function needsSession(failure: AuthFailure): boolean {
+  switch (failure.kind) {
+    case AuthScopeFailureType.AuthScope:
+      return failure.scope === "session" || failure.scope === "owner";
+    case AuthScopeFailureType.AnyAuthScopes:
+    case AuthScopeFailureType.AllAuthScopes:
+      return failure.failures.some(needsSession);
+    default:
+      return false;
+  }
+}
 
 /** The first scope whose absence made the check fail, for the error's `required_scope`. */
 function requiredScope(failure: AuthFailure, granted: ReadonlySet<string>): string | undefined {

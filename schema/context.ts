@@ -1,26 +1,37 @@
 import type { PrismaClient } from "./generated/prisma/client.ts";
+import type { MembershipRole } from "./generated/prisma/enums.ts";
 import type { PlanName } from "./lib/plans.ts";
 
-/** Who is calling: an API key, or an agent's access token. Dashboard sessions will plug in as a further kind. */
-export interface Credential {
-  kind: "api_key" | "agent";
+interface CredentialBase {
   /**
-   * What limits, idempotency keys and request logs are keyed on: the API key's id, or the agent
-   * registration's (`areg_…`), so that all tokens of one agent share them.
+   * What limits, idempotency keys and request logs are keyed on: the API key's id, the agent
+   * registration's (`areg_…`), so that all tokens of one agent share them, or a session's user id.
    */
   id: string;
   workspaceId: string;
   /** The workspace's plan, for the limits that depend on it. */
   plan: PlanName;
   scopes: ReadonlySet<string>;
-  /** An agent token's expiry (epoch ms): a cached credential is not used past it. */
+  /** When the credential stops working (epoch ms): an agent token's expiry, a rotated key's grace. A cached credential is not used past it. */
   expiresAt?: number;
 }
+
+/** Who is calling: an API key, an agent's access token, or a user signed in to the dashboard. */
+export type Credential =
+  | (CredentialBase & { kind: "api_key" | "agent" })
+  | (CredentialBase & {
+      kind: "session";
+      userId: string;
+      /** The user's role in `workspaceId`: owners hold every scope, members every `.read` scope. */
+      role: MembershipRole;
+    });
 
 export interface Context {
   db: PrismaClient;
   credential: Credential;
   requestId: string;
+  /** `{host_url}` of this deployment (links the API hands out, such as an invitation's). */
+  hostUrl: string;
   webhooks: WebhookServices;
   storage: StorageServices;
 }

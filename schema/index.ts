@@ -16,6 +16,8 @@ import "./resources/webhook-delivery.ts";
 import "./resources/bucket.ts";
 import "./resources/file.ts";
 import "./resources/agent.ts";
+import "./resources/account.ts";
+import "./resources/api-key.ts";
 
 export const schema = withInputLimits(builder.toSchema({ sortSchema: false }));
 configureEvents(schema);

@@ -7,7 +7,8 @@ import { createSofa } from "sofa-api";
 /**
  * The documents the SDK is generated from (`npm run generate` runs this, then graphql-codegen):
  *
- * - `sdk/src/operations.graphql`: one operation per Query and Mutation field of the committed SDL,
+ * - `sdk/src/operations.graphql`: one operation per Query and Mutation field of the committed SDL
+ *   (but for the dashboard's session-only fields, which no API key or agent token may ask),
  *   selecting every field (nested relations one level deep) as far as the server's GraphQL cost
  *   limits allow, named after the field (`lead` → `Lead`, `createLead` → `CreateLead`). Codegen
  *   turns them into `LeadQuery`, `LeadQueryVariables` and the typed document `LeadDocument` that
@@ -34,6 +35,21 @@ function rootFields(schema: GraphQLSchema) {
   ];
 }
 
+/**
+ * Root fields only a user signed in to the dashboard may ask (scope-auth `session` or `owner`):
+ * an API key or agent token, the SDK's credentials, gets 403 session_required from them.
+ */
+export function sessionOnlyFields(schema: GraphQLSchema): Set<string> {
+  const only = new Set<string>();
+  for (const root of [schema.getQueryType(), schema.getMutationType()]) {
+    for (const field of Object.values(root?.getFields() ?? {})) {
+      const scopes = (field.extensions["pothosOptions"] as { authScopes?: Record<string, unknown> } | undefined)?.authScopes;
+      if (scopes && ("session" in scopes || "owner" in scopes)) only.add(field.name);
+    }
+  }
+  return only;
+}
+
 type Estimate = (schema: GraphQLSchema, operation: OperationDefinitionNode) => { cost: number; bytes: number; lists: number };
 
 interface Context {
@@ -41,6 +57,8 @@ interface Context {
   sdl: GraphQLSchema;
   /** The REST view of the code's schema (root fields with a route, no GraphQL-only relations). */
   view: GraphQLSchema;
+  /** Root fields left out of the SDK (sessionOnlyFields). */
+  sessionOnly: Set<string>;
   table: Array<{ key: string; field: { name: string }; route: { method: string; path: string; status: number; summary: string }; pathParams: string[] }>;
   sofa: { models: string[]; ignore: string[]; depthLimit: number };
   /** The server's own worst-case estimate of an operation (the GraphQL cost rule's). */
@@ -61,6 +79,7 @@ async function context(sdl: string): Promise<Context> {
   return {
     sdl: buildSchema(sdl),
     view,
+    sessionOnly: sessionOnlyFields(schema),
     table: routeTable(view),
     sofa: createSofa({ basePath: "/v1", schema: view }),
     estimate: (on, operation) => estimate(on, () => undefined, operation.selectionSet, on.getRootType(operation.operation)!),
@@ -94,7 +113,7 @@ function withPageSize(operation: OperationDefinitionNode, size: number): Operati
  * page size in a variable (counted as the maximum), the largest fixed page size that fits.
  */
 function graphqlOperations(ctx: Context): string {
-  const operations = rootFields(ctx.sdl).map(({ field, kind }) => {
+  const operations = rootFields(ctx.sdl).filter(({ field }) => !ctx.sessionOnly.has(field)).map(({ field, kind }) => {
     const name = pascal(field);
     let operation = named(buildOperationNodeForField({ schema: ctx.sdl, kind, field, models: [], ignore: [], circularReferenceDepth: 1 }), name);
     const notes: string[] = [];

@@ -9,8 +9,11 @@ import { useSandboxSweep } from "./agents/sandbox.ts";
 import { AgentTokenResolver } from "./agents/tokens.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/open.ts";
+import { useDashboardAccounts } from "./dashboard/accounts.ts";
+import { hasSessionCookie, sessionCredential } from "./dashboard/session-auth.ts";
 import { GRAPHQL_PATH } from "./error-response.ts";
 import type { Redis } from "ioredis";
+import { useDashboardStatic } from "./dashboard/static.ts";
 import { useAccessLog } from "./plugins/access-log.ts";
 import { useAuthentication } from "./plugins/authenticate.ts";
 import { useGraphQLLimits } from "./plugins/graphql-limits.ts";
@@ -66,7 +69,7 @@ export function createApp(config: Config, { db, redis, webhooks, agentKeys, stor
   const agentTokens = new AgentTokenResolver(db.prisma);
   const contextFor = (state: RequestState): Context => {
     if (!state.credential) throw new Error("GraphQL context built without a credential.");
-    return { db: db.prisma, credential: state.credential, requestId: state.id, webhooks: webhooks.services, storage };
+    return { db: db.prisma, credential: state.credential, requestId: state.id, hostUrl: config.publicUrl, webhooks: webhooks.services, storage };
   };
   const policies = config.policies
     ? [useRateLimit(config, redis), useIdempotency(config, redis)]
@@ -95,11 +98,17 @@ export function createApp(config: Config, { db, redis, webhooks, agentKeys, stor
       useWellKnown(config),
       useGraphQLTransport(),
       useGraphiQLAssets(),
-      useAuthentication(config, [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)]),
+      useDashboardStatic(),
+      useAuthentication(
+        config,
+        [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)],
+        async (request, challenge) => (hasSessionCookie(request) ? sessionCredential(db.prisma, request, challenge) : null),
+      ),
       useRequestBody(isRawUpload),
       ...policies,
       // After the body limit and the rate limit (per client address, as for any request without a credential).
       useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis }),
+      useDashboardAccounts({ config, prisma: db.prisma, redis }),
       useSandboxSweep(db.prisma),
       useBytesSweep(db.prisma, storage.store),
       ...(config.policies ? [useGraphQLLimits()] : []),

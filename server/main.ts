@@ -41,6 +41,7 @@ async function main() {
     console.log(`
 First start: created the Demo workspace. These are shown once; keep them.
   Owner:    ${demo.owner_email}  password: ${demo.owner_password}
+  Dashboard: ${config.publicUrl}/dashboard   (sign in as the owner)
   API key:  ${demo.key}   (every scope)
   Try:      curl -H "Authorization: Bearer ${demo.key}" ${baseUrl(config)}/workspace`);
   }

@@ -16,6 +16,9 @@ export const SESSION_TTL_SECONDS = 12 * 60 * 60;
 export const SIGN_IN_FAILURES_PER_ACCOUNT = 5;
 export const SIGN_IN_FAILURES_PER_IP = 20;
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
+/** Accounts one client IP may create within SIGN_UP_WINDOW_SECONDS. */
+export const SIGN_UPS_PER_IP = 10;
+export const SIGN_UP_WINDOW_SECONDS = 60 * 60;
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const randomToken = () => randomBytes(32).toString("base64url");
@@ -77,6 +80,15 @@ export async function endSession(db: PrismaClient, session: SignedInSession): Pr
   await db.session.deleteMany({ where: { id: session.id } });
 }
 
+/** Sets a new password and ends every other session of the user (this one stays). */
+export async function changePassword(db: PrismaClient, session: SignedInSession, password: string): Promise<void> {
+  const passwordHash = await hash(password);
+  await db.$transaction([
+    db.user.update({ where: { id: session.userId }, data: { passwordHash } }),
+    db.session.deleteMany({ where: { userId: session.userId, id: { not: session.id } } }),
+  ]);
+}
+
 /** The pre-session CSRF token of the request's cookie, or a new one (then `setCookie` must be sent). */
 export function preSessionCsrf(config: Config, request: Request): { token: string; setCookie?: string } {
   const existing = readCookies(request).get(PRE_SESSION_COOKIE);
@@ -108,8 +120,8 @@ export class SignIn {
     config: Config,
     redis: Redis | undefined,
   ) {
-    this.perAccount = limiter(config, redis, "account", SIGN_IN_FAILURES_PER_ACCOUNT);
-    this.perIp = limiter(config, redis, "ip", SIGN_IN_FAILURES_PER_IP);
+    this.perAccount = limiter(config, redis, "signin:account", SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_IN_WINDOW_SECONDS);
+    this.perIp = limiter(config, redis, "signin:ip", SIGN_IN_FAILURES_PER_IP, SIGN_IN_WINDOW_SECONDS);
   }
 
   async attempt(input: { email: string; password: string; ip: string }): Promise<SignInResult> {
@@ -135,14 +147,43 @@ export class SignIn {
   }
 }
 
-function limiter(config: Config, redis: Redis | undefined, kind: string, points: number): RateLimiterAbstract {
-  const memory = new RateLimiterMemory({ points, duration: SIGN_IN_WINDOW_SECONDS });
+const signIns = new WeakMap<PrismaClient, SignIn>();
+
+/** The one SignIn of a database: the claim page and the dashboard count failures together. */
+export function signInFor(db: PrismaClient, config: Config, redis: Redis | undefined): SignIn {
+  let signIn = signIns.get(db);
+  if (!signIn) signIns.set(db, (signIn = new SignIn(db, config, redis)));
+  return signIn;
+}
+
+/** New accounts per client IP: SIGN_UPS_PER_IP per SIGN_UP_WINDOW_SECONDS, every attempt counted. */
+export class SignUpLimit {
+  private readonly perIp: RateLimiterAbstract;
+
+  constructor(config: Config, redis: Redis | undefined) {
+    this.perIp = limiter(config, redis, "signup:ip", SIGN_UPS_PER_IP, SIGN_UP_WINDOW_SECONDS);
+  }
+
+  /** Null when the attempt may go on, else the seconds to wait. */
+  async take(ip: string): Promise<number | null> {
+    try {
+      await this.perIp.consume(ip);
+      return null;
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      return Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+    }
+  }
+}
+
+function limiter(config: Config, redis: Redis | undefined, kind: string, points: number, duration: number): RateLimiterAbstract {
+  const memory = new RateLimiterMemory({ points, duration });
   if (!redis) return memory;
   return new RateLimiterRedis({
     storeClient: redis,
-    keyPrefix: `${redisNamespace(config)}signin:${kind}`,
+    keyPrefix: `${redisNamespace(config)}${kind}`,
     points,
-    duration: SIGN_IN_WINDOW_SECONDS,
+    duration,
     insuranceLimiter: memory,
   });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hash } from "@node-rs/argon2";
-import type { PrismaClient } from "../schema/generated/prisma/client.ts";
+import type { Prisma, PrismaClient } from "../schema/generated/prisma/client.ts";
 import { newId } from "../schema/lib/ids.ts";
 import { agentAuthDefault, type PlanName } from "../schema/lib/plans.ts";
 
@@ -21,7 +21,15 @@ export interface CreatedWorkspace {
 export class WorkspaceInputError extends Error {}
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const MIN_PASSWORD = 12;
+export const MIN_PASSWORD = 12;
+export const MAX_PASSWORD = 1024;
+/** The longest e-mail address a user may have (RFC 5321's path limit less its brackets). */
+export const MAX_EMAIL = 254;
+export const MAX_WORKSPACE_NAME = 100;
+
+/** How Kontor stores every e-mail address: trimmed and lower case. */
+export const normalEmail = (email: string) => email.trim().toLowerCase();
+export const isEmail = (email: string) => email.length <= MAX_EMAIL && EMAIL.test(email);
 
 /** Creates a workspace and its owner (an existing user with that e-mail becomes the owner). */
 export async function createWorkspace(db: PrismaClient, input: NewWorkspace): Promise<CreatedWorkspace> {
@@ -52,4 +60,48 @@ export async function createWorkspace(db: PrismaClient, input: NewWorkspace): Pr
       owner_password: existing ? null : password,
     };
   });
+}
+
+export class EmailTakenError extends Error {}
+
+export interface NewAccount {
+  /** Already normalized and checked (normalEmail, isEmail, the password's length). */
+  email: string;
+  password: string;
+  workspaceName: string;
+  plan: PlanName;
+}
+
+/**
+ * Signs a new user up: the user and their own workspace, which they own. `then` runs in the same
+ * transaction (an invitation accepted at sign-up): what it throws undoes the account too.
+ * An e-mail already in use is an EmailTakenError.
+ */
+export async function createAccount(
+  db: PrismaClient,
+  input: NewAccount,
+  then?: (tx: Prisma.TransactionClient, userId: string) => Promise<void>,
+): Promise<{ userId: string; workspaceId: string }> {
+  const passwordHash = await hash(input.password);
+  try {
+    return await db.$transaction(async (tx) => {
+      if (await tx.user.findUnique({ where: { email: input.email }, select: { id: true } })) throw new EmailTakenError();
+      const user = await tx.user.create({ data: { id: newId("user"), email: input.email, passwordHash } });
+      const workspace = await tx.workspace.create({
+        data: {
+          id: newId("workspace"),
+          name: input.workspaceName,
+          plan: input.plan,
+          agentAuthEnabled: agentAuthDefault(input.plan),
+          memberships: { create: { userId: user.id, role: "owner" } },
+        },
+      });
+      await then?.(tx, user.id);
+      return { userId: user.id, workspaceId: workspace.id };
+    });
+  } catch (error) {
+    // Two sign-ups with one e-mail at once: the unique index refuses the second.
+    if ((error as { code?: string }).code === "P2002") throw new EmailTakenError();
+    throw error;
+  }
 }

@@ -1,4 +1,5 @@
 import { GraphQLError } from "graphql";
+import type { Credential } from "../context.ts";
 
 export type ErrorType =
   | "invalid_request_error"
@@ -59,6 +60,20 @@ export const insufficientScope = (scope: string) =>
   new ApiError(403, "permission_error", "insufficient_scope", `This credential lacks the '${scope}' scope.`, {
     details: { required_scope: scope },
   });
+
+/** A dashboard-only field asked by an API key or an agent token. */
+export const sessionRequired = () =>
+  new ApiError(403, "permission_error", "session_required", "Only a user signed in to the dashboard may do this; API keys and agent tokens may not.");
+
+/** A workspace member (who may read) asked to change something only its owners may. */
+export const ownerRequired = () =>
+  new ApiError(403, "permission_error", "owner_required", "Only an owner of the workspace may do this; members may read.", {
+    details: { required_role: "owner" },
+  });
+
+/** A scope the credential lacks: for a member signed in to the dashboard, the owner's role is what is missing. */
+export const scopeRefused = (credential: Credential, scope: string) =>
+  credential.kind === "session" && credential.role !== "owner" ? ownerRequired() : insufficientScope(scope);
 
 export const internalError = () =>
   new ApiError(500, "api_error", "internal_error", "An unexpected error occurred. Quote the request id when reporting it.");

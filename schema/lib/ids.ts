@@ -40,6 +40,7 @@ export const ID_PREFIXES = {
   signingKey: "sk",
   bucket: "bkt",
   storedObject: "obj",
+  invitation: "invt",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

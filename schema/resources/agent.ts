@@ -110,18 +110,10 @@ export const AgentRegistration = builder.prismaObject("AgentRegistration", {
       resolve: (reg, _args, ctx) =>
         ctx.db.agentToken.count({ where: { registrationId: reg.id, revokedAt: null, expiresAt: { gt: new Date() } } }),
     }),
-    last_used_at: t.field({
+    last_used_at: t.expose("lastUsedAt", {
       type: "DateTime",
       nullable: true,
-      description: "When one of its tokens last made a request (from the request logs); null if never.",
-      resolve: async (reg, _args, ctx) => {
-        const last = await ctx.db.requestLog.findFirst({
-          where: { workspaceId: ctx.credential.workspaceId, credentialId: reg.id },
-          orderBy: { id: "desc" },
-          select: { createdAt: true },
-        });
-        return last?.createdAt ?? null;
-      },
+      description: "When one of its tokens last made a request (recorded at most once a minute); null if never.",
     }),
     claimed_at: t.expose("claimedAt", { type: "DateTime", nullable: true, description: "When a user confirmed it." }),
     revoked_at: t.expose("revokedAt", { type: "DateTime", nullable: true, description: "When it was revoked; null while it is not." }),

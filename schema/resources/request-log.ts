@@ -45,7 +45,7 @@ interface StatsShape {
   total: number;
   error_rate: number;
   latency_ms: { p50: number | null; p95: number | null };
-  daily: { date: string; requests: number; errors: number }[];
+  daily: { date: string; requests: number; errors: number; error_rate: number; p50_ms: number | null; p95_ms: number | null }[];
   top_endpoints: { method: string; route: string; requests: number }[];
 }
 
@@ -63,6 +63,9 @@ const Day = builder.objectRef<StatsShape["daily"][number]>("RequestLogDay").impl
     date: t.exposeString("date", { description: "YYYY-MM-DD (UTC)." }),
     requests: t.exposeInt("requests", { description: "Requests that arrived that day." }),
     errors: t.exposeInt("errors", { description: "Requests answered with a status of 400 or more." }),
+    error_rate: t.exposeFloat("error_rate", { description: "Share of that day's requests with a status of 400 or more (0–1, 4 decimals); 0 without requests." }),
+    p50_ms: t.exposeFloat("p50_ms", { nullable: true, description: "That day's median latency in milliseconds (2 decimals); null without requests." }),
+    p95_ms: t.exposeFloat("p95_ms", { nullable: true, description: "That day's 95th percentile latency in milliseconds (2 decimals); null without requests." }),
   }),
 });
 
@@ -118,10 +121,12 @@ async function stats(ctx: Context, days: number, key: string | undefined): Promi
     from request_logs
     where workspace_id = ${workspaceId} and created_at >= ${since}
       and (${keyFilter}::text is null or credential_id = ${keyFilter}::text)`;
-  const perDay = await ctx.db.$queryRaw<{ date: string; requests: number; errors: number }[]>`
+  const perDay = await ctx.db.$queryRaw<{ date: string; requests: number; errors: number; p50: number | null; p95: number | null }[]>`
     select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date,
            count(*)::int as requests,
-           (count(*) filter (where status >= 400))::int as errors
+           (count(*) filter (where status >= 400))::int as errors,
+           percentile_cont(0.5) within group (order by latency_ms) as p50,
+           percentile_cont(0.95) within group (order by latency_ms) as p95
     from request_logs
     where workspace_id = ${workspaceId} and created_at >= ${since}
       and (${keyFilter}::text is null or credential_id = ${keyFilter}::text)
@@ -134,21 +139,24 @@ async function stats(ctx: Context, days: number, key: string | undefined): Promi
     group by method, route
     order by requests desc, route, method
     limit 10`;
+  const percentile = (value: number | null | undefined) => (value == null ? null : round(Number(value), 2));
+  const rate = (errors: number, requests: number) => (requests === 0 ? 0 : round(errors / requests, 4));
   const byDate = new Map(perDay.map((row) => [row.date, row]));
   const daily = Array.from({ length: days }, (_, i) => {
     const date = new Date(since.getTime() + i * DAY_MS).toISOString().slice(0, 10);
     const row = byDate.get(date);
-    return { date, requests: Number(row?.requests ?? 0), errors: Number(row?.errors ?? 0) };
+    const requests = Number(row?.requests ?? 0);
+    const errors = Number(row?.errors ?? 0);
+    return { date, requests, errors, error_rate: rate(errors, requests), p50_ms: percentile(row?.p50), p95_ms: percentile(row?.p95) };
   });
   const total = Number(totals?.total ?? 0);
   const errors = Number(totals?.errors ?? 0);
-  const percentile = (value: number | null | undefined) => (value == null ? null : round(Number(value), 2));
   return {
     object: "request_log_stats",
     days,
     key_id: key ?? null,
     total,
-    error_rate: total === 0 ? 0 : round(errors / total, 4),
+    error_rate: rate(errors, total),
     latency_ms: { p50: percentile(totals?.p50), p95: percentile(totals?.p95) },
     daily,
     top_endpoints: top.map((row) => ({ method: row.method, route: row.route, requests: Number(row.requests) })),
@@ -166,6 +174,7 @@ builder.queryFields((t) => ({
       status: t.arg.int({ description: "Only requests answered with this HTTP status (100–599)." }),
       from: t.arg({ type: "DateTime", description: "Only requests that arrived at or after this time." }),
       to: t.arg({ type: "DateTime", description: "Only requests that arrived before this time." }),
+      route: t.arg.string({ description: "Only requests to this route template, exactly as logged (`/v1/leads/{id}`, `/graphql`)." }),
       ...pageArgs,
     },
     resolve: (_root, args, ctx) => {
@@ -182,6 +191,7 @@ builder.queryFields((t) => ({
             workspaceId: ctx.credential.workspaceId,
             ...(key && { credentialId: key }),
             ...(args.status != null && { status: args.status }),
+            ...(args.route != null && { route: args.route }),
             ...((args.from || args.to) && { createdAt: { ...(args.from && { gte: args.from }), ...(args.to && { lt: args.to }) } }),
             ...cursor,
           },

@@ -11,7 +11,7 @@ import {
   sameSecret,
   SESSION_COOKIE,
   SESSION_TTL_SECONDS,
-  SignIn,
+  signInFor,
   type SignedInSession,
 } from "../sessions.ts";
 import { decisionForm, htmlPage, notice, signInForm } from "./claim-html.ts";
@@ -30,13 +30,6 @@ class PageError extends Error {
   ) {
     super(detail);
   }
-}
-
-const signIns = new WeakMap<AgentServices, SignIn>();
-function signInFor(services: AgentServices): SignIn {
-  let signIn = signIns.get(services);
-  if (!signIn) signIns.set(services, (signIn = new SignIn(services.prisma, services.config, services.redis)));
-  return signIn;
 }
 
 const pageUrl = (attemptToken: string) => `${CLAIM_PAGE_PATH}?claim_attempt_token=${encodeURIComponent(attemptToken)}`;
@@ -173,7 +166,7 @@ async function submit(request: Request, services: AgentServices, client: AgentCl
     if (!expected || !sameSecret(expected, csrfGiven)) throw forbidden();
     const view = await openAttempt(db, attemptToken);
     const email = (form.get("email") ?? "").slice(0, 320);
-    const result = await signInFor(services).attempt({ email, password: (form.get("password") ?? "").slice(0, 1024), ip: client.ip });
+    const result = await signInFor(services.prisma, services.config, services.redis).attempt({ email, password: (form.get("password") ?? "").slice(0, 1024), ip: client.ip });
     if (result.outcome === "wait") {
       const minutes = Math.ceil(result.retryAfterSeconds / 60);
       const response = await signInPage(services, request, view, attemptToken!, 429, `Too many sign-in attempts. Wait ${minutes} minute${minutes === 1 ? "" : "s"} and try again.`, email);

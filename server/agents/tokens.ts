@@ -2,6 +2,7 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Credential } from "../../schema/context.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { hashApiKey, randomBase62 } from "../auth/api-keys.ts";
+import { LastUsed } from "../auth/last-used.ts";
 
 export const AGENT_TOKEN_PREFIX = "ktr_agt_";
 const TOKEN_PATTERN = /^ktr_agt_[0-9A-Za-z]{43}$/;
@@ -40,19 +41,31 @@ export async function issueAgentToken(
 /**
  * Resolves a presented `ktr_agt_…` token: live (not expired, not revoked), of an active or
  * pre-claim registration, in a workspace that has agent auth on. Cached briefly like API keys: the
- * cache lifetime bounds how long a revoked token keeps working on any process.
+ * cache lifetime bounds how long a revoked token keeps working on any process. Each use stamps the
+ * registration's `last_used_at` (at most once a minute).
  */
 export class AgentTokenResolver {
   private readonly cache = new Map<string, { credential: Credential | null; expires: number }>();
+  private readonly lastUsed: LastUsed;
 
   constructor(
     private readonly db: PrismaClient,
     // Under the API keys' 4 s: a revoked agent must stop within 5 s on every process, polls included.
     private readonly ttlMs = 3_000,
     private readonly maxEntries = 10_000,
-  ) {}
+  ) {
+    this.lastUsed = new LastUsed("an agent registration", (id, now, since) =>
+      db.agentRegistration.updateMany({ where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: since } }] }, data: { lastUsedAt: now } }),
+    );
+  }
 
   async resolve(token: string): Promise<Credential | null> {
+    const credential = await this.lookup(token);
+    if (credential) this.lastUsed.touch(credential.id);
+    return credential;
+  }
+
+  private async lookup(token: string): Promise<Credential | null> {
     if (!isAgentTokenFormat(token)) return null;
     const hash = hashAgentToken(token);
     const now = Date.now();

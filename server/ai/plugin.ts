@@ -3,7 +3,7 @@ import type { Context, Credential } from "../../schema/context.ts";
 import { schema } from "../../schema/index.ts";
 import { createResponse } from "./responses.ts";
 import { runTool, toolsFor, workspaceTools } from "./tools.ts";
-import { ApiError, insufficientScope, isApiError, validationFailed } from "../../schema/lib/errors.ts";
+import { ApiError, scopeRefused, isApiError, validationFailed } from "../../schema/lib/errors.ts";
 import { errorResponse } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
 import { maskError } from "../plugins/graphql-errors.ts";
@@ -79,7 +79,7 @@ function checkModel(body: Record<string, unknown>, credential: Credential, catal
  */
 async function chatCompletions(services: AiServices, state: RequestState, request: Request): Promise<Response> {
   const credential = state.credential!;
-  if (!credential.scopes.has("ai.coding")) throw insufficientScope("ai.coding");
+  if (!credential.scopes.has("ai.coding")) throw scopeRefused(credential, "ai.coding");
   // Every coding answer, a refusal included, says where the plan stands.
   const headers = codingHeaders(await services.meter.state(credential.workspaceId, credential.plan));
   try {
@@ -165,7 +165,7 @@ export function responsesUse(credential: Credential): "general" | "coding" | nul
 async function responses(services: AiServices, state: RequestState, request: Request, context: Context): Promise<Response> {
   const credential = state.credential!;
   const use = responsesUse(credential);
-  if (!use) throw insufficientScope("ai.responses");
+  if (!use) throw scopeRefused(credential, "ai.responses");
   if (use === "general") return respond(services, state, request, context, use, {});
   // Every coding answer, a refusal included, says where the plan stands.
   const before = codingHeaders(await services.meter.state(credential.workspaceId, credential.plan));

@@ -1,30 +1,11 @@
-import { createHash, randomBytes } from "node:crypto";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Credential } from "../../schema/context.ts";
+import { displayPrefix, generateApiKey, hashApiKey, isApiKeyFormat } from "../../schema/lib/api-key-secret.ts";
 import { newId } from "../../schema/lib/ids.ts";
+import { LastUsed } from "./last-used.ts";
 
-export const KEY_PREFIX = "ktr_live_";
-const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-/** 43 base62 characters carry 256 bits: as much as 32 random bytes. */
-const SECRET_LENGTH = 43;
-const DISPLAY_LENGTH = KEY_PREFIX.length + 4;
-const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${SECRET_LENGTH}}$`);
-
-/** Uniform base62 by rejection sampling (248 = 4 × 62, so no character is favoured). */
-export function randomBase62(length: number): string {
-  let out = "";
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62];
-    }
-  }
-  return out;
-}
-
-export const generateApiKey = () => `${KEY_PREFIX}${randomBase62(SECRET_LENGTH)}`;
-export const isApiKeyFormat = (token: string) => KEY_PATTERN.test(token);
-export const hashApiKey = (key: string) => createHash("sha256").update(key).digest("hex");
-export const displayPrefix = (key: string) => key.slice(0, DISPLAY_LENGTH);
+// The key's format and hash live with the schema, which creates keys too (the dashboard's createApiKey).
+export { displayPrefix, generateApiKey, hashApiKey, isApiKeyFormat, KEY_PREFIX, randomBase62 } from "../../schema/lib/api-key-secret.ts";
 
 export interface CreatedApiKey {
   id: string;
@@ -51,42 +32,68 @@ export async function createApiKey(
   return { id: row.id, key, scopes: row.scopes };
 }
 
-/** Marks a key revoked. Returns false when no such key exists. */
+/** A key not revoked, or rotated and still in its grace period. */
+export const liveKeyWhere = (now: Date) => ({ OR: [{ revokedAt: null }, { revokedAt: { gt: now } }] });
+
+/** Revokes a key now (a rotated key's grace ends too). Returns false when no such key exists. */
 export async function revokeApiKey(db: PrismaClient, id: string): Promise<boolean> {
-  const { count } = await db.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  const now = new Date();
+  const { count } = await db.apiKey.updateMany({ where: { id, ...liveKeyWhere(now) }, data: { revokedAt: now } });
   if (count > 0) return true;
   return (await db.apiKey.count({ where: { id } })) > 0;
 }
 
 /**
  * Resolves a presented key with one lookup on the unique hash index, cached briefly.
- * The cache lifetime bounds how long a revoked key keeps working on any process.
+ * The cache lifetime bounds how long a revoked key keeps working on any process; a key whose
+ * `revoked_at` lies ahead (a rotation's grace) works until then, cached or not.
  */
 export class ApiKeyResolver {
   private readonly cache = new Map<string, { credential: Credential | null; expires: number }>();
+  private readonly lastUsed: LastUsed;
 
   constructor(
     private readonly db: PrismaClient,
     private readonly ttlMs = 4_000,
     private readonly maxEntries = 10_000,
-  ) {}
+  ) {
+    this.lastUsed = new LastUsed("an API key", (id, now, since) =>
+      db.apiKey.updateMany({ where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: since } }] }, data: { lastUsedAt: now } }),
+    );
+  }
 
   async resolve(key: string): Promise<Credential | null> {
+    const credential = await this.lookup(key);
+    if (credential) this.lastUsed.touch(credential.id);
+    return credential;
+  }
+
+  private async lookup(key: string): Promise<Credential | null> {
     if (!isApiKeyFormat(key)) return null;
     const hash = hashApiKey(key);
     const now = Date.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.expires > now) return cached.credential;
+    if (cached && cached.expires > now) return usable(cached.credential, now);
     const row = await this.db.apiKey.findUnique({
       where: { hash },
       select: { id: true, workspaceId: true, scopes: true, revokedAt: true, workspace: { select: { plan: true } } },
     });
     const credential: Credential | null =
-      row && !row.revokedAt
-        ? { kind: "api_key", id: row.id, workspaceId: row.workspaceId, plan: row.workspace.plan, scopes: new Set(row.scopes) }
+      row && (!row.revokedAt || row.revokedAt.getTime() > now)
+        ? {
+            kind: "api_key",
+            id: row.id,
+            workspaceId: row.workspaceId,
+            plan: row.workspace.plan,
+            scopes: new Set(row.scopes),
+            ...(row.revokedAt && { expiresAt: row.revokedAt.getTime() }),
+          }
         : null;
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(hash, { credential, expires: now + this.ttlMs });
     return credential;
   }
 }
+
+const usable = (credential: Credential | null, now: number) =>
+  credential && (credential.expiresAt === undefined || credential.expiresAt > now) ? credential : null;

@@ -35,35 +35,26 @@ export async function listKeys(prisma: PrismaClient, workspaceId: string): Promi
   const rows = await prisma.apiKey.findMany({
     where: { workspaceId },
     orderBy: { id: "desc" },
-    select: { id: true, name: true, prefix: true, scopes: true, createdAt: true, revokedAt: true },
+    select: { id: true, name: true, prefix: true, scopes: true, createdAt: true, lastUsedAt: true, revokedAt: true },
   });
-  const listings: KeyListing[] = [];
-  for (const row of rows) {
-    // One index lookup per key on (workspace_id, credential_id, id).
-    const last = await prisma.requestLog.findFirst({
-      where: { workspaceId, credentialId: row.id },
-      orderBy: { id: "desc" },
-      select: { createdAt: true },
-    });
-    listings.push({
-      object: "api_key",
-      id: row.id,
-      name: row.name,
-      prefix: row.prefix,
-      scopes: row.scopes,
-      created_at: row.createdAt.toISOString(),
-      last_used_at: iso(last?.createdAt ?? null),
-      revoked_at: iso(row.revokedAt),
-    });
-  }
-  return listings;
+  return rows.map((row) => ({
+    object: "api_key",
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    created_at: row.createdAt.toISOString(),
+    last_used_at: iso(row.lastUsedAt),
+    revoked_at: iso(row.revokedAt),
+  }));
 }
 
 export async function listWorkspaces(prisma: PrismaClient): Promise<WorkspaceListing[]> {
   const [rows, all, active] = await Promise.all([
     prisma.workspace.findMany({ orderBy: { id: "desc" }, select: { id: true, name: true, plan: true, createdAt: true } }),
     prisma.apiKey.groupBy({ by: ["workspaceId"], _count: { _all: true } }),
-    prisma.apiKey.groupBy({ by: ["workspaceId"], where: { revokedAt: null }, _count: { _all: true } }),
+    // A rotated key in its grace period still works: it is active until its revoked_at.
+    prisma.apiKey.groupBy({ by: ["workspaceId"], where: { OR: [{ revokedAt: null }, { revokedAt: { gt: new Date() } }] }, _count: { _all: true } }),
   ]);
   const counts = (groups: typeof all) => new Map(groups.map((g) => [g.workspaceId, g._count._all]));
   const total = counts(all);

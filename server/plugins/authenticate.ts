@@ -5,8 +5,14 @@ import { baseUrl, type Config } from "../config.ts";
 import { errorResponse, GRAPHQL_PATH } from "../error-response.ts";
 import { requestState } from "../request-state.ts";
 
-/** Turns a bearer token into a credential. API keys now; agent tokens and sessions join here. */
+/** Turns a bearer token into a credential: API keys, agent tokens. */
 export type CredentialResolver = (token: string) => Promise<Credential | null>;
+
+/**
+ * The dashboard's session cookie, for requests without an Authorization header: null without a
+ * cookie, else the credential or the error to answer (`challenge` goes on a 401).
+ */
+export type SessionResolver = (request: Request, challenge: Record<string, string>) => Promise<Credential | ApiError | null>;
 
 /** The protected resource: `/v1` and `/graphql`. Anything else is public or a 404. */
 const isProtected = (url: URL) => url.pathname === GRAPHQL_PATH || url.pathname === "/v1" || url.pathname.startsWith("/v1/");
@@ -22,7 +28,7 @@ function isPublic(request: Request, url: URL): boolean {
   );
 }
 
-export function useAuthentication(config: Config, resolvers: CredentialResolver[]): Plugin {
+export function useAuthentication(config: Config, resolvers: CredentialResolver[], sessions?: SessionResolver): Plugin {
   const metadata = `${baseUrl(config)}/.well-known/oauth-protected-resource`;
   const challenge = (error?: string) =>
     `Bearer resource_metadata="${metadata}"${error ? `, error="${error}"` : ""}`;
@@ -47,7 +53,14 @@ export function useAuthentication(config: Config, resolvers: CredentialResolver[
       if (url.pathname === GRAPHQL_PATH) requestState()!.route = GRAPHQL_PATH;
       if (request.method === "OPTIONS" || !isProtected(url) || isPublic(request, url)) return;
       const header = request.headers.get("authorization");
-      if (!header) return endResponse(errorResponse(unauthenticated(), url.pathname));
+      // A Bearer credential wins over a session cookie sent along with it.
+      if (!header) {
+        const session = sessions ? await sessions(request, { "WWW-Authenticate": challenge() }) : null;
+        if (session instanceof ApiError) return endResponse(errorResponse(session, url.pathname));
+        if (!session) return endResponse(errorResponse(unauthenticated(), url.pathname));
+        requestState()!.credential = session;
+        return;
+      }
       if (!/^bearer(\s|$)/i.test(header)) return endResponse(errorResponse(wrongScheme(), url.pathname));
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       let credential: Credential | null = null;

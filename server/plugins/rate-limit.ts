@@ -8,6 +8,7 @@ import type { Config } from "../config.ts";
 import { errorResponse } from "../error-response.ts";
 import { redisNamespace } from "../redis.ts";
 import { requestState, type RequestState } from "../request-state.ts";
+import { isDashboardFile } from "../dashboard/static.ts";
 
 const WINDOW_SECONDS = 60;
 
@@ -109,6 +110,8 @@ export function useRateLimit(config: Config, redis: Redis | undefined): Plugin {
     async onResponse({ request, response, serverContext, setResponse }) {
       const state = requestState()!;
       let quota = quotas.get(state);
+      // The dashboard's page and hashed files are not API requests (a page load fetches several).
+      if (!quota && isDashboardFile(state)) return;
       if (!quota) {
         // Answered before onRequest above ran (a 401, a well-known document): counted here instead.
         quota = await count(state, request, serverContext);

@@ -234,7 +234,8 @@ function clientIp(serverContext: unknown): string | null {
 
 /**
  * decisions.md §3: every request (authenticated or not) becomes one request_logs row keyed by its
- * request id. Register it last: every onResponse runs whichever plugin ended the request (401,
+ * request id, but for the dashboard's own requests (a session credential): logs are per key and
+ * agent, and the dashboard reading them must not fill them. Register it last: every onResponse runs whichever plugin ended the request (401,
  * 404, 429…), and the last one sees the response the others settled on.
  */
 export function useRequestLog(_config: Config, db: Database, options: Partial<RequestLogOptions> = {}): Plugin {
@@ -248,7 +249,7 @@ export function useRequestLog(_config: Config, db: Database, options: Partial<Re
     },
     onResponse({ request, response, serverContext }) {
       const state = requestState();
-      if (!state) return;
+      if (!state || state.credential?.kind === "session") return;
       const latency = performance.now() - state.startedAt;
       const route = routes.of(request);
       const row: RequestLogRow = {

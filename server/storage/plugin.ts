@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import type { Plugin } from "graphql-yoga";
 import type { Context } from "../../schema/context.ts";
 import { represent } from "../../schema/events.ts";
-import { ApiError, insufficientScope, internalError, isApiError, notFound, validationFailed } from "../../schema/lib/errors.ts";
+import { ApiError, scopeRefused, internalError, isApiError, notFound, validationFailed } from "../../schema/lib/errors.ts";
 import { checkUpload, commitUpload, newObject } from "../../schema/resources/file.ts";
 import { fileName, mimeType } from "../../schema/lib/storage.ts";
 import { errorResponse } from "../error-response.ts";
@@ -71,7 +71,7 @@ async function* body(request: Request): AsyncGenerator<Uint8Array> {
 }
 
 function requireScope(ctx: Context, scope: string): void {
-  if (!ctx.credential.scopes.has(scope)) throw insufficientScope(scope);
+  if (!ctx.credential.scopes.has(scope)) throw scopeRefused(ctx.credential, scope);
 }
 
 async function upload(ctx: Context, storage: Storage, state: RequestState, request: Request, url: URL, bucketId: string): Promise<Response> {

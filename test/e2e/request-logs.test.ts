@@ -429,9 +429,25 @@ e2e("request logs", (server) => {
 
       expect(stats.daily).toHaveLength(30);
       const today = new Date().toISOString().slice(0, 10);
-      expect(stats.daily.at(-1)).toEqual({ date: today, requests: 11, errors: 4 });
+      const todays = recent.filter((r) => r.createdAt.toISOString().slice(0, 10) === today).map((r) => r.latencyMs);
+      expect(stats.daily.at(-1)).toEqual({
+        date: today,
+        requests: 11,
+        errors: 4,
+        error_rate: 0.3636,
+        p50_ms: expect.closeTo(percentile(todays, 0.5)!, 2),
+        p95_ms: expect.closeTo(percentile(todays, 0.95)!, 2),
+      });
       const threeDaysAgoDate = threeDaysAgo.toISOString().slice(0, 10);
-      expect(stats.daily.find((d: any) => d.date === threeDaysAgoDate)).toEqual({ date: threeDaysAgoDate, requests: 2, errors: 1 });
+      expect(stats.daily.find((d: any) => d.date === threeDaysAgoDate)).toEqual({
+        date: threeDaysAgoDate,
+        requests: 2,
+        errors: 1,
+        error_rate: 0.5,
+        p50_ms: 950,
+        p95_ms: 995,
+      });
+      expect(stats.daily.find((d: any) => d.requests === 0)).toMatchObject({ error_rate: 0, p50_ms: null, p95_ms: null });
       expect(stats.daily.reduce((sum: number, d: any) => sum + d.requests, 0)).toBe(13);
       for (let i = 1; i < stats.daily.length; i++) {
         expect(Date.parse(stats.daily[i].date) - Date.parse(stats.daily[i - 1].date)).toBe(DAY_MS);

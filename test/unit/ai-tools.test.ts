@@ -284,6 +284,7 @@ function contextFor(prisma: Context["db"], tenant: Tenant, scopes: readonly stri
     db: prisma,
     credential,
     requestId: "req_test",
+    hostUrl: "http://localhost:4000",
     webhooks: { seal: refuse, checkUrl: refuse, wake: refuse },
     storage: { quotaBytes: refuse, put: refuse, discard: refuse },
   };

@@ -121,6 +121,7 @@ export type RestRequestLogsQueryVariables = Exact<{
   status?: number | null | undefined;
   from?: string | null | undefined;
   to?: string | null | undefined;
+  route?: string | null | undefined;
   limit?: number | null | undefined;
   cursor?: string | null | undefined;
 }>;
@@ -134,7 +135,7 @@ export type RestRequestLogStatsQueryVariables = Exact<{
 }>;
 
 
-export type RestRequestLogStatsQuery = { requestLogStats: { object: string, days: number, key_id: string | null, total: number, error_rate: number, latency_ms: { p50: number | null, p95: number | null }, daily: Array<{ date: string, requests: number, errors: number }>, top_endpoints: Array<{ method: string, route: string, requests: number }> } };
+export type RestRequestLogStatsQuery = { requestLogStats: { object: string, days: number, key_id: string | null, total: number, error_rate: number, latency_ms: { p50: number | null, p95: number | null }, daily: Array<{ date: string, requests: number, errors: number, error_rate: number, p50_ms: number | null, p95_ms: number | null }>, top_endpoints: Array<{ method: string, route: string, requests: number }> } };
 
 export type RestEventsQueryVariables = Exact<{
   type?: string | null | undefined;

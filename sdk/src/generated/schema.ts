@@ -78,7 +78,7 @@ export type AgentRegistration = {
   created_at: Scalars['DateTime']['output'];
   /** `areg_…`: also the credential id of its requests in the request logs. */
   id: Scalars['ID']['output'];
-  /** When one of its tokens last made a request (from the request logs); null if never. */
+  /** When one of its tokens last made a request (recorded at most once a minute); null if never. */
   last_used_at: Maybe<Scalars['DateTime']['output']>;
   /** Access tokens now valid (neither expired nor revoked). */
   live_tokens: Scalars['Int']['output'];
@@ -148,6 +148,38 @@ export type AgentSettings = {
   trusted_providers: Scalars['Int']['output'];
 };
 
+/** An API key of the workspace. Its secret is shown once, when it is made; Kontor keeps only its hash. */
+export type ApiKey = {
+  /** When it was made. */
+  created_at: Scalars['DateTime']['output'];
+  /** `key_…`: also the key_id of its requests in the request logs. */
+  id: Scalars['ID']['output'];
+  /** When it last made a request (recorded at most once a minute); null if never. */
+  last_used_at: Maybe<Scalars['DateTime']['output']>;
+  /** What the key is for; null for keys made without a name (CLI). */
+  name: Maybe<Scalars['String']['output']>;
+  /** Always "api_key". */
+  object: Scalars['String']['output'];
+  /** The key's first characters (`ktr_live_AbCd`), to recognise it. */
+  prefix: Scalars['String']['output'];
+  /** When it stopped, or will stop, working: in the future while a rotated key's grace period runs; null while it is not revoked. */
+  revoked_at: Maybe<Scalars['DateTime']['output']>;
+  /** What the key may do. */
+  scopes: Array<Scalars['String']['output']>;
+};
+
+/** A page of ApiKey objects, newest first. */
+export type ApiKeyList = {
+  /** This page's objects, newest first: at most `limit` of them. */
+  data: Array<ApiKey>;
+  /** Whether more objects follow this page. */
+  has_more: Scalars['Boolean']['output'];
+  /** Pass it as `cursor` to get the next page; null on the last page. */
+  next_cursor: Maybe<Scalars['String']['output']>;
+  /** Always "list". */
+  object: Scalars['String']['output'];
+};
+
 /** A named container of stored objects. Visible with storage.read or storage.write. */
 export type Bucket = {
   /** When the bucket was created. */
@@ -212,6 +244,30 @@ export type ClientList = {
   next_cursor: Maybe<Scalars['String']['output']>;
   /** Always "list". */
   object: Scalars['String']['output'];
+};
+
+/** A new key's name and scopes. */
+export type CreateApiKeyInput = {
+  /** What the key is for (1–200 characters). */
+  name: Scalars['String']['input'];
+  /** What it may do: one or more of clients.read, clients.write, leads.read, leads.write, inventory.read, inventory.write, invoices.read, invoices.write, projects.read, projects.write, storage.read, storage.write, webhooks.read, webhooks.write, logs.read, logs.write, agents.read, agents.write, payments.write, ai.responses, ai.coding. */
+  scopes: Array<Scalars['String']['input']>;
+};
+
+/** A new API key and its secret: shown this once, never again. */
+export type CreatedApiKey = {
+  /** The key. */
+  api_key: ApiKey;
+  /** The full key (`ktr_live_…`) to send as `Authorization: Bearer …`. Shown once: keep it. */
+  secret: Scalars['String']['output'];
+};
+
+/** A new invitation and its link: shown this once (only its hash is kept). */
+export type CreatedInvitation = {
+  /** The link to give the invited person: `{host_url}/dashboard/invitations#token=inv_…`. Shown once; a new invitation replaces it. */
+  accept_url: Scalars['String']['output'];
+  /** The invitation. */
+  invitation: Invitation;
 };
 
 /** The answer to a deletion. */
@@ -373,6 +429,30 @@ export type InventorySupplierInput = {
   phone?: InputMaybe<Scalars['String']['input']>;
   /** The supplier's own code for the item. */
   supplier_sku?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** An e-mail address invited into the workspace; whoever signs in (or up) with it may accept it within 7 days. */
+export type Invitation = {
+  /** When it was made. */
+  created_at: Scalars['DateTime']['output'];
+  /** The e-mail address invited (lower case): only a user with it may accept. */
+  email: Scalars['String']['output'];
+  /** When it can no longer be accepted (7 days after it was made). */
+  expires_at: Scalars['DateTime']['output'];
+  /** `invt_…`. */
+  id: Scalars['ID']['output'];
+  /** Always "invitation". */
+  object: Scalars['String']['output'];
+  /** The role the invited user gets. */
+  role: MembershipRole;
+};
+
+/** Who to invite, and as what. */
+export type InviteMemberInput = {
+  /** Their e-mail address (at most 254 characters). */
+  email: Scalars['String']['input'];
+  /** The role they get on accepting. */
+  role: MembershipRole;
 };
 
 /** An invoice or a quote (document_type); both are `object: "invoice"`. Visible with invoices.read, invoices.write or payments.write (a payment shows the invoice it pays). */
@@ -565,6 +645,25 @@ export type LeadStage =
   /** Closed with a deal; converting a lead into a client also moves it here. */
   | 'won';
 
+/** A user who belongs to the workspace. */
+export type Member = {
+  /** When they joined the workspace. */
+  created_at: Scalars['DateTime']['output'];
+  /** The user's e-mail address. */
+  email: Scalars['String']['output'];
+  /** owner or member. */
+  role: MembershipRole;
+  /** The user's id (`usr_…`). */
+  user_id: Scalars['ID']['output'];
+};
+
+/** What a user may do in a workspace. */
+export type MembershipRole =
+  /** Reading: every `.read` scope. */
+  | 'member'
+  /** Everything: every scope, and managing keys, members and invitations. */
+  | 'owner';
+
 /** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
 export type Mutation = {
   /** A quote in draft or sent becomes accepted (accepted_at); emits quote.accepted. Invoices and other statuses: invalid_state. Needs invoices.write. */
@@ -573,6 +672,8 @@ export type Mutation = {
   convertLead: Lead;
   /** Turns an accepted quote into a new draft invoice (same client, lines, tax rate, currency and notes; issued today) and marks the quote converted; returns the new invoice and emits invoice.created. Anything but an accepted quote is invalid_state. Needs invoices.write. */
   convertQuote: Invoice;
+  /** Makes an API key; its secret is in this answer only. At most 100 live keys per workspace (else invalid_state). For the dashboard: no scope is needed, but only an owner signed in to it may do this (a member gets 403 owner_required; an API key or agent token 403 session_required). */
+  createApiKey: CreatedApiKey;
   /** Creates a bucket. A name the workspace already uses is 409 bucket_name_taken. Needs storage.write. */
   createBucket: Bucket;
   /** Creates a client (emits client.created). Needs clients.write. */
@@ -611,12 +712,22 @@ export type Mutation = {
   deleteTrustedProvider: Deleted;
   /** Deletes the endpoint and its delivery history; nothing more is sent to it. Needs webhooks.write. */
   deleteWebhookEndpoint: Deleted;
+  /** Invites an e-mail address into the workspace for 7 days; a pending invitation of the same address is replaced. 409 already_member when it belongs to a member; a workspace has at most 100 members and pending invitations together. no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required); a member gets 403 owner_required. */
+  inviteMember: CreatedInvitation;
   /** Records a payment on an invoice in draft, sent or partially_paid; the invoice becomes partially_paid, or paid (paid_at) when nothing is left to pay. Emits payment.recorded, and invoice.paid when paid in full. A quote, or a void or paid invoice, is invalid_state. Needs payments.write. */
   recordPayment: Payment;
+  /** Removes a member (an owner may remove themselves) and answers the membership as it was. The last owner cannot be removed (invalid_state). no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required); a member gets 403 owner_required. */
+  removeMember: Member;
   /** Sends the delivery's event to its endpoint again, as a new delivery (the same event id, so receivers can de-duplicate); held while the endpoint is paused. Needs webhooks.write. */
   replayWebhookDelivery: WebhookDelivery;
   /** Revokes the agent: every token it holds stops working, and its identity assertion can no longer be exchanged. Revoking a revoked one changes nothing. Needs agents.write. */
   revokeAgentRegistration: AgentRegistration;
+  /** Revokes a key at once (a rotated key's grace period ends too): within 5 seconds it works on no server process. Revoking a revoked key changes nothing. For the dashboard: no scope is needed, but only an owner signed in to it may do this (a member gets 403 owner_required; an API key or agent token 403 session_required). */
+  revokeApiKey: ApiKey;
+  /** Revokes a pending invitation: its link no longer works. Revoking a revoked one changes nothing; an accepted one is invalid_state. no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required); a member gets 403 owner_required. */
+  revokeInvitation: Invitation;
+  /** Replaces a live key with a new one of the same name and scopes. The old key keeps working for grace_seconds (0–604800, default 0: it stops at once); a revoked key cannot be rotated (invalid_state). For the dashboard: no scope is needed, but only an owner signed in to it may do this (a member gets 403 owner_required; an API key or agent token 403 session_required). */
+  rotateApiKey: RotatedApiKey;
   /** Replaces the signing secret at once, with no overlap: every attempt from now on is signed with the new one, returned here once. Needs webhooks.write. */
   rotateWebhookEndpointSecret: WebhookEndpointWithSecret;
   /** A draft invoice or quote becomes sent (sent_at); emits invoice.sent or quote.sent. Other statuses: invalid_state. Needs invoices.write. */
@@ -633,6 +744,8 @@ export type Mutation = {
   updateInvoice: Invoice;
   /** Updates the fields sent; an absent field stays as it is and null clears an optional one. A stage change sets stage_changed_at and emits lead.stage_changed. Needs leads.write. */
   updateLead: Lead;
+  /** Changes a member's role. The last owner cannot become a member (invalid_state). no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required); a member gets 403 owner_required. */
+  updateMember: Member;
   /** Updates the fields sent; an absent field stays as it is and null clears an optional one. Needs projects.write. */
   updateProject: Project;
   /** Updates the fields sent; null clears an optional field. Moving to done sets completed_at and emits task.completed; moving out of done clears completed_at. Needs projects.write. */
@@ -661,6 +774,12 @@ export type MutationConvertLeadArgs = {
 /** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
 export type MutationConvertQuoteArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+/** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
+export type MutationCreateApiKeyArgs = {
+  input: CreateApiKeyInput;
 };
 
 
@@ -834,6 +953,12 @@ export type MutationDeleteWebhookEndpointArgs = {
 
 
 /** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
+export type MutationInviteMemberArgs = {
+  input: InviteMemberInput;
+};
+
+
+/** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
 export type MutationRecordPaymentArgs = {
   amount: Scalars['Money']['input'];
   invoice_id: Scalars['ID']['input'];
@@ -846,6 +971,12 @@ export type MutationRecordPaymentArgs = {
 
 
 /** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
+export type MutationRemoveMemberArgs = {
+  user_id: Scalars['ID']['input'];
+};
+
+
+/** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
 export type MutationReplayWebhookDeliveryArgs = {
   id: Scalars['ID']['input'];
 };
@@ -853,6 +984,25 @@ export type MutationReplayWebhookDeliveryArgs = {
 
 /** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
 export type MutationRevokeAgentRegistrationArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
+export type MutationRevokeApiKeyArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
+export type MutationRevokeInvitationArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
+export type MutationRotateApiKeyArgs = {
+  grace_seconds?: InputMaybe<Scalars['Int']['input']>;
   id: Scalars['ID']['input'];
 };
 
@@ -943,6 +1093,13 @@ export type MutationUpdateLeadArgs = {
   priority: InputMaybe<Priority>;
   source: InputMaybe<Scalars['String']['input']>;
   stage: InputMaybe<LeadStage>;
+};
+
+
+/** Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs. */
+export type MutationUpdateMemberArgs = {
+  role: MembershipRole;
+  user_id: Scalars['ID']['input'];
 };
 
 
@@ -1126,6 +1283,8 @@ export type Query = {
   agentRegistrations: AgentRegistrationList;
   /** The workspace's agent settings and caps. Needs agents.read. */
   agentSettings: AgentSettings;
+  /** The workspace's API keys, newest first: live ones (rotated keys in their grace period included), or every key with include_revoked. For the dashboard: no scope is needed, but only an owner signed in to it may do this (a member gets 403 owner_required; an API key or agent token 403 session_required). */
+  apiKeys: ApiKeyList;
   /** One bucket by id; an unknown id is a not_found error. Needs storage.read. */
   bucket: Maybe<Bucket>;
   /** The workspace's buckets, newest first. Needs storage.read. */
@@ -1146,6 +1305,8 @@ export type Query = {
   inventoryItem: Maybe<InventoryItem>;
   /** The workspace's inventory items, newest first. Needs inventory.read. */
   inventoryItems: InventoryItemList;
+  /** The workspace's pending invitations (not accepted, revoked or expired), newest first; no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required); a member gets 403 owner_required. */
+  invitations: Array<Invitation>;
   /** One invoice or quote by id, with its items and payments; an unknown id is a not_found error. Needs invoices.read. */
   invoice: Maybe<Invoice>;
   /** The workspace's invoices and quotes, newest first. Needs invoices.read. */
@@ -1154,6 +1315,8 @@ export type Query = {
   lead: Maybe<Lead>;
   /** The workspace's leads, newest first. Needs leads.read. */
   leads: LeadList;
+  /** The workspace's members, earliest first (at most 100); no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required). */
+  members: Array<Member>;
   /** One project by id; an unknown id is a not_found error. Needs projects.read. */
   project: Maybe<Project>;
   /** The workspace's projects, newest first. Needs projects.read. */
@@ -1172,6 +1335,8 @@ export type Query = {
   trustedProvider: Maybe<TrustedProvider>;
   /** The ID-JAG providers the workspace trusts, newest first. Needs agents.read. */
   trustedProviders: TrustedProviderList;
+  /** The signed-in user and the workspace the request acts in; no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required). */
+  viewer: Viewer;
   /** The workspace's webhook deliveries of the last 30 days, newest first. Needs webhooks.read. */
   webhookDeliveries: WebhookDeliveryList;
   /** One delivery by id; an unknown id is a not_found error. Needs webhooks.read. */
@@ -1196,6 +1361,14 @@ export type QueryAgentRegistrationsArgs = {
   cursor: InputMaybe<Scalars['String']['input']>;
   limit: InputMaybe<Scalars['Int']['input']>;
   status: InputMaybe<AgentRegistrationStatus>;
+};
+
+
+/** Reads. Each field is also a GET route under /v1 and says which scope it needs. */
+export type QueryApiKeysArgs = {
+  cursor: InputMaybe<Scalars['String']['input']>;
+  include_revoked?: InputMaybe<Scalars['Boolean']['input']>;
+  limit: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -1332,6 +1505,7 @@ export type QueryRequestLogsArgs = {
   from: InputMaybe<Scalars['DateTime']['input']>;
   key_id: InputMaybe<Scalars['String']['input']>;
   limit: InputMaybe<Scalars['Int']['input']>;
+  route: InputMaybe<Scalars['String']['input']>;
   status: InputMaybe<Scalars['Int']['input']>;
   to: InputMaybe<Scalars['DateTime']['input']>;
 };
@@ -1431,8 +1605,14 @@ export type RequestLog = {
 export type RequestLogDay = {
   /** YYYY-MM-DD (UTC). */
   date: Scalars['String']['output'];
+  /** Share of that day's requests with a status of 400 or more (0–1, 4 decimals); 0 without requests. */
+  error_rate: Scalars['Float']['output'];
   /** Requests answered with a status of 400 or more. */
   errors: Scalars['Int']['output'];
+  /** That day's median latency in milliseconds (2 decimals); null without requests. */
+  p50_ms: Maybe<Scalars['Float']['output']>;
+  /** That day's 95th percentile latency in milliseconds (2 decimals); null without requests. */
+  p95_ms: Maybe<Scalars['Float']['output']>;
   /** Requests that arrived that day. */
   requests: Scalars['Int']['output'];
 };
@@ -1485,6 +1665,16 @@ export type RequestLogStats = {
   top_endpoints: Array<RequestLogEndpoint>;
   /** Requests in the period. */
   total: Scalars['Int']['output'];
+};
+
+/** The key that replaces a rotated one, its secret (shown this once), and the old key with the time it stops working. */
+export type RotatedApiKey = {
+  /** The new key, with the old one's name and scopes. */
+  api_key: ApiKey;
+  /** The old key: its revoked_at is when it stops working (now, or when the grace period ends). */
+  previous: ApiKey;
+  /** The new key's full secret (`ktr_live_…`). Shown once: keep it. */
+  secret: Scalars['String']['output'];
 };
 
 /** An item's stock level, recomputed on every write from quantity and min_stock_threshold. */
@@ -1595,6 +1785,28 @@ export type TrustedProviderList = {
   next_cursor: Maybe<Scalars['String']['output']>;
   /** Always "list". */
   object: Scalars['String']['output'];
+};
+
+/** A person who signs in to the dashboard. */
+export type User = {
+  /** When the account was made. */
+  created_at: Scalars['DateTime']['output'];
+  /** The e-mail address they sign in with (lower case). */
+  email: Scalars['String']['output'];
+  /** `usr_…`. */
+  id: Scalars['ID']['output'];
+};
+
+/** The signed-in user, the workspace the request acts in (Kontor-Workspace, else their oldest membership) and their other workspaces. */
+export type Viewer = {
+  /** Their role in the workspace the request acts in. */
+  role: MembershipRole;
+  /** Who is signed in. */
+  user: User;
+  /** The workspace the request acts in. */
+  workspace: Workspace;
+  /** Every workspace they belong to, oldest membership first (at most 100). */
+  workspaces: Array<WorkspaceSummary>;
 };
 
 /** One event sent to one endpoint: its attempts and the last answer. Visible with webhooks.read or webhooks.write. */
@@ -1765,4 +1977,16 @@ export type WorkspaceLimits = {
   storage_bytes: Scalars['Float']['output'];
   /** The storage quota for people to read, e.g. "1 GB". */
   storage_label: Scalars['String']['output'];
+};
+
+/** A workspace the signed-in user belongs to, and their role in it. */
+export type WorkspaceSummary = {
+  /** `ws_…`: send it as the Kontor-Workspace header to act in this workspace. */
+  id: Scalars['ID']['output'];
+  /** The workspace's display name. */
+  name: Scalars['String']['output'];
+  /** The workspace's plan. */
+  plan: Plan;
+  /** The user's role in it. */
+  role: MembershipRole;
 };

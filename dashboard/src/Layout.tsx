@@ -1,0 +1,83 @@
+import { useEffect, useId, useState, type ReactNode } from "react";
+import { ROUTES } from "./routes.ts";
+import { BASE, Link, useLocation } from "./router.tsx";
+import { useSession } from "./session.tsx";
+import { Button } from "./ui/Button.tsx";
+import { SelectField } from "./ui/Field.tsx";
+
+/** The signed-in frame: top bar (workspace switcher, user, sign-out) and the navigation. */
+export function Layout({ children }: { children: ReactNode }) {
+  const session = useSession();
+  const { path } = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const [signingOut, setSigningOut] = useState(false);
+  const navId = useId();
+
+  // A phone's menu closes once a screen is chosen.
+  useEffect(() => setMenuOpen(false), [path]);
+
+  const signOut = async () => {
+    setSigningOut(true);
+    await session.signOut();
+    setSigningOut(false);
+  };
+
+  return (
+    <div className="shell">
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById("main")?.focus();
+        }}
+      >
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Button className="menu-toggle" aria-expanded={menuOpen} aria-controls={navId} onClick={() => setMenuOpen((open) => !open)}>
+          Menu
+        </Button>
+        <Link to={BASE} className="brand">
+          <img src="/logo.svg" alt="" width={28} height={28} />
+          Kontor
+        </Link>
+        <WorkspaceSwitcher />
+        <span className="user" data-testid="user-email">
+          {session.body?.user?.email}
+        </span>
+        <Button busy={signingOut} onClick={() => void signOut()}>
+          Sign out
+        </Button>
+      </header>
+      <div className="body">
+        <nav id={navId} className="sidenav" aria-label="Dashboard" data-open={menuOpen}>
+          <ul>
+            {ROUTES.filter((route) => route.nav).map((route) => (
+              <li key={route.path}>
+                <Link to={route.path}>{route.title}</Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <main id="main" tabIndex={-1}>
+          {children}
+        </main>
+      </div>
+    </div>
+  );
+}
+
+function WorkspaceSwitcher() {
+  const session = useSession();
+  const workspaces = session.body?.workspaces ?? [];
+  if (workspaces.length === 0) return null;
+  return (
+    <SelectField
+      label="Workspace"
+      value={session.workspaceId ?? ""}
+      onChange={(event) => session.switchWorkspace(event.target.value)}
+      options={workspaces.map((w) => ({ value: w.id, label: `${w.name} (${w.role})` }))}
+    />
+  );
+}

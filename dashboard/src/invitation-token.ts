@@ -1,0 +1,38 @@
+/**
+ * An invitation's token, kept for this tab while the invitee signs in or signs up. It arrives in
+ * the URL fragment (never sent to a server) and stays out of query strings for the same reason.
+ */
+const KEY = "kontor.invitation";
+let inMemory: string | null = null;
+
+export function rememberInvitation(token: string): void {
+  inMemory = token;
+  try {
+    sessionStorage.setItem(KEY, token);
+  } catch {
+    // No storage: the token lives as long as the page.
+  }
+}
+
+export function pendingInvitation(): string | null {
+  try {
+    return sessionStorage.getItem(KEY) ?? inMemory;
+  } catch {
+    return inMemory;
+  }
+}
+
+export function forgetInvitation(): void {
+  inMemory = null;
+  try {
+    sessionStorage.removeItem(KEY);
+  } catch {
+    // Nothing stored.
+  }
+}
+
+/** The token of a fragment like `#token=inv_…`. */
+export function tokenFromHash(hash: string): string | null {
+  const token = new URLSearchParams(hash.replace(/^#/, "")).get("token");
+  return token && token.length <= 200 ? token : null;
+}

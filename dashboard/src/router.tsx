@@ -1,0 +1,59 @@
+import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent } from "react";
+
+/**
+ * A router of a few lines over the History API: the app's paths are fixed (routes.tsx), so a
+ * library's pattern matching would be all weight and no use. Paths are full (`/dashboard/keys`).
+ */
+
+export const BASE = "/dashboard";
+const NAVIGATE = "kontor:navigate";
+
+function subscribe(onChange: () => void): () => void {
+  window.addEventListener("popstate", onChange);
+  window.addEventListener(NAVIGATE, onChange);
+  return () => {
+    window.removeEventListener("popstate", onChange);
+    window.removeEventListener(NAVIGATE, onChange);
+  };
+}
+
+const snapshot = () => `${location.pathname}${location.search}${location.hash}`;
+
+export interface Location {
+  /** Without a trailing slash: `/dashboard`, `/dashboard/keys`. */
+  path: string;
+  query: URLSearchParams;
+  hash: string;
+}
+
+export function useLocation(): Location {
+  const href = useSyncExternalStore(subscribe, snapshot);
+  const url = new URL(href, location.origin);
+  return { path: url.pathname.replace(/\/+$/, "") || "/", query: url.searchParams, hash: url.hash };
+}
+
+export function navigate(to: string, options: { replace?: boolean } = {}): void {
+  if (to === snapshot()) return;
+  if (options.replace) history.replaceState(null, "", to);
+  else history.pushState(null, "", to);
+  window.dispatchEvent(new Event(NAVIGATE));
+}
+
+/** Where to go after signing in: only a path of this app (never another origin). */
+export function safeNext(next: string | null): string {
+  return next && next.startsWith(`${BASE}`) && !next.startsWith("//") && !next.startsWith(`${BASE}/sign-`) ? next : BASE;
+}
+
+type LinkProps = Omit<AnchorHTMLAttributes<HTMLAnchorElement>, "href"> & { to: string };
+
+/** An ordinary link (open in a new tab works), handled in the page on a plain click. */
+export function Link({ to, onClick, ...rest }: LinkProps) {
+  const { path } = useLocation();
+  const handle = (event: MouseEvent<HTMLAnchorElement>) => {
+    onClick?.(event);
+    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    navigate(to);
+  };
+  return <a href={to} aria-current={path === to ? "page" : undefined} {...rest} onClick={handle} />;
+}

@@ -1,0 +1,35 @@
+import { lazy, type ComponentType, type LazyExoticComponent } from "react";
+import { BASE } from "./router.tsx";
+
+/**
+ * Every screen of the app. `access`: `guest` screens are for signed-out users (a signed-in user
+ * goes on to the overview), `user` screens need a session (a signed-out user is sent to sign-in
+ * and comes back), `any` screens work both ways. `nav` puts the screen in the side navigation.
+ */
+export interface Route {
+  path: string;
+  title: string;
+  access: "guest" | "user" | "any";
+  nav?: boolean;
+  screen: LazyExoticComponent<ComponentType>;
+}
+
+export const ROUTES: readonly Route[] = [
+  { path: BASE, title: "Overview", access: "user", nav: true, screen: lazy(() => import("./screens/Overview.tsx")) },
+  { path: `${BASE}/keys`, title: "API keys", access: "user", nav: true, screen: lazy(() => import("./screens/Keys.tsx")) },
+  { path: `${BASE}/members`, title: "Members", access: "user", nav: true, screen: lazy(() => import("./screens/Members.tsx")) },
+  { path: `${BASE}/logs`, title: "Logs", access: "user", nav: true, screen: lazy(() => import("./screens/Logs.tsx")) },
+  { path: `${BASE}/webhooks`, title: "Webhooks", access: "user", nav: true, screen: lazy(() => import("./screens/Webhooks.tsx")) },
+  { path: `${BASE}/agents`, title: "Agents", access: "user", nav: true, screen: lazy(() => import("./screens/Agents.tsx")) },
+  { path: `${BASE}/storage`, title: "Storage", access: "user", nav: true, screen: lazy(() => import("./screens/Storage.tsx")) },
+  { path: `${BASE}/account`, title: "Account", access: "user", nav: true, screen: lazy(() => import("./screens/Account.tsx")) },
+  { path: `${BASE}/invitations`, title: "Invitation", access: "any", screen: lazy(() => import("./screens/Invitation.tsx")) },
+  { path: `${BASE}/sign-in`, title: "Sign in", access: "guest", screen: lazy(() => import("./screens/SignIn.tsx")) },
+  { path: `${BASE}/sign-up`, title: "Sign up", access: "guest", screen: lazy(() => import("./screens/SignUp.tsx")) },
+];
+
+export const NOT_FOUND = lazy(() => import("./screens/NotFound.tsx"));
+
+export function findRoute(path: string): Route | undefined {
+  return ROUTES.find((route) => route.path === path);
+}

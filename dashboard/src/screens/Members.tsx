@@ -1,0 +1,242 @@
+import { useState } from "react";
+import { useMutation, useQuery } from "../api/hooks.ts";
+import {
+  InvitationsDocument,
+  InviteMemberDocument,
+  MembersDocument,
+  RemoveMemberDocument,
+  RevokeInvitationDocument,
+  UpdateMemberDocument,
+  type MembersQuery,
+  type MembershipRole,
+} from "../generated/graphql.ts";
+import { useSession } from "../session.tsx";
+import { Button } from "../ui/Button.tsx";
+import { Dialog } from "../ui/Dialog.tsx";
+import { ErrorBanner, fieldError, Notice } from "../ui/ErrorBanner.tsx";
+import { SelectField, TextField } from "../ui/Field.tsx";
+import { Actions, Form } from "../ui/Form.tsx";
+import { formatDate, formatDateTime } from "../ui/format.ts";
+import { Loading, Page, Panel } from "../ui/Page.tsx";
+import { SecretBox } from "../ui/SecretBox.tsx";
+import { Table } from "../ui/Table.tsx";
+
+type Member = MembersQuery["members"][number];
+
+const ROLES: { value: MembershipRole; label: string }[] = [
+  { value: "member", label: "Member" },
+  { value: "owner", label: "Owner" },
+];
+
+const ONLY_OWNERS = "Only owners can invite, change and remove members.";
+
+/** Who is in the workspace, invitations (an accept link shown once), role changes and removal. */
+export default function Members() {
+  const session = useSession();
+  const { isOwner } = session;
+  const members = useQuery(MembersDocument, {});
+  const invitations = useQuery(InvitationsDocument, {}, { skip: !isOwner });
+  const [update, updating] = useMutation(UpdateMemberDocument);
+  const [revokeInvitation, revokingInvitation] = useMutation(RevokeInvitationDocument);
+  const [removing, setRemoving] = useState<Member | null>(null);
+  const [notice, setNotice] = useState("");
+  const me = session.body?.user?.id;
+
+  const changeRole = async (member: Member, role: MembershipRole) => {
+    setNotice("");
+    const result = await update({ user_id: member.user_id, role });
+    if (!result) return;
+    setNotice(`${result.updateMember.email} is now ${result.updateMember.role === "owner" ? "an owner" : "a member"}.`);
+    members.reload();
+    if (member.user_id === me) void session.reload();
+  };
+
+  return (
+    <Page title="Members">
+      {!isOwner && (
+        <div className="banner banner-info" role="note">
+          {ONLY_OWNERS}
+        </div>
+      )}
+      <Notice>{notice}</Notice>
+      <ErrorBanner error={updating.error} />
+      <Panel title="People in this workspace">
+        <ErrorBanner error={members.error} />
+        {members.loading && !members.data && <Loading />}
+        {members.data && (
+          <Table
+            caption="Members"
+            rows={members.data.members}
+            rowKey={(member) => member.user_id}
+            columns={[
+              {
+                header: "E-mail",
+                cell: (member) => (
+                  <>
+                    {member.email} {member.user_id === me && <span className="tag">you</span>}
+                  </>
+                ),
+              },
+              {
+                header: "Role",
+                cell: (member) => (
+                  <SelectField
+                    label={`Role of ${member.email}`}
+                    className="compact-field"
+                    options={ROLES}
+                    value={member.role}
+                    disabled={!isOwner || updating.pending}
+                    onChange={(event) => void changeRole(member, event.target.value as MembershipRole)}
+                  />
+                ),
+              },
+              { header: "Joined", cell: (member) => formatDate(member.created_at), nowrap: true },
+              {
+                header: "Actions",
+                cell: (member) => (
+                  <div className="row-actions">
+                    <Button variant="danger" disabled={!isOwner} onClick={() => setRemoving(member)} aria-label={`Remove ${member.email}`}>
+                      Remove
+                    </Button>
+                  </div>
+                ),
+              },
+            ]}
+          />
+        )}
+      </Panel>
+      <InvitePanel disabled={!isOwner} onInvited={() => invitations.reload()} />
+      {isOwner && (
+        <Panel title="Pending invitations">
+          <ErrorBanner error={invitations.error ?? revokingInvitation.error} />
+          {invitations.loading && !invitations.data && <Loading />}
+          {invitations.data && (
+            <Table
+              caption="Pending invitations"
+              rows={invitations.data.invitations}
+              rowKey={(invitation) => invitation.id}
+              empty="No invitations are waiting."
+              columns={[
+                { header: "E-mail", cell: (invitation) => invitation.email },
+                { header: "Role", cell: (invitation) => invitation.role },
+                { header: "Sent", cell: (invitation) => formatDateTime(invitation.created_at), nowrap: true },
+                { header: "Expires", cell: (invitation) => formatDateTime(invitation.expires_at), nowrap: true },
+                {
+                  header: "Actions",
+                  cell: (invitation) => (
+                    <div className="row-actions">
+                      <Button
+                        variant="danger"
+                        busy={revokingInvitation.pending}
+                        aria-label={`Revoke the invitation of ${invitation.email}`}
+                        onClick={async () => {
+                          const result = await revokeInvitation({ id: invitation.id });
+                          if (result) {
+                            setNotice(`The invitation of ${result.revokeInvitation.email} was revoked.`);
+                            invitations.reload();
+                          }
+                        }}
+                      >
+                        Revoke
+                      </Button>
+                    </div>
+                  ),
+                },
+              ]}
+            />
+          )}
+        </Panel>
+      )}
+      <RemoveMemberDialog
+        member={removing}
+        self={removing?.user_id === me}
+        onClose={() => setRemoving(null)}
+        onRemoved={(email) => {
+          const self = removing?.user_id === me;
+          setRemoving(null);
+          setNotice(`${email} was removed from the workspace.`);
+          if (self) void session.reload();
+          else members.reload();
+        }}
+      />
+    </Page>
+  );
+}
+
+function InvitePanel({ disabled, onInvited }: { disabled: boolean; onInvited(): void }) {
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState<MembershipRole>("member");
+  const [invite, state] = useMutation(InviteMemberDocument);
+  const [sent, setSent] = useState<{ email: string; url: string; expires: string } | null>(null);
+
+  const submit = async () => {
+    setSent(null);
+    const result = await invite({ input: { email: email.trim(), role } });
+    if (!result) return;
+    const { invitation, accept_url } = result.inviteMember;
+    setSent({ email: invitation.email, url: accept_url, expires: invitation.expires_at });
+    setEmail("");
+    setRole("member");
+    onInvited();
+  };
+
+  return (
+    <Panel title="Invite someone">
+      {disabled && <p className="muted">{ONLY_OWNERS}</p>}
+      <ErrorBanner error={state.error} />
+      {sent && (
+        <SecretBox
+          label={`Invitation link for ${sent.email}`}
+          secret={sent.url}
+          note={`Send this link to ${sent.email} yourself: it is shown only once, and works until ${formatDateTime(sent.expires)} for that e-mail address only.`}
+        />
+      )}
+      <Form onSubmit={submit} aria-label="Invite someone" className="inline-form">
+        <TextField
+          label="E-mail address"
+          type="email"
+          required
+          maxLength={254}
+          value={email}
+          disabled={disabled}
+          error={fieldError(state.error, "email") ?? fieldError(state.error, "input.email")}
+          onChange={(event) => setEmail(event.target.value)}
+        />
+        <SelectField label="Role" options={ROLES} value={role} disabled={disabled} onChange={(event) => setRole(event.target.value as MembershipRole)} />
+        <Button type="submit" variant="primary" busy={state.pending} disabled={disabled}>
+          Send invitation
+        </Button>
+      </Form>
+      <p className="field-hint">Owners manage keys, webhooks, agents and members; members see the workspace's data and logs.</p>
+    </Panel>
+  );
+}
+
+function RemoveMemberDialog({ member, self, onClose, onRemoved }: { member: Member | null; self: boolean; onClose(): void; onRemoved(email: string): void }) {
+  const [remove, state] = useMutation(RemoveMemberDocument);
+  const close = () => {
+    state.reset();
+    onClose();
+  };
+  const submit = async () => {
+    if (!member) return;
+    const result = await remove({ user_id: member.user_id });
+    if (!result) return;
+    state.reset();
+    onRemoved(result.removeMember.email);
+  };
+  return (
+    <Dialog open={member !== null} title={`Remove ${member?.email ?? "member"}?`} onClose={close}>
+      <Form onSubmit={submit} aria-label="Remove member">
+        <p>{self ? "You will lose access to this workspace." : "They lose access to this workspace at once. Their own workspaces are not touched."}</p>
+        <ErrorBanner error={state.error} />
+        <Actions>
+          <Button onClick={close}>Cancel</Button>
+          <Button type="submit" variant="danger" busy={state.pending}>
+            Remove
+          </Button>
+        </Actions>
+      </Form>
+    </Dialog>
+  );
+}
