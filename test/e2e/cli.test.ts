@@ -731,6 +731,17 @@ for (const stack of stacks()) {
           expect(out).toMatch(/every scope/i);
           expect(out).toContain(`http://localhost:${server.port}/v1`);
           expect(out).toContain(`http://localhost:${server.port}/graphql`);
+          // The dashboard's address on the line after the owner's password, which signs in there.
+          expect(out).toMatch(new RegExp(`password: \\S+\\n\\s*Dashboard: http://localhost:${server.port}/dashboard\\s`));
+          const pre = await fetch(`${server.url}/dashboard/api/session`);
+          const { csrf_token } = (await pre.json()) as { csrf_token: string };
+          const signIn = await fetch(`${server.url}/dashboard/api/sign-in`, {
+            method: "POST",
+            headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf_token, Cookie: pre.headers.getSetCookie()[0]!.split(";")[0]! },
+            body: JSON.stringify({ email: "owner@example.com", password }),
+          });
+          expect(signIn.status).toBe(200);
+          expect(((await signIn.json()) as { workspaces: { name: string; role: string }[] }).workspaces).toMatchObject([{ name: "Demo", role: "owner" }]);
 
           const api = rest(server.api, key);
           const ws = await api.get("/workspace");
