@@ -15,35 +15,10 @@ import { newId } from "./lib/ids.ts";
 import { restView } from "./lib/rest.ts";
 import { SCOPES } from "./lib/scopes.ts";
 
-/** Every event Kontor writes (api-spec.md §6, decisions.md §4). */
-export const EVENT_TYPES = [
-  "lead.created",
-  "lead.stage_changed",
-  "client.created",
-  "client.updated",
-  "invoice.created",
-  "invoice.sent",
-  "invoice.voided",
-  "invoice.paid",
-  "quote.created",
-  "quote.sent",
-  "quote.accepted",
-  "quote.declined",
-  "payment.recorded",
-  "inventory.low_stock",
-  "inventory.out_of_stock",
-  "task.completed",
-  "file.uploaded",
-  "file.deleted",
-] as const;
+import type { EventType } from "./lib/event-types.ts";
 
-export type EventType = (typeof EVENT_TYPES)[number];
+export { ALL_EVENTS, EVENT_RETENTION_DAYS, EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "./lib/event-types.ts";
 
-/** How long events (and with them their deliveries) are kept. */
-export const EVENT_RETENTION_DAYS = 30;
-
-/** Sent by POST /webhook-endpoints/{id}/test to that endpoint alone; not part of the subscribable catalog. */
-export const TEST_EVENT_TYPE = "webhook.test";
 export type Tx = Prisma.TransactionClient;
 
 interface Representation {

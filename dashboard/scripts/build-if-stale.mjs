@@ -9,8 +9,9 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = join(root, "dist");
 const stampFile = join(dist, ".build-digest");
-// The app imports the scope list from the schema (../schema/lib/scopes.ts).
-const INPUTS = ["index.html", "vite.config.ts", "package.json", "tsconfig.json", "src", "public", "../schema/lib/scopes.ts"];
+// The app imports the scope list and the event catalog from the schema (../schema/lib/); this
+// script's own settings (NODE_ENV) shape the build too.
+const INPUTS = ["index.html", "vite.config.ts", "package.json", "tsconfig.json", "src", "public", "scripts/build-if-stale.mjs", "../schema/lib/scopes.ts", "../schema/lib/event-types.ts"];
 
 function inputFiles() {
   return INPUTS.map((input) => join(root, input))
@@ -62,6 +63,9 @@ try {
   if (!force && current()) {
     console.log("dashboard: dist/ is current (built by another process)");
   } else {
+    // A production build even when run from a test runner (vitest sets NODE_ENV=test, which would
+    // give React's development build, twice the size).
+    process.env.NODE_ENV = "production";
     const { build } = await import("vite");
     const scratch = join(root, `.dist-${process.pid}`);
     try {

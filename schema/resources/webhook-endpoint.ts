@@ -1,7 +1,7 @@
 import type { Prisma, WebhookEndpoint as EndpointRow } from "../generated/prisma/client.ts";
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
-import { EVENT_TYPES, represent, TEST_EVENT_TYPE } from "../events.ts";
+import { ALL_EVENTS, EVENT_TYPES, represent, TEST_EVENT_TYPE } from "../events.ts";
 import { listPage } from "../lib/cursor.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
@@ -13,7 +13,6 @@ import { newSigningSecret } from "../lib/webhook-secret.ts";
 import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
 
 const MAX_DESCRIPTION = 500;
-const ALL_EVENTS = "*";
 
 export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus", {
   description: "Whether an endpoint is sent its deliveries; follows is_active.",

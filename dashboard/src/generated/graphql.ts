@@ -4,6 +4,26 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** Where the registration is. */
+export type AgentRegistrationStatus =
+  /** Confirmed: the agent may get tokens. */
+  | 'active'
+  /** The user refused it. */
+  | 'denied'
+  /** Waiting for the user to confirm it. */
+  | 'pending'
+  /** Revoked by an owner, the agent or its identity provider: its tokens no longer work. */
+  | 'revoked';
+
+/** How the agent registered. */
+export type AgentRegistrationType =
+  /** Without a user, in a sandbox workspace a user later claimed. */
+  | 'anonymous'
+  /** With an ID-JAG from a trusted provider, confirmed once by the user. */
+  | 'identity_assertion'
+  /** For a user named by e-mail, who confirmed it on the claim page. */
+  | 'service_auth';
+
 /** A new key's name and scopes. */
 export type CreateApiKeyInput = {
   /** What the key is for (1–200 characters). */
@@ -38,6 +58,78 @@ export type Plan =
   /** 600 requests and 60 AI requests per minute, 100 GB of storage. */
   | 'pro';
 
+/** Where a delivery stands. */
+export type WebhookDeliveryStatus =
+  /** Every attempt failed, or the endpoint answered 410 Gone; nothing more is sent. */
+  | 'failed'
+  /** Not attempted yet, or held (next_attempt_at null) while its endpoint is paused. */
+  | 'pending'
+  /** An attempt failed; another is due at next_attempt_at. */
+  | 'retrying'
+  /** The endpoint answered 2xx in time (delivered_at). */
+  | 'succeeded';
+
+/** Whether an endpoint is sent its deliveries; follows is_active. */
+export type WebhookEndpointStatus =
+  /** Deliveries are sent. */
+  | 'active'
+  /** Deliveries wait (held, not lost) until the endpoint is resumed. */
+  | 'paused';
+
+export type AgentSettingsFieldsFragment = { agent_auth_enabled: boolean, plan: Plan, active_registrations: number, trusted_providers: number, limits: { agent_registrations: number, agent_tokens_per_registration: number, agent_token_lifetime_seconds: number, trusted_providers: number } };
+
+export type TrustedProviderFieldsFragment = { id: string, issuer: string, jwks_url: string, max_auth_age: number | null, created_at: string };
+
+export type AgentRegistrationFieldsFragment = { id: string, type: AgentRegistrationType, status: AgentRegistrationStatus, agent_name: string | null, login_hint: string | null, scopes: Array<string>, provider_issuer: string | null, provider_subject: string | null, live_tokens: number, last_used_at: string | null, claimed_at: string | null, revoked_at: string | null, created_at: string };
+
+export type AgentSettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type AgentSettingsQuery = { agentSettings: { agent_auth_enabled: boolean, plan: Plan, active_registrations: number, trusted_providers: number, limits: { agent_registrations: number, agent_tokens_per_registration: number, agent_token_lifetime_seconds: number, trusted_providers: number } } };
+
+export type TrustedProvidersQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type TrustedProvidersQuery = { trustedProviders: { data: Array<{ id: string, issuer: string, jwks_url: string, max_auth_age: number | null, created_at: string }> } };
+
+export type AgentRegistrationsQueryVariables = Exact<{
+  status?: AgentRegistrationStatus | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type AgentRegistrationsQuery = { agentRegistrations: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, type: AgentRegistrationType, status: AgentRegistrationStatus, agent_name: string | null, login_hint: string | null, scopes: Array<string>, provider_issuer: string | null, provider_subject: string | null, live_tokens: number, last_used_at: string | null, claimed_at: string | null, revoked_at: string | null, created_at: string }> } };
+
+export type UpdateAgentSettingsMutationVariables = Exact<{
+  agent_auth_enabled: boolean;
+}>;
+
+
+export type UpdateAgentSettingsMutation = { updateAgentSettings: { agent_auth_enabled: boolean, plan: Plan, active_registrations: number, trusted_providers: number, limits: { agent_registrations: number, agent_tokens_per_registration: number, agent_token_lifetime_seconds: number, trusted_providers: number } } };
+
+export type CreateTrustedProviderMutationVariables = Exact<{
+  issuer: string;
+  jwks_url: string;
+  max_auth_age?: number | null | undefined;
+}>;
+
+
+export type CreateTrustedProviderMutation = { createTrustedProvider: { id: string, issuer: string, jwks_url: string, max_auth_age: number | null, created_at: string } };
+
+export type DeleteTrustedProviderMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteTrustedProviderMutation = { deleteTrustedProvider: { id: string, deleted: boolean } };
+
+export type RevokeAgentRegistrationMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type RevokeAgentRegistrationMutation = { revokeAgentRegistration: { id: string, type: AgentRegistrationType, status: AgentRegistrationStatus, agent_name: string | null, login_hint: string | null, scopes: Array<string>, provider_issuer: string | null, provider_subject: string | null, live_tokens: number, last_used_at: string | null, claimed_at: string | null, revoked_at: string | null, created_at: string } };
+
 export type ApiKeyFieldsFragment = { id: string, name: string | null, prefix: string, scopes: Array<string>, created_at: string, last_used_at: string | null, revoked_at: string | null };
 
 export type ApiKeysQueryVariables = Exact<{
@@ -69,6 +161,33 @@ export type RotateApiKeyMutationVariables = Exact<{
 
 
 export type RotateApiKeyMutation = { rotateApiKey: { secret: string, api_key: { id: string, name: string | null, prefix: string, scopes: Array<string>, created_at: string, last_used_at: string | null, revoked_at: string | null }, previous: { id: string, name: string | null, prefix: string, scopes: Array<string>, created_at: string, last_used_at: string | null, revoked_at: string | null } } };
+
+export type RequestLogFieldsFragment = { request_id: string, key_id: string | null, method: string, route: string | null, status: number, latency_ms: number, error_code: string | null, client_ip: string | null, user_agent: string | null, model: string | null, input_tokens: number | null, output_tokens: number | null, created_at: string };
+
+export type RequestLogsQueryVariables = Exact<{
+  key_id?: string | null | undefined;
+  status?: number | null | undefined;
+  from?: string | null | undefined;
+  to?: string | null | undefined;
+  route?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type RequestLogsQuery = { requestLogs: { has_more: boolean, next_cursor: string | null, data: Array<{ request_id: string, key_id: string | null, method: string, route: string | null, status: number, latency_ms: number, error_code: string | null, client_ip: string | null, user_agent: string | null, model: string | null, input_tokens: number | null, output_tokens: number | null, created_at: string }> } };
+
+export type RequestLogStatsQueryVariables = Exact<{
+  days?: number | null | undefined;
+  key_id?: string | null | undefined;
+}>;
+
+
+export type RequestLogStatsQuery = { requestLogStats: { days: number, key_id: string | null, total: number, error_rate: number, latency_ms: { p50: number | null, p95: number | null }, daily: Array<{ date: string, requests: number, errors: number, error_rate: number, p50_ms: number | null, p95_ms: number | null }>, top_endpoints: Array<{ method: string, route: string, requests: number }> } };
+
+export type LogKeysQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type LogKeysQuery = { apiKeys: { data: Array<{ id: string, name: string | null, prefix: string, revoked_at: string | null }> } };
 
 export type MembersQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -114,6 +233,132 @@ export type OverviewQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type OverviewQuery = { workspace: { id: string, name: string, plan: Plan, created_at: string, limits: { requests_per_minute: number, ai_requests_per_minute: number, storage_bytes: number, storage_label: string, coding_tokens_5h: number, coding_tokens_weekly: number, coding_concurrency: number } }, storageUsage: { used_bytes: number, limit_bytes: number, used_percent: number, limit_label: string, bucket_count: number, object_count: number } };
 
+export type StorageUsageFieldsFragment = { plan: Plan, used_bytes: number, limit_bytes: number, used_percent: number, limit_label: string, bucket_count: number, object_count: number };
+
+export type StorageBucketFieldsFragment = { id: string, name: string, created_at: string };
+
+export type StorageFileFieldsFragment = { id: string, bucket_id: string, file_name: string, content_type: string, size_bytes: number, sha256: string, created_at: string };
+
+export type StorageOverviewQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type StorageOverviewQuery = { workspace: { id: string, plan: Plan, limits: { requests_per_minute: number, storage_bytes: number, storage_label: string } }, storageUsage: { plan: Plan, used_bytes: number, limit_bytes: number, used_percent: number, limit_label: string, bucket_count: number, object_count: number } };
+
+export type StorageBucketsQueryVariables = Exact<{
+  cursor?: string | null | undefined;
+}>;
+
+
+export type StorageBucketsQuery = { buckets: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, name: string, created_at: string }> } };
+
+export type StorageFilesQueryVariables = Exact<{
+  bucket_id: string;
+  search?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type StorageFilesQuery = { files: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, bucket_id: string, file_name: string, content_type: string, size_bytes: number, sha256: string, created_at: string }> } };
+
+export type CreateBucketMutationVariables = Exact<{
+  name: string;
+}>;
+
+
+export type CreateBucketMutation = { createBucket: { id: string, name: string, created_at: string } };
+
+export type DeleteBucketMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteBucketMutation = { deleteBucket: { id: string, deleted: boolean } };
+
+export type DeleteFileMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteFileMutation = { deleteFile: { id: string, deleted: boolean } };
+
+export type StorageUsageQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type StorageUsageQuery = { storageUsage: { plan: Plan, used_bytes: number, limit_bytes: number, used_percent: number, limit_label: string, bucket_count: number, object_count: number } };
+
+export type WebhookEndpointFieldsFragment = { id: string, url: string, events: Array<string>, description: string | null, is_active: boolean, status: WebhookEndpointStatus, disabled_reason: string | null, created_at: string };
+
+export type WebhookDeliveryFieldsFragment = { id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string };
+
+export type WebhookEndpointsQueryVariables = Exact<{
+  cursor?: string | null | undefined;
+}>;
+
+
+export type WebhookEndpointsQuery = { webhookEndpoints: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, url: string, events: Array<string>, description: string | null, is_active: boolean, status: WebhookEndpointStatus, disabled_reason: string | null, created_at: string }> } };
+
+export type WebhookDeliveriesQueryVariables = Exact<{
+  endpoint_id?: string | null | undefined;
+  event_type?: string | null | undefined;
+  status?: WebhookDeliveryStatus | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type WebhookDeliveriesQuery = { webhookDeliveries: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string }> } };
+
+export type WebhookDeliveryQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type WebhookDeliveryQuery = { webhookDelivery: { response_body: string | null, duration_ms: number | null, updated_at: string, id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string, endpoint: { id: string, url: string, status: WebhookEndpointStatus } } | null };
+
+export type CreateWebhookEndpointMutationVariables = Exact<{
+  url: string;
+  events: Array<string>;
+  description?: string | null | undefined;
+}>;
+
+
+export type CreateWebhookEndpointMutation = { createWebhookEndpoint: { id: string, url: string, events: Array<string>, description: string | null, status: WebhookEndpointStatus, secret: string } };
+
+export type SetWebhookEndpointActiveMutationVariables = Exact<{
+  id: string;
+  is_active: boolean;
+}>;
+
+
+export type SetWebhookEndpointActiveMutation = { updateWebhookEndpoint: { id: string, url: string, events: Array<string>, description: string | null, is_active: boolean, status: WebhookEndpointStatus, disabled_reason: string | null, created_at: string } };
+
+export type DeleteWebhookEndpointMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteWebhookEndpointMutation = { deleteWebhookEndpoint: { id: string, deleted: boolean } };
+
+export type RotateWebhookEndpointSecretMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type RotateWebhookEndpointSecretMutation = { rotateWebhookEndpointSecret: { id: string, url: string, secret: string } };
+
+export type TestWebhookEndpointMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type TestWebhookEndpointMutation = { testWebhookEndpoint: { id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string } };
+
+export type ReplayWebhookDeliveryMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ReplayWebhookDeliveryMutation = { replayWebhookDelivery: { id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -132,6 +377,46 @@ export class TypedDocumentString<TResult, TVariables>
     return this.value;
   }
 }
+export const AgentSettingsFieldsFragmentDoc = new TypedDocumentString(`
+    fragment AgentSettingsFields on AgentSettings {
+  agent_auth_enabled
+  plan
+  active_registrations
+  trusted_providers
+  limits {
+    agent_registrations
+    agent_tokens_per_registration
+    agent_token_lifetime_seconds
+    trusted_providers
+  }
+}
+    `, {"fragmentName":"AgentSettingsFields"}) as unknown as TypedDocumentString<AgentSettingsFieldsFragment, unknown>;
+export const TrustedProviderFieldsFragmentDoc = new TypedDocumentString(`
+    fragment TrustedProviderFields on TrustedProvider {
+  id
+  issuer
+  jwks_url
+  max_auth_age
+  created_at
+}
+    `, {"fragmentName":"TrustedProviderFields"}) as unknown as TypedDocumentString<TrustedProviderFieldsFragment, unknown>;
+export const AgentRegistrationFieldsFragmentDoc = new TypedDocumentString(`
+    fragment AgentRegistrationFields on AgentRegistration {
+  id
+  type
+  status
+  agent_name
+  login_hint
+  scopes
+  provider_issuer
+  provider_subject
+  live_tokens
+  last_used_at
+  claimed_at
+  revoked_at
+  created_at
+}
+    `, {"fragmentName":"AgentRegistrationFields"}) as unknown as TypedDocumentString<AgentRegistrationFieldsFragment, unknown>;
 export const ApiKeyFieldsFragmentDoc = new TypedDocumentString(`
     fragment ApiKeyFields on ApiKey {
   id
@@ -143,6 +428,201 @@ export const ApiKeyFieldsFragmentDoc = new TypedDocumentString(`
   revoked_at
 }
     `, {"fragmentName":"ApiKeyFields"}) as unknown as TypedDocumentString<ApiKeyFieldsFragment, unknown>;
+export const RequestLogFieldsFragmentDoc = new TypedDocumentString(`
+    fragment RequestLogFields on RequestLog {
+  request_id
+  key_id
+  method
+  route
+  status
+  latency_ms
+  error_code
+  client_ip
+  user_agent
+  model
+  input_tokens
+  output_tokens
+  created_at
+}
+    `, {"fragmentName":"RequestLogFields"}) as unknown as TypedDocumentString<RequestLogFieldsFragment, unknown>;
+export const StorageUsageFieldsFragmentDoc = new TypedDocumentString(`
+    fragment StorageUsageFields on StorageUsage {
+  plan
+  used_bytes
+  limit_bytes
+  used_percent
+  limit_label
+  bucket_count
+  object_count
+}
+    `, {"fragmentName":"StorageUsageFields"}) as unknown as TypedDocumentString<StorageUsageFieldsFragment, unknown>;
+export const StorageBucketFieldsFragmentDoc = new TypedDocumentString(`
+    fragment StorageBucketFields on Bucket {
+  id
+  name
+  created_at
+}
+    `, {"fragmentName":"StorageBucketFields"}) as unknown as TypedDocumentString<StorageBucketFieldsFragment, unknown>;
+export const StorageFileFieldsFragmentDoc = new TypedDocumentString(`
+    fragment StorageFileFields on File {
+  id
+  bucket_id
+  file_name
+  content_type
+  size_bytes
+  sha256
+  created_at
+}
+    `, {"fragmentName":"StorageFileFields"}) as unknown as TypedDocumentString<StorageFileFieldsFragment, unknown>;
+export const WebhookEndpointFieldsFragmentDoc = new TypedDocumentString(`
+    fragment WebhookEndpointFields on WebhookEndpoint {
+  id
+  url
+  events
+  description
+  is_active
+  status
+  disabled_reason
+  created_at
+}
+    `, {"fragmentName":"WebhookEndpointFields"}) as unknown as TypedDocumentString<WebhookEndpointFieldsFragment, unknown>;
+export const WebhookDeliveryFieldsFragmentDoc = new TypedDocumentString(`
+    fragment WebhookDeliveryFields on WebhookDelivery {
+  id
+  endpoint_id
+  event_id
+  event_type
+  status
+  attempts
+  response_status
+  last_error
+  next_attempt_at
+  delivered_at
+  created_at
+}
+    `, {"fragmentName":"WebhookDeliveryFields"}) as unknown as TypedDocumentString<WebhookDeliveryFieldsFragment, unknown>;
+export const AgentSettingsDocument = new TypedDocumentString(`
+    query AgentSettings {
+  agentSettings {
+    ...AgentSettingsFields
+  }
+}
+    fragment AgentSettingsFields on AgentSettings {
+  agent_auth_enabled
+  plan
+  active_registrations
+  trusted_providers
+  limits {
+    agent_registrations
+    agent_tokens_per_registration
+    agent_token_lifetime_seconds
+    trusted_providers
+  }
+}`) as unknown as TypedDocumentString<AgentSettingsQuery, AgentSettingsQueryVariables>;
+export const TrustedProvidersDocument = new TypedDocumentString(`
+    query TrustedProviders {
+  trustedProviders(limit: 100) {
+    data {
+      ...TrustedProviderFields
+    }
+  }
+}
+    fragment TrustedProviderFields on TrustedProvider {
+  id
+  issuer
+  jwks_url
+  max_auth_age
+  created_at
+}`) as unknown as TypedDocumentString<TrustedProvidersQuery, TrustedProvidersQueryVariables>;
+export const AgentRegistrationsDocument = new TypedDocumentString(`
+    query AgentRegistrations($status: AgentRegistrationStatus, $cursor: String) {
+  agentRegistrations(status: $status, limit: 50, cursor: $cursor) {
+    data {
+      ...AgentRegistrationFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment AgentRegistrationFields on AgentRegistration {
+  id
+  type
+  status
+  agent_name
+  login_hint
+  scopes
+  provider_issuer
+  provider_subject
+  live_tokens
+  last_used_at
+  claimed_at
+  revoked_at
+  created_at
+}`) as unknown as TypedDocumentString<AgentRegistrationsQuery, AgentRegistrationsQueryVariables>;
+export const UpdateAgentSettingsDocument = new TypedDocumentString(`
+    mutation UpdateAgentSettings($agent_auth_enabled: Boolean!) {
+  updateAgentSettings(agent_auth_enabled: $agent_auth_enabled) {
+    ...AgentSettingsFields
+  }
+}
+    fragment AgentSettingsFields on AgentSettings {
+  agent_auth_enabled
+  plan
+  active_registrations
+  trusted_providers
+  limits {
+    agent_registrations
+    agent_tokens_per_registration
+    agent_token_lifetime_seconds
+    trusted_providers
+  }
+}`) as unknown as TypedDocumentString<UpdateAgentSettingsMutation, UpdateAgentSettingsMutationVariables>;
+export const CreateTrustedProviderDocument = new TypedDocumentString(`
+    mutation CreateTrustedProvider($issuer: String!, $jwks_url: String!, $max_auth_age: Int) {
+  createTrustedProvider(
+    issuer: $issuer
+    jwks_url: $jwks_url
+    max_auth_age: $max_auth_age
+  ) {
+    ...TrustedProviderFields
+  }
+}
+    fragment TrustedProviderFields on TrustedProvider {
+  id
+  issuer
+  jwks_url
+  max_auth_age
+  created_at
+}`) as unknown as TypedDocumentString<CreateTrustedProviderMutation, CreateTrustedProviderMutationVariables>;
+export const DeleteTrustedProviderDocument = new TypedDocumentString(`
+    mutation DeleteTrustedProvider($id: ID!) {
+  deleteTrustedProvider(id: $id) {
+    id
+    deleted
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteTrustedProviderMutation, DeleteTrustedProviderMutationVariables>;
+export const RevokeAgentRegistrationDocument = new TypedDocumentString(`
+    mutation RevokeAgentRegistration($id: ID!) {
+  revokeAgentRegistration(id: $id) {
+    ...AgentRegistrationFields
+  }
+}
+    fragment AgentRegistrationFields on AgentRegistration {
+  id
+  type
+  status
+  agent_name
+  login_hint
+  scopes
+  provider_issuer
+  provider_subject
+  live_tokens
+  last_used_at
+  claimed_at
+  revoked_at
+  created_at
+}`) as unknown as TypedDocumentString<RevokeAgentRegistrationMutation, RevokeAgentRegistrationMutationVariables>;
 export const ApiKeysDocument = new TypedDocumentString(`
     query ApiKeys($include_revoked: Boolean, $cursor: String) {
   apiKeys(include_revoked: $include_revoked, limit: 50, cursor: $cursor) {
@@ -216,6 +696,78 @@ export const RotateApiKeyDocument = new TypedDocumentString(`
   last_used_at
   revoked_at
 }`) as unknown as TypedDocumentString<RotateApiKeyMutation, RotateApiKeyMutationVariables>;
+export const RequestLogsDocument = new TypedDocumentString(`
+    query RequestLogs($key_id: String, $status: Int, $from: DateTime, $to: DateTime, $route: String, $cursor: String) {
+  requestLogs(
+    key_id: $key_id
+    status: $status
+    from: $from
+    to: $to
+    route: $route
+    limit: 25
+    cursor: $cursor
+  ) {
+    data {
+      ...RequestLogFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment RequestLogFields on RequestLog {
+  request_id
+  key_id
+  method
+  route
+  status
+  latency_ms
+  error_code
+  client_ip
+  user_agent
+  model
+  input_tokens
+  output_tokens
+  created_at
+}`) as unknown as TypedDocumentString<RequestLogsQuery, RequestLogsQueryVariables>;
+export const RequestLogStatsDocument = new TypedDocumentString(`
+    query RequestLogStats($days: Int, $key_id: String) {
+  requestLogStats(days: $days, key_id: $key_id) {
+    days
+    key_id
+    total
+    error_rate
+    latency_ms {
+      p50
+      p95
+    }
+    daily {
+      date
+      requests
+      errors
+      error_rate
+      p50_ms
+      p95_ms
+    }
+    top_endpoints {
+      method
+      route
+      requests
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<RequestLogStatsQuery, RequestLogStatsQueryVariables>;
+export const LogKeysDocument = new TypedDocumentString(`
+    query LogKeys {
+  apiKeys(include_revoked: true, limit: 100) {
+    data {
+      id
+      name
+      prefix
+      revoked_at
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<LogKeysQuery, LogKeysQueryVariables>;
 export const MembersDocument = new TypedDocumentString(`
     query Members {
   viewer {
@@ -308,3 +860,262 @@ export const OverviewDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<OverviewQuery, OverviewQueryVariables>;
+export const StorageOverviewDocument = new TypedDocumentString(`
+    query StorageOverview {
+  workspace {
+    id
+    plan
+    limits {
+      requests_per_minute
+      storage_bytes
+      storage_label
+    }
+  }
+  storageUsage {
+    ...StorageUsageFields
+  }
+}
+    fragment StorageUsageFields on StorageUsage {
+  plan
+  used_bytes
+  limit_bytes
+  used_percent
+  limit_label
+  bucket_count
+  object_count
+}`) as unknown as TypedDocumentString<StorageOverviewQuery, StorageOverviewQueryVariables>;
+export const StorageBucketsDocument = new TypedDocumentString(`
+    query StorageBuckets($cursor: String) {
+  buckets(limit: 100, cursor: $cursor) {
+    data {
+      ...StorageBucketFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment StorageBucketFields on Bucket {
+  id
+  name
+  created_at
+}`) as unknown as TypedDocumentString<StorageBucketsQuery, StorageBucketsQueryVariables>;
+export const StorageFilesDocument = new TypedDocumentString(`
+    query StorageFiles($bucket_id: ID!, $search: String, $cursor: String) {
+  files(bucket_id: $bucket_id, search: $search, limit: 50, cursor: $cursor) {
+    data {
+      ...StorageFileFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment StorageFileFields on File {
+  id
+  bucket_id
+  file_name
+  content_type
+  size_bytes
+  sha256
+  created_at
+}`) as unknown as TypedDocumentString<StorageFilesQuery, StorageFilesQueryVariables>;
+export const CreateBucketDocument = new TypedDocumentString(`
+    mutation CreateBucket($name: String!) {
+  createBucket(name: $name) {
+    ...StorageBucketFields
+  }
+}
+    fragment StorageBucketFields on Bucket {
+  id
+  name
+  created_at
+}`) as unknown as TypedDocumentString<CreateBucketMutation, CreateBucketMutationVariables>;
+export const DeleteBucketDocument = new TypedDocumentString(`
+    mutation DeleteBucket($id: ID!) {
+  deleteBucket(id: $id) {
+    id
+    deleted
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteBucketMutation, DeleteBucketMutationVariables>;
+export const DeleteFileDocument = new TypedDocumentString(`
+    mutation DeleteFile($id: ID!) {
+  deleteFile(id: $id) {
+    id
+    deleted
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteFileMutation, DeleteFileMutationVariables>;
+export const StorageUsageDocument = new TypedDocumentString(`
+    query StorageUsage {
+  storageUsage {
+    ...StorageUsageFields
+  }
+}
+    fragment StorageUsageFields on StorageUsage {
+  plan
+  used_bytes
+  limit_bytes
+  used_percent
+  limit_label
+  bucket_count
+  object_count
+}`) as unknown as TypedDocumentString<StorageUsageQuery, StorageUsageQueryVariables>;
+export const WebhookEndpointsDocument = new TypedDocumentString(`
+    query WebhookEndpoints($cursor: String) {
+  webhookEndpoints(limit: 100, cursor: $cursor) {
+    data {
+      ...WebhookEndpointFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment WebhookEndpointFields on WebhookEndpoint {
+  id
+  url
+  events
+  description
+  is_active
+  status
+  disabled_reason
+  created_at
+}`) as unknown as TypedDocumentString<WebhookEndpointsQuery, WebhookEndpointsQueryVariables>;
+export const WebhookDeliveriesDocument = new TypedDocumentString(`
+    query WebhookDeliveries($endpoint_id: ID, $event_type: String, $status: WebhookDeliveryStatus, $cursor: String) {
+  webhookDeliveries(
+    endpoint_id: $endpoint_id
+    event_type: $event_type
+    status: $status
+    limit: 25
+    cursor: $cursor
+  ) {
+    data {
+      ...WebhookDeliveryFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment WebhookDeliveryFields on WebhookDelivery {
+  id
+  endpoint_id
+  event_id
+  event_type
+  status
+  attempts
+  response_status
+  last_error
+  next_attempt_at
+  delivered_at
+  created_at
+}`) as unknown as TypedDocumentString<WebhookDeliveriesQuery, WebhookDeliveriesQueryVariables>;
+export const WebhookDeliveryDocument = new TypedDocumentString(`
+    query WebhookDelivery($id: ID!) {
+  webhookDelivery(id: $id) {
+    ...WebhookDeliveryFields
+    response_body
+    duration_ms
+    updated_at
+    endpoint {
+      id
+      url
+      status
+    }
+  }
+}
+    fragment WebhookDeliveryFields on WebhookDelivery {
+  id
+  endpoint_id
+  event_id
+  event_type
+  status
+  attempts
+  response_status
+  last_error
+  next_attempt_at
+  delivered_at
+  created_at
+}`) as unknown as TypedDocumentString<WebhookDeliveryQuery, WebhookDeliveryQueryVariables>;
+export const CreateWebhookEndpointDocument = new TypedDocumentString(`
+    mutation CreateWebhookEndpoint($url: String!, $events: [String!]!, $description: String) {
+  createWebhookEndpoint(url: $url, events: $events, description: $description) {
+    id
+    url
+    events
+    description
+    status
+    secret
+  }
+}
+    `) as unknown as TypedDocumentString<CreateWebhookEndpointMutation, CreateWebhookEndpointMutationVariables>;
+export const SetWebhookEndpointActiveDocument = new TypedDocumentString(`
+    mutation SetWebhookEndpointActive($id: ID!, $is_active: Boolean!) {
+  updateWebhookEndpoint(id: $id, is_active: $is_active) {
+    ...WebhookEndpointFields
+  }
+}
+    fragment WebhookEndpointFields on WebhookEndpoint {
+  id
+  url
+  events
+  description
+  is_active
+  status
+  disabled_reason
+  created_at
+}`) as unknown as TypedDocumentString<SetWebhookEndpointActiveMutation, SetWebhookEndpointActiveMutationVariables>;
+export const DeleteWebhookEndpointDocument = new TypedDocumentString(`
+    mutation DeleteWebhookEndpoint($id: ID!) {
+  deleteWebhookEndpoint(id: $id) {
+    id
+    deleted
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteWebhookEndpointMutation, DeleteWebhookEndpointMutationVariables>;
+export const RotateWebhookEndpointSecretDocument = new TypedDocumentString(`
+    mutation RotateWebhookEndpointSecret($id: ID!) {
+  rotateWebhookEndpointSecret(id: $id) {
+    id
+    url
+    secret
+  }
+}
+    `) as unknown as TypedDocumentString<RotateWebhookEndpointSecretMutation, RotateWebhookEndpointSecretMutationVariables>;
+export const TestWebhookEndpointDocument = new TypedDocumentString(`
+    mutation TestWebhookEndpoint($id: ID!) {
+  testWebhookEndpoint(id: $id) {
+    ...WebhookDeliveryFields
+  }
+}
+    fragment WebhookDeliveryFields on WebhookDelivery {
+  id
+  endpoint_id
+  event_id
+  event_type
+  status
+  attempts
+  response_status
+  last_error
+  next_attempt_at
+  delivered_at
+  created_at
+}`) as unknown as TypedDocumentString<TestWebhookEndpointMutation, TestWebhookEndpointMutationVariables>;
+export const ReplayWebhookDeliveryDocument = new TypedDocumentString(`
+    mutation ReplayWebhookDelivery($id: ID!) {
+  replayWebhookDelivery(id: $id) {
+    ...WebhookDeliveryFields
+  }
+}
+    fragment WebhookDeliveryFields on WebhookDelivery {
+  id
+  endpoint_id
+  event_id
+  event_type
+  status
+  attempts
+  response_status
+  last_error
+  next_attempt_at
+  delivered_at
+  created_at
+}`) as unknown as TypedDocumentString<ReplayWebhookDeliveryMutation, ReplayWebhookDeliveryMutationVariables>;

@@ -22,15 +22,17 @@ export function formatNumber(value: number): string {
 
 const UNITS = ["B", "kB", "MB", "GB", "TB", "PB"];
 
+const byteDigits = (unit: number, value: number) => (unit === 0 || value >= 100 ? 0 : value >= 10 ? 1 : 2);
+
 export function formatBytes(bytes: number): string {
   let value = bytes;
   let unit = 0;
-  while (value >= 1000 && unit < UNITS.length - 1) {
+  // On the rounded value: 999.9 MB reads "1.00 GB", not "1000 MB".
+  while (Number(value.toFixed(byteDigits(unit, value))) >= 1000 && unit < UNITS.length - 1) {
     value /= 1000;
     unit += 1;
   }
-  const digits = unit === 0 || value >= 100 ? 0 : value >= 10 ? 1 : 2;
-  return `${value.toFixed(digits)} ${UNITS[unit]}`;
+  return `${value.toFixed(byteDigits(unit, value))} ${UNITS[unit]}`;
 }
 
 export function formatPercent(value: number): string {
