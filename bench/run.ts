@@ -1,50 +1,134 @@
 /**
- * `npm run bench`: what the policies (rate limits, idempotency, request logs, GraphQL limits)
- * cost in throughput, on PostgreSQL + Redis.
+ * `npm run bench`, first part: the targets of issue 15, measured side by side in one run on
+ * PostgreSQL + Redis.
  *
- * - A scratch PostgreSQL database is created and dropped afterwards (as test/support/server.ts
- *   does); Redis is shared, its keys namespaced by that database.
- * - Two servers are started as child processes (`server/main.ts`, as `npm start` runs it), one
- *   with the policies and one with KONTOR_POLICIES=off, on the same database. Child processes
- *   keep autocannon, which runs here, off the servers' event loops. Only one is loaded at a time.
- * - One workspace on the max plan (1 200 requests per minute per credential) with one lead is
- *   read by `GET /v1/leads/{id}` and by the same fields through `POST /graphql`. One key would be
- *   capped at 20 requests/s, so requests rotate over a pool of BENCH_KEYS keys of that workspace
- *   (the same rotation in both modes): the limiter still counts every request in Redis, it just
- *   never refuses one. The run checks that and reports any non-2xx answer.
- * - Every case is warmed up, then measured; with BENCH_ROUNDS=2 (default) each endpoint is
- *   measured off, on, on, off (ABBA) so drift of the machine does not favour one mode.
+ * - A scratch PostgreSQL database (dropped afterwards, with its Redis keys); one workspace on the
+ *   max plan, BENCH_KEYS keys of it, one lead with every field set and 40 more for the list.
+ * - Servers, each a child process so autocannon (here) stays off their event loops; only one is
+ *   loaded at a time:
+ *   - bare: bench/bare.ts, `node:http` + `pg`, the same key check, query and JSON (its body is
+ *     checked byte for byte against Kontor's before measuring);
+ *   - Kontor (`server/main.ts` as `npm start` runs it, KONTOR_ENV=production) with the policies;
+ *   - Kontor with KONTOR_POLICIES=off (what the policies cost, the earlier target ≤ 15 %);
+ *   - Kontor with KONTOR_WORKERS=BENCH_WORKERS (2), the cluster mode, when the server supports it
+ *     (it forks workers below the process started): started for its comparison only.
+ * - Cases (BENCH_CASES, default all, comma-separated):
+ *   - get: `GET /v1/leads/{id}` bare, Kontor REST, Kontor GraphQL (`lead(id)` with the same 21
+ *     fields), Kontor REST with policies off;
+ *   - list: `GET /v1/leads` (20 per page, newest first) bare vs Kontor;
+ *   - post: `POST /v1/leads` (lead + its lead.created outbox event in one transaction) bare vs
+ *     Kontor, each request with its own Idempotency-Key (as the SDK sends one per create);
+ *   - cluster: `GET /v1/leads/{id}` Kontor one process vs BENCH_WORKERS workers on one port.
+ *   Every case measures its servers in rounds, forward then backward (ABCD DCBA with
+ *   BENCH_ROUNDS=2), so drift of the machine does not favour one; each measurement is warmed up.
+ *   Cases run in the order above, creates last; each starts once the webhook dispatchers have
+ *   taken every event of the outbox. The cluster is stopped after its case.
+ * - Requests rotate over the keys, so the limiter (which counts every request in Redis) refuses
+ *   none; any non-2xx answer is reported.
+ * - During each measurement the CPU time of the loaded server's process tree, of autocannon (this
+ *   process), of PostgreSQL (the bench database's backends, and all its processes), of Redis and of
+ *   the whole machine is read from /proc; RSS (VmRSS, VmHWM) of every server after start, idle
+ *   after a warm-up, and after the run's load.
  *
- * Environment: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 3), BENCH_CONNECTIONS
- * (default 10), BENCH_ROUNDS (default 2), BENCH_KEYS (default 300), BENCH_POSTGRES_URL
- * (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_REDIS_URL (default
- * redis://127.0.0.1:6379), BENCH_PROFILE_DIR (a CPU profile of each server goes there). Results: printed, and written to bench/results.md.
+ * Environment: BENCH_DURATION (s per measurement, default 10), BENCH_WARMUP (s, default 3),
+ * BENCH_CONNECTIONS (10), BENCH_ROUNDS (2), BENCH_KEYS (300), BENCH_WORKERS (2),
+ * BENCH_CLUSTER_WARMUP_REQUESTS (5000 per worker before the cluster is measured), BENCH_CASES
+ * (get,list,cluster,post), BENCH_POSTGRES_URL, BENCH_REDIS_URL, BENCH_PROFILE_DIR (a CPU profile of
+ * each Kontor server goes there). Results: printed, and written to bench/results.md.
  */
 import { execSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import autocannon from "autocannon";
 import pg from "pg";
-import { SCOPES } from "../schema/lib/scopes.ts";
 import { PLAN_LIMITS } from "../schema/lib/plans.ts";
-import { createApiKey } from "../server/auth/api-keys.ts";
-import { openDatabase } from "../server/db/open.ts";
-import { createWorkspace } from "../server/workspaces.ts";
-import { admin, databaseUrl, num, REDIS_URL, ROOT, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
+import { call, createFixture, type Fixture, KIND_LABEL, type Kind, POST_BODY, requestOf } from "./load.ts";
+import { cpuDelta, cpuTimes, machineCpu, processesNamed, processTree, treeMemory } from "./proc.ts";
+import { createScratch, type Scratch } from "./scratch.ts";
+import { freePort, num, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
 
 const DURATION = num("BENCH_DURATION", 10);
 const WARMUP = num("BENCH_WARMUP", 3);
 const CONNECTIONS = num("BENCH_CONNECTIONS", 10);
 const ROUNDS = num("BENCH_ROUNDS", 2);
 const KEYS = num("BENCH_KEYS", 300);
-const TARGET_OVERHEAD = 15;
+const WORKERS = num("BENCH_WORKERS", 2);
+const WARMUP_REQUESTS = num("BENCH_CLUSTER_WARMUP_REQUESTS", 5_000);
+const ALL_CASES = ["get", "list", "cluster", "post"] as const;
+type Case = (typeof ALL_CASES)[number];
+const CASES = (process.env.BENCH_CASES ?? ALL_CASES.join(","))
+  .split(",")
+  .map((c) => c.trim())
+  .filter(Boolean) as Case[];
+for (const c of CASES) if (!ALL_CASES.includes(c)) throw new Error(`BENCH_CASES: unknown case '${c}' (known: ${ALL_CASES.join(", ")}).`);
 const BENCH_SECRET_KEY = randomBytes(32).toString("base64url");
 
-type Mode = "on" | "off";
-type Endpoint = "REST GET /v1/leads/{id}" | "GraphQL POST /graphql lead";
-const ENDPOINTS: Endpoint[] = ["REST GET /v1/leads/{id}", "GraphQL POST /graphql lead"];
+const TARGETS = { get: 0.5, list: 0.5, post: 0.4, graphql: 0.9, cluster: 1.7, policies: 0.15 };
+
+// ---- servers ----
+
+interface Server {
+  name: string;
+  kontor: boolean;
+  child: ServerChild;
+  pid: number;
+  url: string;
+  /** Seconds of load it served (warm-ups included). */
+  loadedSeconds: number;
+  rss: { start?: number; idle?: number; after?: number; peak?: number; processes?: number };
+  /** CPU it uses with no request coming in (timers, pollers), in cores. */
+  idleCores?: number;
+}
+
+/** CPU the servers use over `seconds` with nothing sent to them. */
+async function idleCpu(servers: Server[], seconds = 2) {
+  const before = servers.map((s) => cpuTimes(processTree(s.pid)));
+  await sleep(seconds * 1000);
+  servers.forEach((s, i) => (s.idleCores = cpuDelta(before[i]!, cpuTimes(processTree(s.pid))) / (seconds * 1000)));
+}
+
+const kontorSettings = (policies: boolean) => ({
+  KONTOR_ENV: "production",
+  KONTOR_SECRET_KEY: BENCH_SECRET_KEY,
+  KONTOR_POLICIES: policies ? "on" : "off",
+  // One process (builds without the cluster mode ignore it); startCluster() sets BENCH_WORKERS.
+  KONTOR_WORKERS: "1",
+});
+
+async function start(name: string, kontor: boolean, env: NodeJS.ProcessEnv, port: number): Promise<Server> {
+  const child = kontor
+    ? await startServerChild(name, env, port)
+    : await startServerChild(name, env, port, { script: "bench/bare.ts", readyPath: "/ready", profile: false });
+  const server: Server = { name, kontor, child, pid: child.process.pid!, url: child.url, loadedSeconds: 0, rss: {} };
+  await sleep(500);
+  server.rss.start = treeMemory(server.pid)?.rssMb;
+  return server;
+}
+
+function afterLoad(server: Server) {
+  const mem = treeMemory(server.pid);
+  server.rss.after = mem?.rssMb;
+  server.rss.peak = mem?.peakMb;
+  server.rss.processes = mem?.processes.length;
+}
+
+// ---- measuring ----
+
+/** CPU used during one measurement, in ms, by part. */
+interface CpuUse {
+  wallMs: number;
+  server: number;
+  perProcess: Map<number, number>;
+  autocannon: number;
+  pgBench: number;
+  pgAll: number;
+  redis: number;
+  machineBusy: number;
+  machineTotal: number;
+}
 
 interface Sample {
   rps: number;
@@ -53,36 +137,50 @@ interface Sample {
   requests: number;
   non2xx: number;
   errors: number;
+  cpu: CpuUse | null;
 }
 
-
-interface Child extends ServerChild {
-  mode: Mode;
+async function snapshot(server: Server, db: pg.Client) {
+  const backends = (await db.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database()")).rows.map((r) => r.pid);
+  const tree = processTree(server.pid);
+  return {
+    at: performance.now(),
+    self: process.cpuUsage(),
+    tree: cpuTimes(tree),
+    pgBench: cpuTimes(backends),
+    pgAll: cpuTimes(processesNamed("postgres")),
+    redis: cpuTimes(processesNamed("redis-server")),
+    machine: machineCpu(),
+  };
 }
 
-async function startChild(mode: Mode, env: NodeJS.ProcessEnv, port: number): Promise<Child> {
-  const settings = { KONTOR_ENV: "production", KONTOR_SECRET_KEY: BENCH_SECRET_KEY, KONTOR_POLICIES: mode === "on" ? "on" : "off" };
-  return { mode, ...(await startServerChild(`policies ${mode}`, { ...env, ...settings }, port)) };
+function cpuUse(before: Awaited<ReturnType<typeof snapshot>>, after: Awaited<ReturnType<typeof snapshot>>): CpuUse | null {
+  if (!after.tree.size || !before.machine || !after.machine) return null;
+  const self = process.cpuUsage(before.self);
+  const perProcess = new Map<number, number>();
+  for (const [pid, ms] of after.tree) perProcess.set(pid, ms - (before.tree.get(pid) ?? 0));
+  return {
+    wallMs: after.at - before.at,
+    server: cpuDelta(before.tree, after.tree),
+    perProcess,
+    autocannon: (self.user + self.system) / 1000,
+    pgBench: cpuDelta(before.pgBench, after.pgBench),
+    pgAll: cpuDelta(before.pgAll, after.pgAll),
+    redis: cpuDelta(before.redis, after.redis),
+    machineBusy: after.machine.busyMs - before.machine.busyMs,
+    machineTotal: after.machine.totalMs - before.machine.totalMs,
+  };
 }
 
-function cannon(url: string, endpoint: Endpoint, keys: string[], leadId: string, query: string, seconds: number) {
-  let next = 0;
-  const auth = () => `Bearer ${keys[next++ % keys.length]}`;
-  const request: autocannon.Request =
-    endpoint === "REST GET /v1/leads/{id}"
-      ? { method: "GET", path: `/v1/leads/${leadId}`, setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: auth() } }) }
-      : {
-          method: "POST",
-          path: "/graphql",
-          body: JSON.stringify({ query }),
-          setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: auth(), "content-type": "application/json" } }),
-        };
-  return autocannon({ url, connections: CONNECTIONS, duration: seconds, requests: [request] });
-}
+const cannon = (url: string, request: autocannon.Request, seconds: number) =>
+  autocannon({ url, connections: CONNECTIONS, duration: seconds, requests: [request] });
 
-async function measure(child: Child, endpoint: Endpoint, keys: string[], leadId: string, query: string): Promise<Sample> {
-  await cannon(child.url, endpoint, keys, leadId, query, WARMUP);
-  const result = await cannon(child.url, endpoint, keys, leadId, query, DURATION);
+async function measure(server: Server, kind: Kind, fx: Fixture, db: pg.Client): Promise<Sample> {
+  await cannon(server.url, requestOf(kind, fx), WARMUP);
+  const before = await snapshot(server, db);
+  const result = await cannon(server.url, requestOf(kind, fx), DURATION);
+  const after = await snapshot(server, db);
+  server.loadedSeconds += WARMUP + DURATION;
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -90,20 +188,104 @@ async function measure(child: Child, endpoint: Endpoint, keys: string[], leadId:
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
+    cpu: cpuUse(before, after),
   };
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+interface Variant {
+  id: string;
+  label: string;
+  server: Server;
+  kind: Kind;
+  samples: Sample[];
+}
 
-/** What each policy did on the policies-on server at the time of the run, observed from outside. */
-async function probePolicies(on: Child, db: pg.Client, key: string, leadId: string) {
+/**
+ * Waits (up to 60 s) until the outbox holds no event the webhook dispatchers have not taken: the
+ * creates of one case must not leave the servers busy fanning out during the next one.
+ */
+async function drainOutbox(db: pg.Client) {
+  const started = Date.now();
+  for (;;) {
+    const { rows } = await db.query<{ n: number }>("select count(*)::int as n from events where dispatched_at is null");
+    if (rows[0]!.n === 0 || Date.now() - started > 60_000) {
+      if (Date.now() - started > 1_000) console.log(`  (waited ${fmt((Date.now() - started) / 1000, 1)} s for the outbox to drain; ${rows[0]!.n} events left)`);
+      return;
+    }
+    await sleep(250);
+  }
+}
+
+async function runCase(title: string, variants: Variant[], fx: Fixture, db: pg.Client) {
+  console.log(`\n${title}`);
+  await drainOutbox(db);
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? variants : [...variants].reverse();
+    for (const v of order) {
+      const sample = await measure(v.server, v.kind, fx, db);
+      v.samples.push(sample);
+      console.log(
+        `  round ${round + 1}  ${v.label.padEnd(40)} ${fmt(sample.rps).padStart(6)} req/s  p50 ${sample.p50} ms  p99 ${sample.p99} ms` +
+          (sample.cpu ? `  server ${fmt((sample.cpu.server / sample.cpu.wallMs) * 1, 2)} cores` : "") +
+          (sample.non2xx || sample.errors ? `  ${sample.non2xx} non-2xx, ${sample.errors} errors` : ""),
+      );
+    }
+  }
+}
+
+// ---- checks ----
+
+function same(what: string, a: { status: number; text: string }, b: { status: number; text: string }, status: number) {
+  if (a.status !== status || b.status !== status || a.text !== b.text) {
+    throw new Error(`${what}: the bodies differ (or a status is not ${status}):\n  ${a.status} ${a.text}\n  ${b.status} ${b.text}`);
+  }
+}
+
+/** A created lead or its event with what differs between two creates (id, times) blanked. */
+function masked(text: string): string {
+  const value = JSON.parse(text) as Record<string, unknown>;
+  return JSON.stringify({ ...value, id: "…", created_at: "…", updated_at: "…" });
+}
+
+/** Bodies (and the outbox rows of a create) of the bare handler equal Kontor's, before anything is measured. */
+async function checkBodies(kontor: Server[], bare: Server, fx: Fixture, db: pg.Client) {
+  const key = fx.keys[1]!;
+  for (const k of kontor) {
+    same(`GET /v1/leads/{id}, ${k.name} vs bare`, await call(k.url, `/v1/leads/${fx.leadId}`, key), await call(bare.url, `/v1/leads/${fx.leadId}`, key), 200);
+    same(`GET /v1/leads, ${k.name} vs bare`, await call(k.url, "/v1/leads", key), await call(bare.url, "/v1/leads", key), 200);
+    const page = JSON.parse((await call(k.url, "/v1/leads", key)).text) as { next_cursor: string };
+    const second = `/v1/leads?limit=5&cursor=${page.next_cursor}`;
+    same(`GET /v1/leads (second page), ${k.name} vs bare`, await call(k.url, second, key), await call(bare.url, second, key), 200);
+    const rest = await call(k.url, `/v1/leads/${fx.leadId}`, key);
+    const gql = await call(k.url, "/graphql", key, { method: "POST", body: JSON.stringify({ query: fx.query }) });
+    const gqlLead = JSON.stringify((JSON.parse(gql.text) as { data?: { lead?: unknown } }).data?.lead);
+    if (gql.status !== 200 || gqlLead !== rest.text) throw new Error(`GraphQL and REST differ on ${k.name}: ${rest.text} vs ${gql.text}`);
+  }
+  // A create through each: the same answer and the same lead.created event in the outbox.
+  const kontorPost = await call(kontor[0]!.url, "/v1/leads", key, { method: "POST", body: POST_BODY });
+  const barePost = await call(bare.url, "/v1/leads", key, { method: "POST", body: POST_BODY });
+  if (kontorPost.status !== 201 || barePost.status !== 201 || masked(kontorPost.text) !== masked(barePost.text)) {
+    throw new Error(`POST /v1/leads: the answers differ beyond id and times:\n  ${kontorPost.status} ${kontorPost.text}\n  ${barePost.status} ${barePost.text}`);
+  }
+  for (const post of [kontorPost, barePost]) {
+    const id = (JSON.parse(post.text) as { id: string }).id;
+    const { rows } = await db.query<{ type: string; workspace_id: string; data: string }>(
+      "select type, workspace_id, data::text as data from events where data->>'id' = $1",
+      [id],
+    );
+    if (rows.length !== 1 || rows[0]!.type !== "lead.created" || rows[0]!.data !== post.text) {
+      throw new Error(`POST /v1/leads: the outbox of ${id} is not one lead.created event holding the answer: ${JSON.stringify(rows)}`);
+    }
+  }
+}
+
+/** What each policy did on the policies-on server, observed from outside. */
+async function probePolicies(on: Server, db: pg.Client, key: string, leadId: string) {
   const found: Record<string, string> = {};
   const res = await fetch(`${on.url}/v1/leads/${leadId}`, { headers: { authorization: `Bearer ${key}` } });
   found["rate limits"] = res.headers.get("x-ratelimit-limit")
     ? `active (X-RateLimit-Limit ${res.headers.get("x-ratelimit-limit")}, plan ${res.headers.get("x-ratelimit-plan")})`
     : "no X-RateLimit headers: stub or inactive";
-
   const idem = `bench-${randomBytes(6).toString("hex")}`;
   const post = () =>
     fetch(`${on.url}/v1/leads`, {
@@ -117,7 +299,6 @@ async function probePolicies(on: Child, db: pg.Client, key: string, leadId: stri
     first.body.id && first.body.id === second.body.id
       ? `active (a repeated POST with the same Idempotency-Key replayed ${first.body.id}${second.headers.get("idempotent-replay") ? ", Idempotent-Replay: true" : ""})`
       : "a repeated POST created a second lead: stub or inactive";
-
   const deep = await fetch(`${on.url}/graphql`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -128,9 +309,8 @@ async function probePolicies(on: Child, db: pg.Client, key: string, leadId: stri
     deep.status === 400 && deepBody.errors?.[0]?.extensions?.code === "query_too_costly"
       ? "active (lists of lists of lists: 400 query_too_costly)"
       : `not refusing lists of lists of lists (status ${deep.status})`;
-
   try {
-    await new Promise((r) => setTimeout(r, 1_000)); // request logs are written in the background
+    await sleep(1_000); // request logs are written in the background
     const { rows } = await db.query<{ n: string }>("select count(*)::text as n from request_logs");
     found["request logs"] = Number(rows[0]!.n) > 0 ? `active (${fmt(Number(rows[0]!.n))} rows in request_logs after the run)` : "request_logs is empty: stub or inactive";
   } catch (error) {
@@ -138,6 +318,92 @@ async function probePolicies(on: Child, db: pg.Client, key: string, leadId: stri
   }
   return found;
 }
+
+// ---- the cluster ----
+
+/** A start-up failure in a sentence: the `error` of a JSON log line, else the first line, shortened. */
+function firstLine(message: string): string {
+  const line = message.trim().split("\n")[0] ?? "";
+  const json = /\{.*\}/.exec(line)?.[0];
+  let text = line;
+  try {
+    if (json) text = `${line.slice(0, line.indexOf(json))}${String((JSON.parse(json) as { error?: unknown }).error ?? json)}`;
+  } catch {
+    // not JSON
+  }
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/**
+ * Kontor with KONTOR_WORKERS: resolves with the server once processes below the one started exist
+ * and each of them has served part of a warm-up (connections are spread over the workers as they
+ * are opened, so a worker not listening yet would get none), or with why not.
+ */
+async function startCluster(env: NodeJS.ProcessEnv, fx: Fixture): Promise<{ server?: Server; note: string }> {
+  let server: Server;
+  try {
+    server = await start(`Kontor, KONTOR_WORKERS=${WORKERS}`, true, { ...env, KONTOR_WORKERS: String(WORKERS) }, await freePort());
+  } catch (error) {
+    console.error(error);
+    return { note: `Kontor did not start with KONTOR_WORKERS=${WORKERS} (${firstLine((error as Error).message)}), so target 3 was not measured.` };
+  }
+  const deadline = Date.now() + 30_000;
+  let tree = processTree(server.pid);
+  while (tree.length < WORKERS + 1 && Date.now() < deadline) {
+    await sleep(250);
+    tree = processTree(server.pid);
+  }
+  server.rss.start = treeMemory(server.pid)?.rssMb;
+  if (tree.length === 1) {
+    await stopServerChild(server.child);
+    return { note: `KONTOR_WORKERS=${WORKERS} started no worker process (one process, pid ${server.pid}): the cluster mode is not in this build, so target 3 was not measured.` };
+  }
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const before = cpuTimes(processTree(server.pid));
+    await cannon(server.url, requestOf("get", fx), WARMUP);
+    server.loadedSeconds += WARMUP;
+    const used = [...cpuTimes(processTree(server.pid))].map(([pid, ms]) => ({ pid, ms: ms - (before.get(pid) ?? 0) }));
+    const total = used.reduce((a, u) => a + u.ms, 0);
+    const serving = used.filter((u) => u.ms >= total * 0.1);
+    if (serving.length >= Math.min(WORKERS, used.length)) {
+      // Fresh processes against one warmed by the whole run: V8 optimises after enough calls, so
+      // the workers are warmed by requests (BENCH_CLUSTER_WARMUP_REQUESTS each, default 5 000),
+      // in slices of 2 s, for 90 s at most.
+      const goal = WARMUP_REQUESTS * WORKERS;
+      const until = Date.now() + 90_000;
+      let served = 0;
+      while (served < goal && Date.now() < until) {
+        served += (await cannon(server.url, requestOf("get", fx), 2)).requests.total;
+        server.loadedSeconds += 2;
+      }
+      await sleep(1_000);
+      const mem = treeMemory(server.pid);
+      server.rss.idle = mem?.rssMb;
+      server.rss.processes = mem?.processes.length;
+      await idleCpu([server]);
+      return { server, note: `${used.length} processes (pid ${server.pid} and ${used.length - 1} below it); ${serving.length} of them served the warm-up.` };
+    }
+    await sleep(1_000);
+  }
+  const note = `KONTOR_WORKERS=${WORKERS} started ${tree.length} processes, but fewer than ${WORKERS} of them served load in 10 warm-ups.`;
+  await stopServerChild(server.child);
+  return { note: `${note} Target 3 was not measured.` };
+}
+
+// ---- summary helpers ----
+
+const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN);
+const fmt = (n: number | undefined, digits = 0) =>
+  n === undefined || !Number.isFinite(n) ? "n/a" : n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const pct = (ratio: number) => `${fmt(ratio * 100)} %`;
+const times = (ratio: number) => `${fmt(ratio, 2)}×`;
+const rpsOf = (v: Variant) => mean(v.samples.map((s) => s.rps));
+/** Per-round ratios of a to b (the same round of each), then the ratio of the means. */
+function ratio(a: Variant, b: Variant) {
+  const rounds = a.samples.map((s, i) => s.rps / b.samples[i]!.rps);
+  return { value: rpsOf(a) / rpsOf(b), rounds };
+}
+const cores = (v: Variant, part: (c: CpuUse) => number) => mean(v.samples.filter((s) => s.cpu).map((s) => part(s.cpu!) / s.cpu!.wallMs));
 
 function gitState(): string {
   try {
@@ -149,161 +415,245 @@ function gitState(): string {
   }
 }
 
+// ---- main ----
+
 async function main() {
-  const name = `kontor_bench_${randomBytes(6).toString("hex")}`;
-  const dataDir = mkdtempSync(join(tmpdir(), "kontor-bench-"));
-  await admin((c) => c.query(`create database ${name}`));
-  const env = { DATABASE_URL: databaseUrl(name), REDIS_URL, DATA_DIR: dataDir };
-  const children: Partial<Record<Mode, Child>> = {};
+  const runStarted = Date.now();
+  const scratch: Scratch = await createScratch(KEYS);
+  const { env, keys } = scratch;
+  const servers: Server[] = [];
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
   try {
-    // Migrate, then the workspace (max plan), its key pool and a lead.
-    const database = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
-    let keys: string[];
-    let workspaceId: string;
-    try {
-      const ws = await createWorkspace(database.prisma, {
-        name: "Bench",
-        plan: "max",
-        ownerEmail: `bench-${randomBytes(4).toString("hex")}@example.com`,
-        ownerPassword: "correct horse battery staple",
-      });
-      workspaceId = ws.workspace_id;
-      keys = [];
-      for (let i = 0; i < KEYS; i++) keys.push((await createApiKey(database.prisma, { workspaceId, scopes: [...SCOPES] })).key);
-    } finally {
-      await database.close();
-    }
     await db.connect();
+    const bare = await start("bare node:http + pg", false, { DATABASE_URL: env.DATABASE_URL }, await freePort());
+    servers.push(bare);
+    const on = await start("Kontor", true, { ...env, ...kontorSettings(true) }, await freePort());
+    servers.push(on);
+    const off = CASES.includes("get") ? await start("Kontor, policies off", true, { ...env, ...kontorSettings(false) }, await freePort()) : undefined;
+    if (off) servers.push(off);
 
-    children.off = await startChild("off", env, 4700 + Math.floor(Math.random() * 500));
-    children.on = await startChild("on", env, 5300 + Math.floor(Math.random() * 500));
+    const fixture = await createFixture(on.url, keys);
+    const { fields } = fixture;
+    const fx: Fixture = fixture;
+    await checkBodies(off ? [on, off] : [on], bare, fx, db);
 
-    const created = await fetch(`${children.off.url}/v1/leads`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${keys[0]}`, "content-type": "application/json" },
-      body: JSON.stringify({ full_name: "Ada Lovelace", company_name: "Analytical Engines", email: "ada@example.com", stage: "qualified", estimated_value: 1200 }),
-    });
-    const lead = (await created.json()) as Record<string, unknown>;
-    if (created.status !== 201) throw new Error(`could not create the lead: ${JSON.stringify(lead)}`);
-    const leadId = String(lead.id);
-    // The GraphQL read selects exactly the fields the REST representation has.
-    const fields = Object.keys(lead);
-    const query = `query { lead(id: "${leadId}") { ${fields.join(" ")} } }`;
-    for (const child of [children.off, children.on]) {
-      const rest = await fetch(`${child.url}/v1/leads/${leadId}`, { headers: { authorization: `Bearer ${keys[1]}` } });
-      const gql = await fetch(`${child.url}/graphql`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${keys[1]}`, "content-type": "application/json" },
-        body: JSON.stringify({ query }),
-      });
-      const restBody = await rest.json();
-      const gqlBody = (await gql.json()) as { data?: { lead?: unknown } };
-      if (rest.status !== 200 || gql.status !== 200 || JSON.stringify(gqlBody.data?.lead) !== JSON.stringify(restBody)) {
-        throw new Error(`the two reads differ on policies ${child.mode}: ${JSON.stringify(restBody)} vs ${JSON.stringify(gqlBody)}`);
-      }
+    // Warm every server up on every kind it serves, then its idle memory.
+    for (const server of servers) {
+      const kinds: Kind[] = server.kontor ? ["get", "list", "graphql", "post"] : ["get", "list", "post"];
+      await autocannon({ url: server.url, connections: CONNECTIONS, duration: WARMUP, requests: kinds.map((k) => requestOf(k, fx)) });
+      server.loadedSeconds += WARMUP;
     }
+    await sleep(1_000);
+    for (const server of servers) server.rss.idle = treeMemory(server.pid)?.rssMb;
+    await idleCpu(servers);
 
-    const empty = () => Object.fromEntries(ENDPOINTS.map((e) => [e, [] as Sample[]])) as Record<Endpoint, Sample[]>;
-    const samples: Record<Mode, Record<Endpoint, Sample[]>> = { on: empty(), off: empty() };
     const loadBefore = loadavg()[0]!;
     console.log(
-      `Kontor bench: ${DURATION} s per case after ${WARMUP} s warm-up, ${CONNECTIONS} connections, ${ROUNDS} round(s), ${KEYS} keys, ${cpus().length} CPUs`,
+      `Kontor bench: ${DURATION} s per measurement after ${WARMUP} s warm-up, ${CONNECTIONS} connections, ${ROUNDS} round(s), ${KEYS} keys, ${cpus().length} CPUs; cases ${CASES.join(", ")}`,
     );
-    for (const endpoint of ENDPOINTS) {
-      for (let round = 0; round < ROUNDS; round++) {
-        const order: Mode[] = round % 2 === 0 ? ["off", "on"] : ["on", "off"];
-        for (const mode of order) {
-          const sample = await measure(children[mode]!, endpoint, keys, leadId, query);
-          samples[mode][endpoint].push(sample);
-          console.log(
-            `  ${endpoint.padEnd(28)} policies ${mode.padEnd(3)} round ${round + 1}: ${fmt(sample.rps)} req/s, p50 ${sample.p50} ms, p99 ${sample.p99} ms` +
-              (sample.non2xx || sample.errors ? `, ${sample.non2xx} non-2xx, ${sample.errors} errors` : ""),
-          );
-        }
+    const variant = (id: string, label: string, server: Server, kind: Kind): Variant => ({ id, label, server, kind, samples: [] });
+    const v: Record<string, Variant> = {};
+    if (CASES.includes("get")) {
+      v.bareGet = variant("bareGet", "bare GET /v1/leads/{id}", bare, "get");
+      v.rest = variant("rest", "Kontor REST GET /v1/leads/{id}", on, "get");
+      v.graphql = variant("graphql", "Kontor GraphQL lead(id), same fields", on, "graphql");
+      v.restOff = variant("restOff", "Kontor REST GET, policies off", off!, "get");
+      await runCase("GET /v1/leads/{id}: bare, Kontor REST, Kontor GraphQL, Kontor REST with policies off", [v.bareGet, v.rest, v.graphql, v.restOff], fx, db);
+    }
+    if (CASES.includes("list")) {
+      v.bareList = variant("bareList", "bare GET /v1/leads", bare, "list");
+      v.list = variant("list", "Kontor REST GET /v1/leads", on, "list");
+      await runCase("GET /v1/leads (20 per page): bare vs Kontor", [v.bareList, v.list], fx, db);
+    }
+    let clusterNote = "not run (BENCH_CASES)";
+    let cluster: Server | undefined;
+    if (CASES.includes("cluster")) {
+      const started = await startCluster({ ...env, ...kontorSettings(true) }, fx);
+      clusterNote = started.note;
+      cluster = started.server;
+      if (cluster) {
+        servers.push(cluster);
+        same(`GET /v1/leads/{id}, cluster vs bare`, await call(cluster.url, `/v1/leads/${fx.leadId}`, keys[1]!), await call(bare.url, `/v1/leads/${fx.leadId}`, keys[1]!), 200);
+        v.single = variant("single", "Kontor REST GET, one process", on, "get");
+        v.cluster = variant("cluster", `Kontor REST GET, ${WORKERS} workers`, cluster, "get");
+        await runCase(`GET /v1/leads/{id}: Kontor one process vs KONTOR_WORKERS=${WORKERS}`, [v.single, v.cluster], fx, db);
+        // Its memory now, then out of the way of the next case.
+        await sleep(1_000);
+        afterLoad(cluster);
+        await stopServerChild(cluster.child);
+      } else {
+        console.log(`\nCluster: ${clusterNote}`);
       }
     }
-
+    if (CASES.includes("post")) {
+      v.barePost = variant("barePost", "bare POST /v1/leads", bare, "post");
+      v.post = variant("post", "Kontor REST POST /v1/leads", on, "post");
+      await runCase("POST /v1/leads (lead + outbox event): bare vs Kontor", [v.barePost, v.post], fx, db);
+    }
     const loadAfter = loadavg()[0]!;
-    const policies = await probePolicies(children.on, db, keys[2]!, leadId);
 
-    // Summary.
-    const rows: string[] = [];
-    const overheads: { endpoint: Endpoint; pct: number }[] = [];
-    let problems = 0;
-    let peakOnRps = 0;
-    for (const endpoint of ENDPOINTS) {
-      const byMode = {} as Record<Mode, { rps: number; p50: number; p99: number; non2xx: number; errors: number }>;
-      for (const mode of ["off", "on"] as Mode[]) {
-        const list = samples[mode][endpoint];
-        byMode[mode] = {
-          rps: mean(list.map((s) => s.rps)),
-          p50: mean(list.map((s) => s.p50)),
-          p99: mean(list.map((s) => s.p99)),
-          non2xx: list.reduce((a, s) => a + s.non2xx, 0),
-          errors: list.reduce((a, s) => a + s.errors, 0),
-        };
-        problems += byMode[mode].non2xx + byMode[mode].errors;
-        rows.push(
-          `| ${endpoint} | ${mode} | ${fmt(byMode[mode].rps)} | ${fmt(byMode[mode].p50, 1)} | ${fmt(byMode[mode].p99, 1)} | ${byMode[mode].non2xx} |`,
-        );
-      }
-      peakOnRps = Math.max(peakOnRps, ...samples.on[endpoint].map((s) => s.rps));
-      overheads.push({ endpoint, pct: (1 - byMode.on.rps / byMode.off.rps) * 100 });
-    }
-    const perKeyPerMinute = (peakOnRps * 60) / KEYS;
+    await sleep(1_000);
+    for (const server of servers) if (server.rss.after === undefined) afterLoad(server);
+    const policies = await probePolicies(on, db, keys[2]!, fx.leadId);
+
+    // ---- the report ----
+    const variants = Object.values(v);
+    const problems = variants.reduce((a, x) => a + x.samples.reduce((b, s) => b + s.non2xx + s.errors, 0), 0);
+    const peakKontorRps = Math.max(0, ...variants.filter((x) => x.server.kontor && x.server.pid === on.pid).flatMap((x) => x.samples.map((s) => s.rps)));
     const keyLimit = PLAN_LIMITS.max.requests_per_minute;
-    const verdict = (pct: number) => (pct <= TARGET_OVERHEAD ? "met" : "NOT met");
-    const table = [
-      "| endpoint | policies | req/s | p50 ms | p99 ms | non-2xx |",
-      "|---|---|---:|---:|---:|---:|",
-      ...rows,
+    const perKeyPerMinute = (peakKontorRps * 60) / KEYS;
+
+    const targetRows: string[] = [];
+    const target = (name: string, r: { value: number; rounds: number[] } | null, goal: number, text: (x: number) => string, verdict?: string) => {
+      if (!r) return;
+      targetRows.push(
+        `| ${name} | **${text(r.value)}** | ≥ ${text(goal)} | ${verdict ?? (r.value >= goal ? "met" : "NOT met")} | ${r.rounds.map(text).join(", ")} |`,
+      );
+    };
+    if (v.rest) target("1. `GET /v1/leads/{id}`: Kontor REST (policies on) ÷ bare", ratio(v.rest, v.bareGet!), TARGETS.get, pct);
+    if (v.list) target("1. `GET /v1/leads` (20 per page): Kontor ÷ bare", ratio(v.list, v.bareList!), TARGETS.list, pct);
+    if (v.post) target("1. `POST /v1/leads` (+ outbox event): Kontor ÷ bare", ratio(v.post, v.barePost!), TARGETS.post, pct);
+    if (v.graphql) target("2. GraphQL `lead(id)` (same 21 fields) ÷ REST", ratio(v.graphql, v.rest!), TARGETS.graphql, pct);
+    let clusterVerdict = "";
+    if (v.cluster) {
+      const r = ratio(v.cluster, v.single!);
+      const busy = mean(v.cluster.samples.filter((s) => s.cpu).map((s) => s.cpu!.machineBusy / s.cpu!.machineTotal));
+      const saturated = !(busy < 0.85);
+      clusterVerdict = saturated
+        ? `not judged: the machine was saturated (${pct(busy)} of ${cpus().length} CPUs busy)`
+        : r.value >= TARGETS.cluster
+          ? "met"
+          : "NOT met";
+      target(`3. ${WORKERS} workers on one port ÷ one process (\`GET /v1/leads/{id}\`)`, r, TARGETS.cluster, times, clusterVerdict);
+    } else {
+      targetRows.push(`| 3. ${WORKERS} workers on one port ÷ one process | n/a | ≥ ${times(TARGETS.cluster)} | not measured (see Cluster below) | |`);
+    }
+    const rssCell = (s: Server) => `${fmt(s.rss.idle)} → ${fmt(s.rss.after)} MB`;
+    targetRows.push(
+      `| 4. RSS of Kontor (policies on): idle → after this run's load (${fmt(on.loadedSeconds)} s) | ${rssCell(on)} | no growth over a 10-min soak | see \`npm run bench -- --soak\` | |`,
+    );
+    if (v.restOff) {
+      const r = ratio(v.rest!, v.restOff);
+      targetRows.push(
+        `| (earlier) what the policies cost: 1 − REST on ÷ off | **${pct(1 - r.value)}** | ≤ ${pct(TARGETS.policies)} | ${1 - r.value <= TARGETS.policies ? "met" : "NOT met"} | ${r.rounds.map((x) => pct(1 - x)).join(", ")} |`,
+      );
+    }
+    const targetTable = ["| target | measured | goal | verdict | per round |", "|---|---:|---:|---|---|", ...targetRows].join("\n");
+
+    const serverTable = [
+      "| case | server | req/s | p50 ms | p99 ms | server CPU per request | server cores used | non-2xx, errors |",
+      "|---|---|---:|---:|---:|---:|---:|---:|",
+      ...variants.map((x) => {
+        const perRequest = mean(x.samples.filter((s) => s.cpu).map((s) => (s.cpu!.server * 1000) / Math.max(1, s.requests)));
+        return `| ${KIND_LABEL[x.kind]} | ${x.label} | ${fmt(rpsOf(x))} | ${fmt(mean(x.samples.map((s) => s.p50)), 1)} | ${fmt(mean(x.samples.map((s) => s.p99)), 1)} | ${fmt(perRequest)} µs | ${fmt(cores(x, (c) => c.server), 2)} | ${x.samples.reduce((a, s) => a + s.non2xx + s.errors, 0)} |`;
+      }),
     ].join("\n");
-    const overheadLines = overheads
-      .map(({ endpoint, pct }) => `- ${endpoint}: policies cost **${fmt(pct, 1)} %** of throughput (target ≤ ${TARGET_OVERHEAD} %: ${verdict(pct)})`)
-      .join("\n");
 
-    const report = `# Benchmark: the cost of the policies
+    const n = cpus().length;
+    const cpuTable = [
+      `| server (cores = CPU s per s of the measurement) | the server's processes | autocannon (bench process) | PostgreSQL: the bench database's backends | PostgreSQL: all its processes | Redis | everything else (other processes, kernel) | the machine: busy of ${n} |`,
+      "|---|---:|---:|---:|---:|---:|---:|---:|",
+      ...variants.map(
+        (x) =>
+          `| ${x.label} | ${[
+            cores(x, (c) => c.server),
+            cores(x, (c) => c.autocannon),
+            cores(x, (c) => c.pgBench),
+            cores(x, (c) => c.pgAll),
+            cores(x, (c) => c.redis),
+            cores(x, (c) => c.machineBusy - c.server - c.autocannon - c.pgAll - c.redis),
+            cores(x, (c) => (c.machineBusy / c.machineTotal) * c.wallMs * n),
+          ]
+            .map((value) => fmt(value, 2))
+            .join(" | ")} |`,
+      ),
+    ].join("\n");
 
-Generated by \`npm run bench\` (bench/run.ts) on ${new Date().toISOString()}; overwritten on every run.
+    let clusterText = `Cluster (target 3): ${clusterNote}`;
+    if (v.cluster && v.single) {
+      const perProcess = new Map<number, number[]>();
+      for (const s of v.cluster.samples) for (const [pid, ms] of s.cpu?.perProcess ?? []) perProcess.set(pid, [...(perProcess.get(pid) ?? []), ms / s.cpu!.wallMs]);
+      const split = [...perProcess]
+        .map(([pid, c]) => `pid ${pid}${pid === v.cluster!.server.pid ? " (started)" : ""}: ${fmt(mean(c), 2)}`)
+        .join(", ");
+      const perReq = (x: Variant) => mean(x.samples.filter((s) => s.cpu).map((s) => (s.cpu!.server * 1000) / Math.max(1, s.requests)));
+      const busy = (x: Variant) => mean(x.samples.filter((s) => s.cpu).map((s) => s.cpu!.machineBusy / s.cpu!.machineTotal));
+      clusterText = `Cluster (target 3): ${clusterNote} Cores used by each of its processes during the measurement: ${split}.
+One process used ${fmt(cores(v.single, (c) => c.server), 2)} cores for ${fmt(rpsOf(v.single))} req/s (${fmt(perReq(v.single))} µs of CPU per request); ${WORKERS} workers used
+${fmt(cores(v.cluster, (c) => c.server), 2)} cores for ${fmt(rpsOf(v.cluster))} req/s (${fmt(perReq(v.cluster))} µs per request). The machine was ${pct(busy(v.single))} and
+${pct(busy(v.cluster))} busy (of ${cpus().length} CPUs). With no request coming in, one process used ${fmt(v.single.server.idleCores, 3)} cores and the
+cluster ${fmt(v.cluster.server.idleCores, 3)} (timers and pollers of each process). ${
+        clusterVerdict.startsWith("not judged")
+          ? `With the machine saturated, the ratio shows what ${cpus().length} CPUs shared by the servers, autocannon, PostgreSQL and Redis allow, not how Kontor scales: the target needs a machine with cores to spare (the CPU each part used is in the table above).`
+          : "The machine had CPU to spare, so the ratio is Kontor's."
+      }`;
+    }
 
-Setup: PostgreSQL (scratch database, dropped afterwards) + Redis; two servers as child processes
-(\`server/main.ts\`, KONTOR_ENV=production, KONTOR_LOG=silent), one with the policies, one with
-KONTOR_POLICIES=off; autocannon in the parent process, ${CONNECTIONS} connections, ${WARMUP} s warm-up
-then ${DURATION} s per case, ${ROUNDS} round(s) per endpoint${ROUNDS >= 2 ? " in ABBA order (off, on, on, off)" : ""}; values are means over
-rounds. Machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? "unknown"}), Node ${process.version}; server, autocannon,
-PostgreSQL and Redis share it, so expect a few percent of noise between runs. 1-minute load average: ${fmt(loadBefore, 1)} before,
-${fmt(loadAfter, 1)} after measuring${Math.max(loadBefore, loadAfter) > cpus().length ? " (other work was running: treat the numbers with care)" : ""}. Code: ${gitState()}.
+    const memRows = servers.map(
+      (s) =>
+        `| ${s.name}${(s.rss.processes ?? 1) > 1 ? ` (${s.rss.processes} processes, summed)` : ""} | ${fmt(s.rss.start)} | ${fmt(s.rss.idle)} | ${fmt(s.rss.after)} | ${fmt(s.loadedSeconds)} s | ${fmt(s.rss.peak)} | ${fmt(s.idleCores, 3)} |`,
+    );
+    const memTable = ["| server | RSS after start, MB | idle after warm-up | after the run's load | load served | peak (VmHWM) | CPU when idle, cores |", "|---|---:|---:|---:|---:|---:|---:|", ...memRows].join(
+      "\n",
+    );
 
-Read: \`GET /v1/leads/{id}\` and \`POST /graphql\` with \`query { lead(id: …) { ${fields.length} fields } }\`,
-the same fields as the REST representation (checked equal before measuring).
+    const minutes = (Date.now() - runStarted) / 60_000;
+    const report = `# Benchmark: Kontor against bare handlers (issue 15)
 
-Rate limit: the workspace is on the max plan (${keyLimit} requests per minute per credential). One key
-would cap the run at ${keyLimit / 60} req/s, so requests rotate over ${KEYS} keys of the workspace, in both
-modes. Every request is still counted by the limiter (in Redis); at the peak of ${fmt(peakOnRps)} req/s each key saw about
-${fmt(perKeyPerMinute)} requests per minute, ${perKeyPerMinute < keyLimit ? "under" : "OVER"} its limit. Non-2xx answers during the measurement: ${problems}${problems ? " (the measurement is not clean: see the table)" : ""}.
+Generated by \`npm run bench\` (bench/run.ts) on ${new Date().toISOString()} in ${fmt(minutes, 1)} min; overwritten on every run. Code: ${gitState()}.
 
-${table}
+Setup: PostgreSQL (scratch database, dropped afterwards) + Redis, all on this machine: ${cpus().length} CPUs
+(${cpus()[0]?.model ?? "unknown"}), Node ${process.version}. Servers are child processes, loaded one at a time by
+autocannon in the bench process (${CONNECTIONS} connections): the bare handlers (bench/bare.ts: \`node:http\` + a
+\`pg\` Pool of 10, the same key check with its 4 s cache, the same SQL statements and the same JSON), Kontor
+(\`server/main.ts\`, KONTOR_ENV=production, policies on), Kontor with KONTOR_POLICIES=off${cluster ? `, and Kontor with KONTOR_WORKERS=${WORKERS}` : ""}.
+Each measurement: ${WARMUP} s warm-up, then ${DURATION} s; ${ROUNDS} round(s) per case${ROUNDS >= 2 ? ", forward then backward (ABCD DCBA)" : ""}; values are
+means over the rounds. 1-minute load average: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after measuring${
+      Math.max(loadBefore, loadAfter) > cpus().length ? " (other work was running: treat the numbers with care)" : ""
+    }.
 
-${overheadLines}
+Checked before measuring: bare and Kontor answer \`GET /v1/leads/{id}\` and \`GET /v1/leads\` (two pages) with the same
+bytes; GraphQL's \`lead\` (${fields.length} fields) equals the REST body; \`POST /v1/leads\` answers the same lead (id and
+times aside) and leaves one \`lead.created\` event holding exactly the answer, through either. Creates send an
+Idempotency-Key each (the bare handler ignores it). Requests rotate over ${KEYS} keys of a max-plan workspace
+(${keyLimit} requests per minute each): at Kontor's peak of ${fmt(peakKontorRps)} req/s a key saw about ${fmt(perKeyPerMinute)} a minute,
+${perKeyPerMinute < keyLimit ? "under" : "OVER"} its limit. Non-2xx answers and errors while measuring: ${problems}${problems ? " (not clean: see the table)" : ""}.
 
-Policies on the policies-on server at the time of the run (probed after measuring):
+## Targets
+
+${targetTable}
+
+## Every server
+
+${serverTable}
+
+## CPU by part
+
+${cpuTable}
+
+${clusterText}
+
+## Memory
+
+${memTable}
+
+Idle: after start, the checks and a ${WARMUP} s warm-up, then 1 s quiet. Growth under sustained load is
+measured by the soak mode: \`npm run bench -- --soak\` (bench/soak-results.md).
+
+## Policies on the policies-on server (probed after measuring)
 
 ${Object.entries(policies)
   .map(([policy, state]) => `- ${policy}: ${state}`)
   .join("\n")}
 `;
     writeFileSync(join(ROOT, "bench", "results.md"), report);
-    console.log(`\n${table}\n\n${overheadLines}\n`);
+    console.log(`\n${targetTable}\n\n${serverTable}\n\n${cpuTable}\n\n${clusterText}\n\n${memTable}\n`);
     for (const [policy, state] of Object.entries(policies)) console.log(`- ${policy}: ${state}`);
-    console.log(`\nKeys: peak ${fmt(perKeyPerMinute)} requests/min per key (limit ${keyLimit}); non-2xx or errors: ${problems}.`);
-    console.log("Written to bench/results.md");
+    console.log(`\nNon-2xx or errors: ${problems}. ${fmt(minutes, 1)} min. Written to bench/results.md`);
   } finally {
-    await stopServerChild(children.on);
-    await stopServerChild(children.off);
+    for (const server of servers.reverse()) await stopServerChild(server.child);
     await db.end().catch(() => {});
-    rmSync(dataDir, { recursive: true, force: true });
-    await admin((c) => c.query(`drop database if exists ${name} with (force)`));
+    await scratch.drop();
   }
 }
 

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { processTree } from "./proc.ts";
 
 /** Shared by the bench scripts: settings from the environment and a scratch PostgreSQL database. */
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -39,14 +41,24 @@ export interface ServerChild {
   stderr: string[];
 }
 
+export interface ChildOptions {
+  /** The script to run (default BENCH_SERVER_SCRIPT or `server/main.ts`). */
+  script?: string;
+  /** A GET that answers 2xx once the server serves (default `/v1/openapi.json`). */
+  readyPath?: string;
+  /** Write a CPU profile to BENCH_PROFILE_DIR when it is set (default true). */
+  profile?: boolean;
+}
+
 /**
  * `server/main.ts` in a child process (as `npm start` runs it), so load generators here stay off
  * its event loop; resolves once it serves. BENCH_PROFILE_DIR: a V8 CPU profile of it goes there.
  */
-export async function startServerChild(label: string, env: NodeJS.ProcessEnv, port: number): Promise<ServerChild> {
+export async function startServerChild(label: string, env: NodeJS.ProcessEnv, port: number, options: ChildOptions = {}): Promise<ServerChild> {
   const profileDir = process.env.BENCH_PROFILE_DIR;
-  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", "server/main.ts"], {
+  const profile = profileDir && options.profile !== false ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const script = options.script ?? process.env.BENCH_SERVER_SCRIPT ?? "server/main.ts";
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", script], {
     cwd: ROOT,
     env: { ...process.env, KONTOR_LOG: "silent", ...env, PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],
@@ -58,20 +70,59 @@ export async function startServerChild(label: string, env: NodeJS.ProcessEnv, po
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server (${label}) exited: ${stderr.join("")}`);
     try {
-      if ((await fetch(`${url}/v1/openapi.json`)).ok) return { url, process: child, stderr };
+      if ((await fetch(`${url}${options.readyPath ?? "/v1/openapi.json"}`)).ok) return { url, process: child, stderr };
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`server (${label}) did not start: ${stderr.join("")}`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`server (${label}) did not start: ${stderr.join("")}`);
+    }
     await sleep(200);
   }
 }
 
-/** SIGTERM (the server flushes and closes), SIGKILL if it has not exited after 15 s. */
+/** A port nothing listens on now (the system's pick; a server started right after takes it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * SIGTERM (the server flushes and closes), SIGKILL if it has not exited after 15 s. Processes it
+ * started (a cluster's workers) that outlive it by 5 s are sent SIGKILL too, by pid.
+ */
 export async function stopServerChild(child: ServerChild | undefined): Promise<void> {
-  if (!child || child.process.exitCode !== null) return;
+  // Once it has exited (stopped before), its pid may belong to another process: leave it alone.
+  if (!child || child.process.pid === undefined || child.process.exitCode !== null || child.process.signalCode !== null) return;
+  const below = processTree(child.process.pid).filter((pid) => pid !== child.process.pid);
   const exited = new Promise((resolve) => child.process.once("exit", resolve));
   child.process.kill("SIGTERM");
   await Promise.race([exited, sleep(15_000)]);
-  if (child.process.exitCode === null) child.process.kill("SIGKILL");
+  if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill("SIGKILL");
+  const deadline = Date.now() + 5_000;
+  let left = below;
+  while ((left = left.filter(alive)).length && Date.now() < deadline) await sleep(100);
+  for (const pid of left) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -27,7 +27,7 @@ import { SCOPES } from "../schema/lib/scopes.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
 import { createWorkspace } from "../server/workspaces.ts";
-import { admin, databaseUrl, num, REDIS_URL, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
+import { admin, databaseUrl, freePort, num, REDIS_URL, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
 
 const DURATION = num("BENCH_DURATION", 10);
 const RATE = num("BENCH_WEBHOOK_RATE", 50);
@@ -83,7 +83,7 @@ async function main() {
       await database.close();
     }
     await db.connect();
-    server = await startServerChild("webhooks", { ...env, KONTOR_ENV: "development" }, 5900 + Math.floor(Math.random() * 500));
+    server = await startServerChild("webhooks", { ...env, KONTOR_ENV: "development" }, await freePort());
     const url = server.url;
     const post = (path: string, body: unknown) =>
       fetch(`${url}/v1${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });

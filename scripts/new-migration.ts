@@ -6,6 +6,7 @@
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
 import * as engineBindings from "@prisma/schema-engine-wasm/schema_engine_bg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
@@ -60,7 +61,8 @@ async function loadMigrations() {
 }
 
 await loadSchemaEngineWasm();
-const db = new PGlite();
+// The extensions the migrations create (server/db/open.ts loads the same ones).
+const db = new PGlite({ extensions: { pg_trgm } });
 
 // One throwaway db serves as both main and shadow database. We don't use the adapter's own
 // factory because (as of 0.7.2) its shadow PGlite is never closed, which keeps the process

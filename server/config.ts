@@ -1,9 +1,16 @@
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 
 export type Environment = "development" | "production";
 
 export interface Config {
   port: number;
+  /**
+   * KONTOR_WORKERS: server processes sharing PORT (1, the default: one process and no cluster
+   * primary). From 2 on, a primary forks that many workers (server/cluster.ts); they must share
+   * PostgreSQL and Redis.
+   */
+  workers: number;
   /** `{host_url}`: no trailing slash. `{base_url}` is `${publicUrl}/v1`. */
   publicUrl: string;
   databaseUrl: string | undefined;
@@ -22,6 +29,8 @@ export interface Config {
   transactionTimeoutMs: number;
   /** KONTOR_SECRET_KEY: encrypts webhook signing secrets (generated into DATA_DIR in development). */
   secretKey: string | undefined;
+  /** KONTOR_METRICS_TOKEN: GET /metrics then needs it as a Bearer token; unset, only loopback clients may scrape. */
+  metricsToken: string | undefined;
   webhooks: WebhookConfig;
   storage: StorageConfig;
   ai: AiConfig;
@@ -102,6 +111,40 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
 
 export class ConfigError extends Error {}
 
+/** Workers one primary may fork: far more than the cores of any machine this runs on. */
+export const MAX_WORKERS = 64;
+
+/**
+ * KONTOR_WORKERS: a whole number from 1 to MAX_WORKERS, or `auto` (one per core the process may
+ * use). Several workers must share what one process would keep to itself: the database (the
+ * embedded one belongs to one process) and the stores of limits, idempotency keys and the
+ * webhook queue (in-process without Redis, so each worker would have its own).
+ */
+function workerCount(env: NodeJS.ProcessEnv, databaseUrl: string | undefined, redisUrl: string | undefined): number {
+  const raw = env.KONTOR_WORKERS?.trim();
+  let workers = 1;
+  if (raw === "auto") workers = Math.min(MAX_WORKERS, availableParallelism());
+  else if (raw !== undefined && raw !== "") {
+    workers = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!(workers >= 1 && workers <= MAX_WORKERS)) {
+      throw new ConfigError(`KONTOR_WORKERS must be a whole number from 1 to ${MAX_WORKERS}, or auto; got '${env.KONTOR_WORKERS}'.`);
+    }
+  }
+  if (workers === 1) return 1;
+  const asked = raw === "auto" ? `KONTOR_WORKERS=auto (${workers} workers)` : `KONTOR_WORKERS=${workers}`;
+  if (!databaseUrl) {
+    throw new ConfigError(
+      `${asked} needs DATABASE_URL: the embedded database belongs to one process, so the workers must share a PostgreSQL server. Set DATABASE_URL, or KONTOR_WORKERS=1.`,
+    );
+  }
+  if (!redisUrl) {
+    throw new ConfigError(
+      `${asked} needs REDIS_URL: rate limits, idempotency keys and the webhook queue must be shared by the workers, and without Redis each worker would keep its own. Set REDIS_URL, or KONTOR_WORKERS=1.`,
+    );
+  }
+  return workers;
+}
+
 function aiConfig(env: NodeJS.ProcessEnv): AiConfig {
   const upstreamUrl = env.AI_UPSTREAM_URL?.trim() || undefined;
   if (upstreamUrl && !/^https?:\/\//.test(upstreamUrl)) throw new ConfigError(`AI_UPSTREAM_URL must be an http(s) URL, got '${upstreamUrl}'.`);
@@ -157,10 +200,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError("REDIS_URL must be a redis:// URL.");
   const secretKey = env.KONTOR_SECRET_KEY || undefined;
   if (secretKey && secretKey.length < 32) throw new ConfigError("KONTOR_SECRET_KEY must be at least 32 characters.");
+  const metricsToken = env.KONTOR_METRICS_TOKEN || undefined;
+  if (metricsToken && (metricsToken.length < 32 || /\s/.test(metricsToken))) throw new ConfigError("KONTOR_METRICS_TOKEN must be at least 32 characters, without spaces.");
   const jitter = env.KONTOR_WEBHOOK_JITTER ? Number(env.KONTOR_WEBHOOK_JITTER) : 0.1;
   if (!(jitter >= 0 && jitter < 1)) throw new ConfigError(`KONTOR_WEBHOOK_JITTER must be a fraction from 0 to below 1, got '${env.KONTOR_WEBHOOK_JITTER}'.`);
+  const workers = workerCount(env, databaseUrl, redisUrl);
   return {
     port,
+    workers,
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
     databaseUrl,
     redisUrl,
@@ -172,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serviceAuthAgents: onOff(env, "KONTOR_SERVICE_AUTH_AGENTS", true),
     transactionTimeoutMs: positive(env, "KONTOR_TRANSACTION_TIMEOUT_MS", 15_000),
     secretKey,
+    metricsToken,
     webhooks: {
       timeoutMs: positive(env, "KONTOR_WEBHOOK_TIMEOUT_MS", 10_000),
       retryScheduleMs: parseDurations("KONTOR_WEBHOOK_RETRY_SCHEDULE", env.KONTOR_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE),

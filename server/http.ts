@@ -15,6 +15,7 @@ import { withRequestState } from "./request-state.ts";
 import { startWebhooks, type WebhookRuntimeOptions } from "./webhooks/runtime.ts";
 import { SecretBox, serverSecret } from "./webhooks/secrets.ts";
 import { openByteStore } from "./storage/s3-store.ts";
+import { ServerMetrics } from "./plugins/metrics.ts";
 import { Storage } from "./storage/services.ts";
 
 export interface StartOptions {
@@ -67,15 +68,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const url = `http://localhost:${port}`;
   const served = options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config;
   // Thin webhook events link to {base_url}: the worker needs the URL the API is served at.
-  const webhooks = startWebhooks(served, db, secrets, options.webhooks);
+  const metrics = new ServerMetrics(config, db, redis);
+  const webhooks = startWebhooks(served, db, secrets, { ...options.webhooks, onAttempt: metrics.webhookAttempt });
   const storage = new Storage(openByteStore(config.storage, config.dataDir), config.storage);
   const ai = {
     upstream: config.ai.upstreamUrl ? new HttpUpstream(config.ai.upstreamUrl, config.ai.upstreamKey, config.ai.timeoutMs) : undefined,
     catalog,
     meter: new CodingMeter(redis, redisNamespace(config)),
   };
-  const app = createApp(served, { db, redis, webhooks, agentKeys, storage, ai });
-  server.on("request", (req, res) => withRequestState(() => app(req, res)));
+  const app = createApp(served, { db, redis, webhooks, agentKeys, storage, ai, metrics });
+  // GET /metrics is answered here, before any API policy (limits, logs) sees it.
+  server.on("request", (req, res) => metrics.serveScrape(req, res) || withRequestState(() => app(req, res)));
   const control = await openControlSocket(db, config.dataDir, agentKeys);
   server.on("clientError", answerClientError);
   return {

@@ -1,3 +1,4 @@
+import { encodeTime, TIME_MAX } from "ulid";
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { listPage } from "../lib/cursor.ts";
@@ -106,6 +107,15 @@ function keyId(value: string | null | undefined): string | undefined {
   return value;
 }
 
+/**
+ * A request's id is a ULID of its arrival, and created_at is that arrival too, so a time window is
+ * also a range of ids, which the (workspace_id, id) index reads directly (the planner cannot know
+ * that the two columns go together). The range is wider by a margin, in case the clock moved between
+ * the two readings; created_at stays the exact condition.
+ */
+const ID_MARGIN_MS = 3_600_000;
+const idAt = (ms: number) => `req_${encodeTime(Math.min(Math.max(ms, 0), TIME_MAX))}`;
+
 const round = (value: number, places: number) => Math.round(value * 10 ** places) / 10 ** places;
 
 async function stats(ctx: Context, days: number, key: string | undefined): Promise<StatsShape> {
@@ -113,13 +123,14 @@ async function stats(ctx: Context, days: number, key: string | undefined): Promi
   const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
   const since = new Date(today - (days - 1) * DAY_MS);
   const keyFilter = key ?? null;
+  const firstId = idAt(since.getTime() - ID_MARGIN_MS);
   const [totals] = await ctx.db.$queryRaw<{ total: number; errors: number; p50: number | null; p95: number | null }[]>`
     select count(*)::int as total,
            (count(*) filter (where status >= 400))::int as errors,
            percentile_cont(0.5) within group (order by latency_ms) as p50,
            percentile_cont(0.95) within group (order by latency_ms) as p95
     from request_logs
-    where workspace_id = ${workspaceId} and created_at >= ${since}
+    where workspace_id = ${workspaceId} and created_at >= ${since} and id >= ${firstId}
       and (${keyFilter}::text is null or credential_id = ${keyFilter}::text)`;
   const perDay = await ctx.db.$queryRaw<{ date: string; requests: number; errors: number; p50: number | null; p95: number | null }[]>`
     select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date,
@@ -128,13 +139,13 @@ async function stats(ctx: Context, days: number, key: string | undefined): Promi
            percentile_cont(0.5) within group (order by latency_ms) as p50,
            percentile_cont(0.95) within group (order by latency_ms) as p95
     from request_logs
-    where workspace_id = ${workspaceId} and created_at >= ${since}
+    where workspace_id = ${workspaceId} and created_at >= ${since} and id >= ${firstId}
       and (${keyFilter}::text is null or credential_id = ${keyFilter}::text)
     group by 1`;
   const top = await ctx.db.$queryRaw<{ method: string; route: string; requests: number }[]>`
     select method, route, count(*)::int as requests
     from request_logs
-    where workspace_id = ${workspaceId} and created_at >= ${since} and route is not null
+    where workspace_id = ${workspaceId} and created_at >= ${since} and id >= ${firstId} and route is not null
       and (${keyFilter}::text is null or credential_id = ${keyFilter}::text)
     group by method, route
     order by requests desc, route, method
@@ -192,7 +203,10 @@ builder.queryFields((t) => ({
             ...(key && { credentialId: key }),
             ...(args.status != null && { status: args.status }),
             ...(args.route != null && { route: args.route }),
-            ...((args.from || args.to) && { createdAt: { ...(args.from && { gte: args.from }), ...(args.to && { lt: args.to }) } }),
+            ...((args.from || args.to) && {
+              createdAt: { ...(args.from && { gte: args.from }), ...(args.to && { lt: args.to }) },
+              AND: [{ id: { ...(args.from && { gte: idAt(args.from.getTime() - ID_MARGIN_MS) }), ...(args.to && { lt: idAt(args.to.getTime() + ID_MARGIN_MS) }) } }],
+            }),
             ...cursor,
           },
           ...page,

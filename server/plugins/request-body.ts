@@ -60,19 +60,27 @@ async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Pro
  */
 export function useRequestBody(streamed: (request: Request, url: URL) => boolean = () => false): Plugin {
   return {
-    async onRequest({ request, url, setRequest, endResponse }) {
+    async onRequest({ request, url, setRequest, endResponse, fetchAPI }) {
       if (Buffer.byteLength(url.search) > MAX_QUERY_STRING_BYTES + 1) return endResponse(errorResponse(uriTooLong(), url.pathname));
       if (!METHODS_WITH_BODY.has(request.method) || !request.body) return;
       if (streamed(request, url)) {
         requestState()!.streamedBody = true;
         return;
       }
-      const declared = Number(request.headers.get("content-length") ?? "0");
+      const length = request.headers.get("content-length");
+      const declared = Number(length ?? "0");
       if (declared > MAX_BODY_BYTES) return endResponse(errorResponse(tooLarge(), url.pathname));
-      const bytes = await readLimited(request.body, MAX_BODY_BYTES);
+      // With a declared length Node's parser delivers exactly that many bytes: read them at once.
+      // A chunked body (no length) is counted as it arrives.
+      const bytes =
+        length !== null && Number.isSafeInteger(declared) && declared >= 0
+          ? new Uint8Array(await request.arrayBuffer())
+          : await readLimited(request.body, MAX_BODY_BYTES);
       if (bytes === null) return endResponse(errorResponse(tooLarge(), url.pathname));
       // The signal goes along: it fires when the client goes away, which long answers listen for.
-      setRequest(new Request(request.url, { method: request.method, headers: request.headers, body: bytes, signal: request.signal }));
+      // Yoga's own Request class (whatwg-node's), not Node's global one (undici's): undici's constructor,
+      // its stream body and its signal wiring cost about 7 % of the CPU of a POST /graphql.
+      setRequest(new fetchAPI.Request(request.url, { method: request.method, headers: request.headers, body: bytes, signal: request.signal }));
     },
   };
 }

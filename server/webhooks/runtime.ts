@@ -10,7 +10,7 @@ import { redisNamespace } from "../redis.ts";
 import { requestState } from "../request-state.ts";
 import { createSender } from "./attempt.ts";
 import type { SecretBox } from "./secrets.ts";
-import { claim, complete, deleteExpiredEvents, fanOut, overdue, type ClaimedDelivery, type DueDelivery } from "./store.ts";
+import { claim, complete, deleteExpiredEvents, fanOut, overdue, type AttemptOutcome, type ClaimedDelivery, type DueDelivery } from "./store.ts";
 import { checkWebhookTarget, parseWebhookUrl, UrlNotAllowedError, type LookupAll } from "./url-policy.ts";
 
 const QUEUE_NAME = "webhook-deliveries";
@@ -25,6 +25,8 @@ const POLL_MS = 500;
 export interface WebhookRuntimeOptions {
   /** Resolves target hostnames (default: the system resolver). */
   lookup?: LookupAll;
+  /** Told of every attempt this process made and what it came to (`lease_lost`: not recorded), for metrics. */
+  onAttempt?: (outcome: AttemptOutcome["status"] | "lease_lost", durationMs: number) => void;
 }
 
 export interface WebhookRuntime {
@@ -112,6 +114,7 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
     const outcome = await send(delivery);
     const recorded = await complete(prisma, delivery, outcome);
+    options.onAttempt?.(recorded ? outcome.status : "lease_lost", outcome.durationMs);
     if (!recorded) log("warn", "webhook delivery lease lost before its attempt was recorded", { delivery_id: delivery.id });
     else if (outcome.status === "retrying" && queue) {
       const nextAttemptAt = new Date(Date.now() + (outcome.retryInMs ?? 0));

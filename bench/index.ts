@@ -1,0 +1,40 @@
+/**
+ * `npm run bench`: bench/run.ts (the targets of issue 15: Kontor against bare handlers, GraphQL
+ * against REST, the cluster mode, RSS), then bench/webhooks.ts (webhook deliveries), each in its
+ * own process. Never part of `npm test`.
+ *
+ *   npm run bench                      both parts (about 6–7 minutes with the defaults)
+ *   npm run bench -- --no-webhooks     the first part only (or BENCH_WEBHOOKS=off)
+ *   npm run bench -- --soak[=MINUTES]  instead: the soak (bench/soak.ts), 10 minutes unless given
+ *                                      (or BENCH_SOAK_MINUTES=MINUTES npm run bench)
+ *
+ * Settings are environment variables, described at the top of each part.
+ */
+import { spawnSync } from "node:child_process";
+import { ROOT } from "./support.ts";
+
+const args = process.argv.slice(2);
+const env = { ...process.env };
+let soak = env.BENCH_SOAK_MINUTES !== undefined && env.BENCH_SOAK_MINUTES !== "";
+let webhooks = env.BENCH_WEBHOOKS !== "off";
+for (const arg of args) {
+  const match = /^--soak(?:=(.+))?$/.exec(arg);
+  if (match) {
+    soak = true;
+    if (match[1]) env.BENCH_SOAK_MINUTES = match[1];
+  } else if (arg === "--no-webhooks") {
+    webhooks = false;
+  } else {
+    console.error(`bench: unknown argument '${arg}' (known: --soak[=MINUTES], --no-webhooks)`);
+    process.exit(2);
+  }
+}
+
+const parts = soak ? ["bench/soak.ts"] : ["bench/run.ts", ...(webhooks ? ["bench/webhooks.ts"] : [])];
+for (const part of parts) {
+  const { status, signal } = spawnSync(process.execPath, ["--import", "tsx", part], { cwd: ROOT, env, stdio: "inherit" });
+  if (status !== 0) {
+    console.error(`bench: ${part} ${signal ? `was stopped by ${signal}` : `failed (exit code ${status})`}`);
+    process.exit(status ?? 1);
+  }
+}
