@@ -173,8 +173,10 @@ export default function Logs() {
           filters={filters}
           error={list.error}
           statusInvalid={statusInvalid}
-          isOwner={isOwner}
-          keys={keys.error ? undefined : keyList}
+          // Owners pick from their keys (the list fills in as it loads); members, and an owner whose
+          // key list failed, type a key id. The field never changes kind under the user.
+          pickKey={isOwner && !keys.error}
+          keys={keyList}
           routes={routes}
           onApply={(next) => apply(next)}
           onClear={() => apply({ key: "", status: "", route: "", from: "", to: "" })}
@@ -266,7 +268,7 @@ function FilterForm({
   filters,
   error,
   statusInvalid,
-  isOwner,
+  pickKey,
   keys,
   routes,
   onApply,
@@ -276,7 +278,7 @@ function FilterForm({
   filters: Filters;
   error: unknown;
   statusInvalid: boolean;
-  isOwner: boolean;
+  pickKey: boolean;
   keys: KeyInfo[] | undefined;
   routes: string[];
   onApply(filters: Filters): void;
@@ -303,7 +305,7 @@ function FilterForm({
 
   return (
     <Form onSubmit={submit} aria-label="Filter requests" className="logs-filters">
-      {isOwner && keys ? (
+      {pickKey ? (
         <SelectField label="Key" options={keyOptions} value={draft.key} onChange={set("key")} error={fieldError(error, "key_id")} />
       ) : (
         <TextField
