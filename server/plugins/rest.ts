@@ -1,10 +1,8 @@
-import { Kind, OperationTypeNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from "graphql";
-import { buildOperationNodeForField } from "@graphql-tools/utils";
+import { Kind, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from "graphql";
 import type { FetchAPI, Plugin } from "graphql-yoga";
-import { createSofa } from "sofa-api";
 import { ApiError, internalError, isApiError, validationFailed } from "../../schema/lib/errors.ts";
 import { MAX_JSON_DEPTH, RESPONSE_BUDGET_BYTES } from "../../schema/lib/limits.ts";
-import { priceRoutes, type RoutePrice } from "../rest/page-limits.ts";
+import { priceRoutes, sofaOperations, type RoutePrice } from "../rest/page-limits.ts";
 import type { Config } from "../config.ts";
 import { errorResponse, findApiError, restErrorBody } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
@@ -94,19 +92,11 @@ interface RouteOperation {
 
 /** Sofa's operation for every route, built once per schema with Sofa's own settings (models, depth). */
 function routeOperations(view: GraphQLSchema, table: RouteEntry[]): Map<string, RouteOperation> {
-  const sofa = createSofa({ basePath: REST_BASE, schema: view });
+  const nodes = sofaOperations(view, table);
   const operations = new Map<string, RouteOperation>();
   for (const entry of table) {
-    const [typeName, fieldName] = entry.key.split(".") as [string, string];
-    const kind = typeName === view.getQueryType()?.name ? OperationTypeNode.QUERY : OperationTypeNode.MUTATION;
-    const node = buildOperationNodeForField({
-      schema: view,
-      kind,
-      field: fieldName,
-      models: sofa.models,
-      ignore: sofa.ignore,
-      circularReferenceDepth: sofa.depthLimit,
-    });
+    const fieldName = entry.key.split(".")[1]!;
+    const node = nodes.get(entry.key)!;
     operations.set(entry.key, {
       document: { kind: Kind.DOCUMENT, definitions: [node] },
       operationName: node.name?.value,

@@ -1,4 +1,4 @@
-import { OperationTypeNode, type GraphQLObjectType, type GraphQLSchema } from "graphql";
+import { OperationTypeNode, type GraphQLObjectType, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { buildOperationNodeForField } from "@graphql-tools/utils";
 import { createSofa } from "sofa-api";
 import { MAX_LIMIT } from "../../schema/lib/cursor.ts";
@@ -15,6 +15,28 @@ export interface RoutePrice {
   maxLimit: number | undefined;
 }
 
+/** The operation Sofa runs for each route (every field of the REST type, models as `{id}`), by route key. */
+export function sofaOperations(view: GraphQLSchema, table: RouteEntry[]): Map<string, OperationDefinitionNode> {
+  const sofa = createSofa({ schema: view, basePath: "/v1" });
+  const operations = new Map<string, OperationDefinitionNode>();
+  for (const entry of table) {
+    const [typeName, fieldName] = entry.key.split(".") as [string, string];
+    const kind = typeName === view.getQueryType()?.name ? OperationTypeNode.QUERY : OperationTypeNode.MUTATION;
+    operations.set(
+      entry.key,
+      buildOperationNodeForField({
+        schema: view,
+        kind,
+        field: fieldName,
+        models: sofa.models,
+        ignore: sofa.ignore,
+        circularReferenceDepth: sofa.depthLimit,
+      }),
+    );
+  }
+  return operations;
+}
+
 /**
  * What each REST route can answer at most: Sofa runs a fixed operation per route (every field of
  * the REST type), so its worst case depends only on the page size. A list route whose items can be
@@ -22,19 +44,11 @@ export interface RoutePrice {
  * REST answer can exceed the response budget either.
  */
 export function priceRoutes(view: GraphQLSchema, table: RouteEntry[]): Map<string, RoutePrice> {
-  const sofa = createSofa({ schema: view, basePath: "/v1" });
+  const operations = sofaOperations(view, table);
   const prices = new Map<string, RoutePrice>();
   for (const entry of table) {
-    const [typeName, fieldName] = entry.key.split(".") as [string, string];
-    const kind = typeName === view.getQueryType()?.name ? OperationTypeNode.QUERY : OperationTypeNode.MUTATION;
-    const operation = buildOperationNodeForField({
-      schema: view,
-      kind,
-      field: fieldName,
-      models: sofa.models,
-      ignore: sofa.ignore,
-      circularReferenceDepth: sofa.depthLimit,
-    });
+    const typeName = entry.key.split(".")[0]!;
+    const operation = operations.get(entry.key)!;
     const root = view.getType(typeName) as GraphQLObjectType;
     const at = (limit: number) => estimate(view, () => undefined, operation.selectionSet, root, { limit }).bytes;
     const paged = entry.field.args.some((arg) => arg.name === "limit");
