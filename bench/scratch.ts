@@ -29,15 +29,17 @@ export async function createScratch(keyCount: number): Promise<Scratch> {
   const dataDir = mkdtempSync(join(tmpdir(), "kontor-bench-"));
   await admin((c) => c.query(`create database ${name}`));
   const env = { DATABASE_URL: databaseUrl(name), REDIS_URL, DATA_DIR: dataDir };
+  /** The deployment's Redis namespace, known once the database is open (its `deployment` row names it). */
+  let namespace: string | undefined;
   const drop = async () => {
     rmSync(dataDir, { recursive: true, force: true });
     await admin((c) => c.query(`drop database if exists ${name} with (force)`));
-    await dropRedisKeys(redisNamespace({ databaseUrl: env.DATABASE_URL, dataDir })).catch((error: unknown) =>
-      console.error(`could not remove the bench's Redis keys: ${(error as Error).message}`),
-    );
+    if (namespace === undefined) return;
+    await dropRedisKeys(namespace).catch((error: unknown) => console.error(`could not remove the bench's Redis keys: ${(error as Error).message}`));
   };
   try {
     const database = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
+    namespace = redisNamespace(database.deploymentId);
     try {
       const ws = await createWorkspace(database.prisma, {
         name: "Bench",

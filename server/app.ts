@@ -58,6 +58,8 @@ export interface Services {
   db: Database;
   /** Undefined without REDIS_URL: policies then keep their state in process. */
   redis: Redis | undefined;
+  /** The prefix of this deployment's Redis keys, `kontor:{<deployment id>}:` (server/redis.ts). */
+  redisNamespace: string;
   webhooks: WebhookRuntime;
   /** Signs and verifies Kontor's identity assertions. */
   agentKeys: SigningKeys;
@@ -66,7 +68,7 @@ export interface Services {
   metrics: ServerMetrics;
 }
 
-export function createApp(config: Config, { db, redis, webhooks, agentKeys, storage, ai, metrics }: Services): App {
+export function createApp(config: Config, { db, redis, redisNamespace, webhooks, agentKeys, storage, ai, metrics }: Services): App {
   const apiKeys = new ApiKeyResolver(db.prisma);
   const agentTokens = new AgentTokenResolver(db.prisma);
   const contextFor = (state: RequestState): Context => {
@@ -74,7 +76,7 @@ export function createApp(config: Config, { db, redis, webhooks, agentKeys, stor
     return { db: db.prisma, credential: state.credential, requestId: state.id, hostUrl: config.publicUrl, webhooks: webhooks.services, storage };
   };
   const policies = config.policies
-    ? [useRateLimit(config, redis), useIdempotency(config, redis)]
+    ? [useRateLimit(config, redis, redisNamespace), useIdempotency(redis, redisNamespace)]
     : [];
   return createYoga<Record<string, unknown>, Context>({
     schema,
@@ -113,8 +115,8 @@ export function createApp(config: Config, { db, redis, webhooks, agentKeys, stor
       useRequestBody(isRawUpload),
       ...policies,
       // After the body limit and the rate limit (per client address, as for any request without a credential).
-      useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis }),
-      useDashboardAccounts({ config, prisma: db.prisma, redis }),
+      useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis, redisNamespace }),
+      useDashboardAccounts({ config, prisma: db.prisma, redis, redisNamespace }),
       useSandboxSweep(db.prisma),
       useBytesSweep(db.prisma, storage.store),
       ...(config.policies ? [useGraphQLLimits()] : []),

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Config } from "./config.ts";
+import { shutdownBoundMs } from "./drain.ts";
 import { log } from "./log.ts";
 import type { DemoSeed } from "./seed.ts";
 
@@ -19,13 +20,20 @@ import type { DemoSeed } from "./seed.ts";
  * SKIP LOCKED and each delivery is claimed under a database lease), and the periodic sweeps
  * (expired events, request logs, sandboxes, agent records, unreferenced bytes), which delete
  * what has expired, so running them twice deletes nothing twice.
+ *
+ * Shutdown: SIGTERM or SIGINT to the primary goes on to every worker, which drains its requests
+ * as a single process does (server/drain.ts) and exits. The primary restarts none of them, exits
+ * once all have stopped, kills those still running STOP_MARGIN_MS past their own bound, and kills
+ * all of them at once on a second signal.
  */
 
 /** What a worker tells its primary over the IPC channel. */
 export type WorkerMessage =
   | { kontor: "ready" }
   | { kontor: "seeded"; demo: DemoSeed | null }
-  | { kontor: "failed"; message: string };
+  | { kontor: "failed"; message: string }
+  /** A signal started the worker's drain: it exits once its requests are done. */
+  | { kontor: "stopping" };
 
 /** What the primary tells a worker. */
 export type PrimaryMessage = { kontor: "seed" };
@@ -40,8 +48,11 @@ const RESTART_DELAY_CAP_MS = 30_000;
 const STABLE_MS = 60_000;
 /** A slot whose replacements die this many times in a row before serving makes the primary give up. */
 const MAX_START_FAILURES = 5;
-/** Workers still running this long after the signal are killed. */
-const STOP_TIMEOUT_MS = 30_000;
+/**
+ * Workers still running this long past their own bound (KONTOR_SHUTDOWN_TIMEOUT_MS for the drain,
+ * then the closing steps': server/drain.ts) are killed.
+ */
+const STOP_MARGIN_MS = 5_000;
 
 /** This process's number when it is a cluster worker, else undefined. */
 export function workerNumber(): number | undefined {
@@ -74,6 +85,8 @@ interface Slot {
   startFailures: number;
   /** Why the current worker failed, as it said before exiting. */
   reason: string | undefined;
+  /** The current worker said a signal started its drain. */
+  stopping: boolean;
   restart: NodeJS.Timeout | undefined;
 }
 
@@ -94,6 +107,7 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
     crashes: 0,
     startFailures: 0,
     reason: undefined,
+    stopping: false,
     restart: undefined,
   }));
 
@@ -104,9 +118,11 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
     slot.worker = worker;
     slot.ready = false;
     slot.reason = undefined;
+    slot.stopping = false;
     const pid = worker.process.pid;
     worker.on("message", (message: WorkerMessage) => {
       if (message?.kontor === "failed") slot.reason = message.message;
+      else if (message?.kontor === "stopping") slot.stopping = true;
       else if (message?.kontor === "ready") {
         slot.ready = true;
         slot.readyAt = Date.now();
@@ -152,6 +168,17 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
       if (alive().length === 0) process.exit(exitCode);
       return;
     }
+    if (slot.stopping && code === 0 && phase === "running") {
+      // Drained and stopped on a signal of its own (an operator's, or one sent to every process of
+      // a group or cgroup just before the primary's own): replaced after the first back-off delay,
+      // which the primary's own shutdown cancels, and not counted as a crash.
+      log("info", "worker stopped: starting another", { worker: slot.number, pid, code, signal, restart_in_ms: RESTART_DELAY_MS });
+      slot.restart = setTimeout(() => {
+        slot.restart = undefined;
+        if (phase !== "stopping") fork(slot);
+      }, RESTART_DELAY_MS);
+      return;
+    }
     const reason = slot.reason ?? `could not start: it ${how}`;
     // Until every worker has served once, a failure is the start's: stop as one process would.
     if (phase === "starting" || phase === "seeding") return giveUp(`worker ${slot.number}: ${reason}`);
@@ -181,20 +208,27 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
   }
 
   function stop(code: number, signal: string | undefined): void {
-    if (phase === "stopping") return;
+    if (phase === "stopping") {
+      if (!signal) return;
+      // A second signal: the operator will not wait for the drain.
+      log("warn", "second signal: killing the workers without waiting for the requests in flight", { signal, workers: alive().length });
+      for (const slot of alive()) slot.worker!.process.kill("SIGKILL");
+      process.exit(1);
+    }
     phase = "stopping";
     exitCode = code;
     for (const slot of slots) clearTimeout(slot.restart);
-    if (signal) log("info", "shutting down", { signal, workers: alive().length });
+    const timeoutMs = shutdownBoundMs(config) + STOP_MARGIN_MS;
+    if (signal) log("info", "shutting down", { signal, workers: alive().length, timeout_ms: timeoutMs });
     if (alive().length === 0) process.exit(exitCode);
-    // Each worker closes its server and its database on SIGTERM, as a single process does.
+    // Each worker drains its requests, then closes its server and its database on SIGTERM, as a single process does.
     for (const slot of alive()) slot.worker!.process.kill("SIGTERM");
     setTimeout(() => {
       for (const slot of alive()) {
-        log("warn", "worker did not stop in time: killing it", { worker: slot.number, pid: slot.worker!.process.pid, after_ms: STOP_TIMEOUT_MS });
+        log("warn", "worker did not stop in time: killing it", { worker: slot.number, pid: slot.worker!.process.pid, after_ms: timeoutMs });
         slot.worker!.process.kill("SIGKILL");
       }
-    }, STOP_TIMEOUT_MS).unref();
+    }, timeoutMs).unref();
   }
 
   process.on("SIGINT", () => stop(0, "SIGINT"));

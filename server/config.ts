@@ -1,5 +1,7 @@
+import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import proxyaddr from "proxy-addr";
 
 export type Environment = "development" | "production";
 
@@ -27,10 +29,21 @@ export interface Config {
   serviceAuthAgents: boolean;
   /** A database transaction (and, on PostgreSQL, a statement) running longer is cancelled and rolled back. */
   transactionTimeoutMs: number;
+  /**
+   * KONTOR_SHUTDOWN_TIMEOUT_MS: on SIGTERM or SIGINT, how long the requests in flight may take to
+   * finish before the remaining connections are closed (server/drain.ts).
+   */
+  shutdownTimeoutMs: number;
   /** KONTOR_SECRET_KEY: encrypts webhook signing secrets (generated into DATA_DIR in development). */
   secretKey: string | undefined;
   /** KONTOR_METRICS_TOKEN: GET /metrics then needs it as a Bearer token; unset, only loopback clients may scrape. */
   metricsToken: string | undefined;
+  /**
+   * KONTOR_TRUST_PROXY: the proxies (`loopback`, addresses, CIDR ranges, in proxy-addr's notation)
+   * whose X-Forwarded-For names the client (server/client-address.ts). Empty, the default: the
+   * header is ignored and the client is the socket's peer.
+   */
+  trustProxy: string[];
   webhooks: WebhookConfig;
   storage: StorageConfig;
   ai: AiConfig;
@@ -145,6 +158,45 @@ function workerCount(env: NodeJS.ProcessEnv, databaseUrl: string | undefined, re
   return workers;
 }
 
+const TRUST_PROXY_FORMS = "off, loopback, or a comma-separated list of the proxies' IP addresses and CIDR ranges (e.g. loopback,10.0.0.0/8,2001:db8::7)";
+
+/**
+ * KONTOR_TRUST_PROXY: `off` (the default), or a list of `loopback`, IP addresses and CIDR ranges.
+ * A hop count is refused: it trusts whatever stands that many places from the right, so one proxy
+ * more or less in front of the server lets clients choose their own address. So is a range that
+ * holds every address (`/0`, `*`): any client could then name itself.
+ */
+export function parseTrustProxy(raw: string | undefined): string[] {
+  const value = raw?.trim() ?? "";
+  if (value === "" || value === "off") return [];
+  const refuse = (why: string) => new ConfigError(`KONTOR_TRUST_PROXY ${why}; use ${TRUST_PROXY_FORMS}.`);
+  const list = value.split(",").map((item) => {
+    const entry = item.trim();
+    if (entry === "") throw refuse(`has an empty entry in '${value}'`);
+    if (entry === "loopback") return entry;
+    if (entry === "off") throw refuse(`cannot combine off with addresses ('${value}')`);
+    if (/^\d+$/.test(entry)) throw refuse(`does not take a hop count ('${entry}'): name the proxies instead, so a client cannot add hops of its own`);
+    if (["*", "all", "on", "true", "any"].includes(entry.toLowerCase())) throw refuse(`cannot trust every address ('${entry}'): any client could then choose its own address`);
+    const slash = entry.indexOf("/");
+    const address = slash === -1 ? entry : entry.slice(0, slash);
+    const family = isIP(address);
+    if (family === 0 || address.includes("%")) throw refuse(`entry '${entry}' is neither loopback, an IP address nor a CIDR range`);
+    if (slash !== -1) {
+      const bits = entry.slice(slash + 1);
+      const max = family === 4 ? 32 : 128;
+      if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) throw refuse(`entry '${entry}' has a bad prefix length (1 to ${max})`);
+      if (Number(bits) === 0) throw refuse(`entry '${entry}' holds every address: any client could then choose its own address`);
+    }
+    return entry;
+  });
+  try {
+    proxyaddr.compile(list);
+  } catch (error) {
+    throw refuse(`is not understood (${(error as Error).message})`);
+  }
+  return list;
+}
+
 function aiConfig(env: NodeJS.ProcessEnv): AiConfig {
   const upstreamUrl = env.AI_UPSTREAM_URL?.trim() || undefined;
   if (upstreamUrl && !/^https?:\/\//.test(upstreamUrl)) throw new ConfigError(`AI_UPSTREAM_URL must be an http(s) URL, got '${upstreamUrl}'.`);
@@ -218,8 +270,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     anonymousAgentsPerHour: wholeNumber(env, "KONTOR_ANONYMOUS_AGENTS_PER_HOUR", 10),
     serviceAuthAgents: onOff(env, "KONTOR_SERVICE_AUTH_AGENTS", true),
     transactionTimeoutMs: positive(env, "KONTOR_TRANSACTION_TIMEOUT_MS", 15_000),
+    shutdownTimeoutMs: positive(env, "KONTOR_SHUTDOWN_TIMEOUT_MS", 10_000),
     secretKey,
     metricsToken,
+    trustProxy: parseTrustProxy(env.KONTOR_TRUST_PROXY),
     webhooks: {
       timeoutMs: positive(env, "KONTOR_WEBHOOK_TIMEOUT_MS", 10_000),
       retryScheduleMs: parseDurations("KONTOR_WEBHOOK_RETRY_SCHEDULE", env.KONTOR_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE),

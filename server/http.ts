@@ -4,6 +4,7 @@ import { agentKeyBox, SigningKeys } from "./agents/keys.ts";
 import { createApp } from "./app.ts";
 import { openControlSocket } from "./control/socket-server.ts";
 import { answerClientError } from "./client-error.ts";
+import { RequestTracker, type DrainResult } from "./drain.ts";
 import type { Config } from "./config.ts";
 import type { Redis } from "ioredis";
 import { openDatabase, type Database } from "./db/open.ts";
@@ -28,6 +29,15 @@ export interface RunningServer {
   db: Database;
   redis: Redis | undefined;
   server: Server;
+  /** Requests arrived and not yet answered in full. */
+  inFlight(): number;
+  /**
+   * The graceful part of a shutdown (server/drain.ts): stops accepting connections and lets the
+   * requests in flight finish, each answered with `Connection: close`, for at most `timeoutMs`;
+   * then closes every connection left. `close()` does the rest.
+   */
+  drain(timeoutMs: number): Promise<DrainResult>;
+  /** Closes the connections still open (at once, unless drained before), then the webhook runtime, Redis and the database. */
   close(): Promise<void>;
 }
 
@@ -54,6 +64,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   server.keepAliveTimeout = 5_000;
   // Node's default (5 min) would cut a big raw upload short; headersTimeout still stops slow headers.
   server.requestTimeout = 60 * 60 * 1000;
+  const requests = new RequestTracker(server);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -71,25 +82,36 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const metrics = new ServerMetrics(config, db, redis);
   const webhooks = startWebhooks(served, db, secrets, { ...options.webhooks, onAttempt: metrics.webhookAttempt });
   const storage = new Storage(openByteStore(config.storage, config.dataDir), config.storage);
+  // The database's own identity names the Redis keys, however DATABASE_URL is spelled.
+  const namespace = redisNamespace(db.deploymentId);
   const ai = {
     upstream: config.ai.upstreamUrl ? new HttpUpstream(config.ai.upstreamUrl, config.ai.upstreamKey, config.ai.timeoutMs) : undefined,
     catalog,
-    meter: new CodingMeter(redis, redisNamespace(config)),
+    meter: new CodingMeter(redis, namespace),
   };
-  const app = createApp(served, { db, redis, webhooks, agentKeys, storage, ai, metrics });
+  const app = createApp(served, { db, redis, redisNamespace: namespace, webhooks, agentKeys, storage, ai, metrics });
   // GET /metrics is answered here, before any API policy (limits, logs) sees it.
   server.on("request", (req, res) => metrics.serveScrape(req, res) || withRequestState(() => app(req, res)));
   const control = await openControlSocket(db, config.dataDir, agentKeys);
   server.on("clientError", answerClientError);
+  let draining: Promise<DrainResult> | undefined;
+  const drain = (timeoutMs: number) =>
+    (draining ??= (async () => {
+      const controlClosed = control?.close();
+      const result = await requests.drain(timeoutMs);
+      await controlClosed;
+      return result;
+    })());
   return {
     url,
     db,
     redis,
     server,
+    inFlight: () => requests.size,
+    drain,
     close: async () => {
-      await control?.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Without a drain before, every connection is closed at once (the tests' servers).
+      await drain(0);
       await app.dispose();
       await webhooks.close();
       redis?.disconnect();

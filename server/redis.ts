@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
 
 /**
@@ -15,10 +14,14 @@ export async function openRedis(url: string | undefined): Promise<Redis | undefi
 }
 
 /**
- * The prefix of every Redis key of one deployment. Processes that share a database share their
- * limits and idempotency keys; two deployments (or two test databases) on one Redis never meet.
+ * The prefix of every Redis key of one deployment: `kontor:{<deployment id>}:`, from the database's
+ * own `deployment` row (Database.deploymentId), read once at start. Processes that open one
+ * database share their limits, idempotency keys and webhook queue however their DATABASE_URL is
+ * spelled; two deployments (or two test databases) on one Redis never meet. The braces are a Redis
+ * Cluster hash tag: Redis Cluster hashes only the text between them, so every key of one
+ * deployment lands in one slot and a command or script over several of them stays legal.
  */
-export function redisNamespace(config: { databaseUrl: string | undefined; dataDir: string }): string {
-  const identity = config.databaseUrl ?? config.dataDir;
-  return `kontor:${createHash("sha256").update(identity).digest("hex").slice(0, 12)}:`;
+export function redisNamespace(deploymentId: string): string {
+  if (!/^[A-Za-z0-9_-]+$/.test(deploymentId)) throw new Error(`Not a deployment id: ${JSON.stringify(deploymentId)}.`);
+  return `kontor:{${deploymentId}}:`;
 }

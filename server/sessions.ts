@@ -4,7 +4,6 @@ import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { PrismaClient } from "../schema/generated/prisma/client.ts";
 import type { Config } from "./config.ts";
-import { redisNamespace } from "./redis.ts";
 
 /** The signed-in user's cookie: a random token whose SHA-256 is the Session row's id. */
 export const SESSION_COOKIE = "kontor_session";
@@ -117,11 +116,12 @@ export class SignIn {
 
   constructor(
     private readonly db: PrismaClient,
-    config: Config,
     redis: Redis | undefined,
+    /** The deployment's Redis key prefix (server/redis.ts). */
+    redisNamespace: string,
   ) {
-    this.perAccount = limiter(config, redis, "signin:account", SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_IN_WINDOW_SECONDS);
-    this.perIp = limiter(config, redis, "signin:ip", SIGN_IN_FAILURES_PER_IP, SIGN_IN_WINDOW_SECONDS);
+    this.perAccount = limiter(redis, redisNamespace, "signin:account", SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_IN_WINDOW_SECONDS);
+    this.perIp = limiter(redis, redisNamespace, "signin:ip", SIGN_IN_FAILURES_PER_IP, SIGN_IN_WINDOW_SECONDS);
   }
 
   async attempt(input: { email: string; password: string; ip: string }): Promise<SignInResult> {
@@ -150,9 +150,9 @@ export class SignIn {
 const signIns = new WeakMap<PrismaClient, SignIn>();
 
 /** The one SignIn of a database: the claim page and the dashboard count failures together. */
-export function signInFor(db: PrismaClient, config: Config, redis: Redis | undefined): SignIn {
+export function signInFor(db: PrismaClient, redis: Redis | undefined, redisNamespace: string): SignIn {
   let signIn = signIns.get(db);
-  if (!signIn) signIns.set(db, (signIn = new SignIn(db, config, redis)));
+  if (!signIn) signIns.set(db, (signIn = new SignIn(db, redis, redisNamespace)));
   return signIn;
 }
 
@@ -160,8 +160,8 @@ export function signInFor(db: PrismaClient, config: Config, redis: Redis | undef
 export class SignUpLimit {
   private readonly perIp: RateLimiterAbstract;
 
-  constructor(config: Config, redis: Redis | undefined) {
-    this.perIp = limiter(config, redis, "signup:ip", SIGN_UPS_PER_IP, SIGN_UP_WINDOW_SECONDS);
+  constructor(redis: Redis | undefined, redisNamespace: string) {
+    this.perIp = limiter(redis, redisNamespace, "signup:ip", SIGN_UPS_PER_IP, SIGN_UP_WINDOW_SECONDS);
   }
 
   /** Null when the attempt may go on, else the seconds to wait. */
@@ -176,12 +176,12 @@ export class SignUpLimit {
   }
 }
 
-function limiter(config: Config, redis: Redis | undefined, kind: string, points: number, duration: number): RateLimiterAbstract {
+function limiter(redis: Redis | undefined, namespace: string, kind: string, points: number, duration: number): RateLimiterAbstract {
   const memory = new RateLimiterMemory({ points, duration });
   if (!redis) return memory;
   return new RateLimiterRedis({
     storeClient: redis,
-    keyPrefix: `${redisNamespace(config)}${kind}`,
+    keyPrefix: `${namespace}${kind}`,
     points,
     duration,
     insuranceLimiter: memory,

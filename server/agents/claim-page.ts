@@ -166,7 +166,7 @@ async function submit(request: Request, services: AgentServices, client: AgentCl
     if (!expected || !sameSecret(expected, csrfGiven)) throw forbidden();
     const view = await openAttempt(db, attemptToken);
     const email = (form.get("email") ?? "").slice(0, 320);
-    const result = await signInFor(services.prisma, services.config, services.redis).attempt({ email, password: (form.get("password") ?? "").slice(0, 1024), ip: client.ip });
+    const result = await signInFor(services.prisma, services.redis, services.redisNamespace).attempt({ email, password: (form.get("password") ?? "").slice(0, 1024), ip: client.ip });
     if (result.outcome === "wait") {
       const minutes = Math.ceil(result.retryAfterSeconds / 60);
       const response = await signInPage(services, request, view, attemptToken!, 429, `Too many sign-in attempts. Wait ${minutes} minute${minutes === 1 ? "" : "s"} and try again.`, email);

@@ -1,5 +1,4 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import { redisNamespace } from "../redis.ts";
 import { registerIdentityAssertion } from "./id-jag.ts";
 import { OAuthError, oauthJson, readJsonObject } from "./oauth.ts";
 import { agentRoutes, type AgentServices } from "./plugin.ts";
@@ -17,7 +16,7 @@ async function countAnonymous(services: AgentServices, ip: string): Promise<void
     const options = { points: services.config.anonymousAgentsPerHour, duration: 3600 };
     const memory = new RateLimiterMemory(options);
     limiter = services.redis
-      ? new RateLimiterRedis({ ...options, storeClient: services.redis, keyPrefix: `${redisNamespace(services.config)}agent-anonymous`, insuranceLimiter: memory })
+      ? new RateLimiterRedis({ ...options, storeClient: services.redis, keyPrefix: `${services.redisNamespace}agent-anonymous`, insuranceLimiter: memory })
       : memory;
     limiters.set(services, limiter);
   }

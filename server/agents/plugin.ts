@@ -1,6 +1,7 @@
 import type { Plugin } from "graphql-yoga";
 import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { clientAddress } from "../client-address.ts";
 import { baseUrl, type Config } from "../config.ts";
 import { describeError, log } from "../log.ts";
 import { requestState } from "../request-state.ts";
@@ -14,12 +15,14 @@ export interface AgentServices {
   keys: SigningKeys;
   /** Undefined without REDIS_URL: state then lives in the database or in process. */
   redis: Redis | undefined;
+  /** The deployment's Redis key prefix (server/redis.ts). */
+  redisNamespace: string;
   /** `{host_url}` and `{base_url}` of this deployment. */
   hostUrl: string;
   baseUrl: string;
 }
 
-/** Who sent the request: the socket's peer address (X-Forwarded-For is not trusted, no proxy is configured). */
+/** Who sent the request: its client address (server/client-address.ts: the socket's peer, or what a trusted proxy says). */
 export interface AgentClient {
   ip: string;
 }
@@ -56,8 +59,7 @@ export function useAgentAuth(services: Omit<AgentServices, "hostUrl" | "baseUrl"
           const allow = Object.keys(handlers).join(", ");
           throw new OAuthError(405, "method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allow}.`, {}, { Allow: allow });
         }
-        const ip = (serverContext as { req?: { socket?: { remoteAddress?: string } } }).req?.socket?.remoteAddress ?? "unknown";
-        endResponse(await handler(request, full, url, { ip }));
+        endResponse(await handler(request, full, url, { ip: clientAddress(serverContext, full.config) ?? "unknown" }));
       } catch (error) {
         if (error instanceof OAuthError) {
           if (state) state.errorCode = error.code;

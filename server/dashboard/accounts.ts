@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { ApiError, internalError, validationFailed } from "../../schema/lib/errors.ts";
 import { textProblem } from "../../schema/lib/limits.ts";
+import { clientAddress } from "../client-address.ts";
 import type { Config } from "../config.ts";
 import { errorResponse } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
@@ -284,12 +285,12 @@ const isAccountPath = (pathname: string) => pathname === DASHBOARD_API_PATH || p
  * (they authenticate by their own means: the session cookie and a CSRF token on every POST);
  * errors in the API's shape; nothing here is ever cached.
  */
-export function useDashboardAccounts(options: { config: Config; prisma: PrismaClient; redis: Redis | undefined }): Plugin {
+export function useDashboardAccounts(options: { config: Config; prisma: PrismaClient; redis: Redis | undefined; redisNamespace: string }): Plugin {
   const services: Services = {
     config: options.config,
     prisma: options.prisma,
-    signIn: signInFor(options.prisma, options.config, options.redis),
-    signUps: new SignUpLimit(options.config, options.redis),
+    signIn: signInFor(options.prisma, options.redis, options.redisNamespace),
+    signUps: new SignUpLimit(options.redis, options.redisNamespace),
   };
   return {
     async onRequest({ request, url, serverContext, endResponse }) {
@@ -304,8 +305,7 @@ export function useDashboardAccounts(options: { config: Config; prisma: PrismaCl
           const allow = Object.keys(handlers).join(", ");
           throw new ApiError(405, "invalid_request_error", "method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allow}.`, { headers: { Allow: allow } });
         }
-        const ip = (serverContext as { req?: { socket?: { remoteAddress?: string } } }).req?.socket?.remoteAddress ?? "unknown";
-        endResponse(await handler(request, services, ip));
+        endResponse(await handler(request, services, clientAddress(serverContext, services.config) ?? "unknown"));
       } catch (error) {
         if (error instanceof ApiError) return endResponse(errorResponse(error, url.pathname));
         log("error", "dashboard account request failed", describeError(error));

@@ -7,6 +7,7 @@ import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { log } from "../log.ts";
+import { readDeploymentId } from "./deployment.ts";
 import { lockDataDir } from "./lock.ts";
 import { applyMigrations, type SqlSession } from "./migrate.ts";
 
@@ -15,6 +16,8 @@ export interface Database {
   kind: "embedded" | "postgres";
   /** Names of the migrations this open applied. */
   migrated: string[];
+  /** The `deployment` row's id, read once at open: it names the deployment's Redis keys (server/redis.ts). */
+  deploymentId: string;
   /** node-postgres's pool on PostgreSQL (its counts are exposed as metrics); none on the embedded database. */
   pool?: pg.Pool;
   close(): Promise<void>;
@@ -95,6 +98,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   // pool drops it and opens a new one on the next query.
   pool.on("error", (error) => log("warn", "idle database connection lost", { error: error.message }));
   let migrated: string[];
+  let deploymentId: string;
   try {
     const client = await pool.connect();
     try {
@@ -105,6 +109,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
       await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
       try {
         migrated = await applyMigrations(session);
+        deploymentId = await readDeploymentId(session);
       } finally {
         await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]);
       }
@@ -120,6 +125,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     prisma,
     kind: "postgres",
     migrated,
+    deploymentId,
     pool,
     close: async () => {
       await prisma.$disconnect();
@@ -136,10 +142,12 @@ async function openEmbedded(dataDir: string, options: DatabaseOptions): Promise<
     // The extensions the migrations create (pg_trgm: the lists' `search` indexes).
     pglite = await PGlite.create(join(dataDir, "db"), { extensions: { pg_trgm } });
     const db = pglite;
-    const migrated = await applyMigrations({
+    const session: SqlSession = {
       exec: async (sql) => void (await db.exec(sql)),
       query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params)).rows,
-    });
+    };
+    const migrated = await applyMigrations(session);
+    const deploymentId = await readDeploymentId(session);
     const prisma = withDeadline(
       new PrismaClient({ adapter: new PrismaPGlite(db), transactionOptions: transactions(options), errorFormat: ERROR_FORMAT }),
       transactions(options).timeout,
@@ -148,6 +156,7 @@ async function openEmbedded(dataDir: string, options: DatabaseOptions): Promise<
       prisma,
       kind: "embedded",
       migrated,
+      deploymentId,
       close: async () => {
         await prisma.$disconnect();
         await db.close();

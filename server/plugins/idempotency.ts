@@ -3,7 +3,6 @@ import type { Redis } from "ioredis";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { MAX_IDEMPOTENT_RESPONSE_BYTES } from "../../schema/lib/limits.ts";
-import type { Config } from "../config.ts";
 import { errorResponse, GRAPHQL_PATH, noteErrorCode } from "../error-response.ts";
 import {
   MemoryIdempotencyStore,
@@ -11,7 +10,6 @@ import {
   type IdempotencyRecord,
   type StoredResponse,
 } from "../idempotency-store.ts";
-import { redisNamespace } from "../redis.ts";
 import { requestState, type RequestState } from "../request-state.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -105,8 +103,8 @@ function replay(stored: StoredResponse, pathname: string): Response {
  * `Idempotency-Key` on any POST (decisions.md §7): the first request claims the key for its
  * workspace, and its response is kept 24 h and replayed to repeats with the same payload.
  */
-export function useIdempotency(config: Config, redis: Redis | undefined): Plugin {
-  const store = redis ? new RedisIdempotencyStore(redis, redisNamespace(config)) : new MemoryIdempotencyStore();
+export function useIdempotency(redis: Redis | undefined, redisNamespace: string): Plugin {
+  const store = redis ? new RedisIdempotencyStore(redis, redisNamespace) : new MemoryIdempotencyStore();
   const claims = new WeakMap<RequestState, Claim>();
 
   /** Claims the key for this request, or answers it: a replay, a conflict, or "still in progress". */

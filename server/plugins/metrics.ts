@@ -4,6 +4,7 @@ import type { Plugin } from "graphql-yoga";
 import type { Redis } from "ioredis";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { ApiError } from "../../schema/lib/errors.ts";
+import { fromThisMachine } from "../client-address.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
 import { errorResponse } from "../error-response.ts";
@@ -43,12 +44,6 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-const isLoopback = (address: string | undefined) =>
-  !!address && (address === "::1" || /^(::ffff:)?127\./.test(address));
-
-/** A proxy in front of the server makes every client look local: a forwarded request is never "from loopback". */
-const forwarded = (req: IncomingMessage) => !!(req.headers.forwarded || req.headers["x-forwarded-for"] || req.headers["x-real-ip"]);
-
 const digest = (value: string) => createHash("sha256").update(value).digest();
 
 interface DatabaseGauges {
@@ -68,6 +63,8 @@ interface DatabaseGauges {
 export class ServerMetrics {
   readonly registry = new Registry();
   private readonly token: Buffer | undefined;
+  /** KONTOR_TRUST_PROXY: who may vouch that a forwarded scrape came from this machine. */
+  private readonly proxies: Pick<Config, "trustProxy">;
   private readonly requests: Counter<"method" | "route" | "status_class">;
   private readonly duration: Histogram<"method" | "route" | "status_class">;
   private readonly inFlight: Gauge;
@@ -80,11 +77,12 @@ export class ServerMetrics {
   private databaseGauges: { at: number; value: Promise<DatabaseGauges> } | undefined;
 
   constructor(
-    config: Pick<Config, "metricsToken">,
+    config: Pick<Config, "metricsToken" | "trustProxy">,
     private readonly db: Database,
     private readonly redis: Redis | undefined,
   ) {
     this.token = config.metricsToken === undefined ? undefined : digest(config.metricsToken);
+    this.proxies = { trustProxy: config.trustProxy };
     const registers = [this.registry];
     this.requests = new Counter({
       name: "kontor_http_requests_total",
@@ -277,8 +275,9 @@ export class ServerMetrics {
   /**
    * Answers `GET /metrics` and returns true, or returns false for any other request (it goes on to
    * the API). With KONTOR_METRICS_TOKEN, `Authorization: Bearer <token>` is required from every
-   * client (else 401); without it, only loopback clients that no proxy forwarded may scrape, and
-   * everybody else gets the 404 of a path that does not exist.
+   * client (else 401); without it, only loopback clients may scrape, forwarded by no proxy or only
+   * by trusted proxies on this machine (fromThisMachine), and everybody else gets the 404 of a
+   * path that does not exist.
    */
   serveScrape(req: IncomingMessage, res: ServerResponse): boolean {
     const url = req.url ?? "";
@@ -309,7 +308,9 @@ export class ServerMetrics {
 
   private denied(req: IncomingMessage): ApiError | undefined {
     if (!this.token) {
-      if (isLoopback(req.socket.remoteAddress) && !forwarded(req)) return undefined;
+      // A proxy in front of the server makes every client look local: a forwarded request is local
+      // only when trusted proxies (KONTOR_TRUST_PROXY) vouch that every hop was on this machine.
+      if (fromThisMachine(req, this.proxies)) return undefined;
       return new ApiError(404, "invalid_request_error", "not_found", `No route ${req.method} ${METRICS_PATH}.`);
     }
     const header = req.headers.authorization;

@@ -1,12 +1,11 @@
-import type { IncomingMessage } from "node:http";
 import type { Redis } from "ioredis";
 import type { Plugin } from "graphql-yoga";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { ApiError } from "../../schema/lib/errors.ts";
+import { clientAddress } from "../client-address.ts";
 import { PLAN_LIMITS, PLANS, type PlanName } from "../../schema/lib/plans.ts";
 import type { Config } from "../config.ts";
 import { errorResponse } from "../error-response.ts";
-import { redisNamespace } from "../redis.ts";
 import { requestState, type RequestState } from "../request-state.ts";
 import { isDashboardFile } from "../dashboard/static.ts";
 
@@ -31,13 +30,13 @@ function isGeneralAi(request: Request, state: RequestState): boolean {
 
 type Column = "requests_per_minute" | "ai_requests_per_minute";
 
-function createLimiter(plan: PlanName, column: Column, config: Config, redis: Redis | undefined): RateLimiterAbstract {
+function createLimiter(plan: PlanName, column: Column, redis: Redis | undefined, namespace: string): RateLimiterAbstract {
   const points = PLAN_LIMITS[plan][column];
   const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS });
   if (!redis) return memory;
   return new RateLimiterRedis({
     storeClient: redis,
-    keyPrefix: `${redisNamespace(config)}${column === "requests_per_minute" ? "ratelimit" : "ratelimit-ai"}:${plan}`,
+    keyPrefix: `${namespace}${column === "requests_per_minute" ? "ratelimit" : "ratelimit-ai"}:${plan}`,
     points,
     duration: WINDOW_SECONDS,
     // While Redis is unreachable each process limits on its own rather than failing every request.
@@ -62,12 +61,12 @@ const tooManyRequests = (quota: Quota, pathname: string) => {
  * (401s, public documents) count per client IP at the free plan's rate. Every response carries
  * the X-RateLimit-* headers.
  */
-export function useRateLimit(config: Config, redis: Redis | undefined): Plugin {
-  const limiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, "requests_per_minute", config, redis)])) as Record<
+export function useRateLimit(config: Config, redis: Redis | undefined, redisNamespace: string): Plugin {
+  const limiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, "requests_per_minute", redis, redisNamespace)])) as Record<
     PlanName,
     RateLimiterAbstract
   >;
-  const aiLimiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, "ai_requests_per_minute", config, redis)])) as Record<
+  const aiLimiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, "ai_requests_per_minute", redis, redisNamespace)])) as Record<
     PlanName,
     RateLimiterAbstract
   >;
@@ -77,10 +76,8 @@ export function useRateLimit(config: Config, redis: Redis | undefined): Plugin {
     const credential = state.credential;
     const ai = isGeneralAi(request, state);
     const plan = credential?.plan ?? "free";
-    // X-Forwarded-For is not trusted: no proxy is configured in front of the server.
-    const key = credential
-      ? `credential:${credential.id}`
-      : `ip:${(serverContext as { req?: IncomingMessage }).req?.socket.remoteAddress ?? "unknown"}`;
+    // The client's address: the socket's peer, or what a trusted proxy says (KONTOR_TRUST_PROXY).
+    const key = credential ? `credential:${credential.id}` : `ip:${clientAddress(serverContext, config) ?? "unknown"}`;
     let result: RateLimiterRes;
     let exceeded = false;
     try {

@@ -1,6 +1,7 @@
 import { AsyncResource } from "node:async_hooks";
 import type { Plugin } from "graphql-yoga";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { clientAddress } from "../client-address.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
 import { describeError, log } from "../log.ts";
@@ -225,20 +226,13 @@ export async function flushRequestLogs(db: Pick<Database, "prisma">): Promise<vo
 
 const text = (value: string | null | undefined, max: number) => (value ? value.slice(0, max) : null);
 
-function clientIp(serverContext: unknown): string | null {
-  const context = serverContext as { req?: { socket?: { remoteAddress?: string } } } | undefined;
-  const address = context?.req?.socket?.remoteAddress;
-  if (!address) return null;
-  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
-}
-
 /**
  * decisions.md §3: every request (authenticated or not) becomes one request_logs row keyed by its
  * request id, but for the dashboard's own requests (a session credential): logs are per key and
  * agent, and the dashboard reading them must not fill them. Register it last: every onResponse runs whichever plugin ended the request (401,
  * 404, 429…), and the last one sees the response the others settled on.
  */
-export function useRequestLog(_config: Config, db: Database, options: Partial<RequestLogOptions> = {}): Plugin {
+export function useRequestLog(config: Config, db: Database, options: Partial<RequestLogOptions> = {}): Plugin {
   const writer = new RequestLogWriter(db.prisma, { ...DEFAULT_REQUEST_LOG_OPTIONS, ...options });
   writers.set(db.prisma, writer);
   const routes = new RouteTemplates();
@@ -261,7 +255,7 @@ export function useRequestLog(_config: Config, db: Database, options: Partial<Re
         status: response.status,
         latencyMs: Math.max(0, Math.round(latency)),
         errorCode: state.errorCode ?? null,
-        clientIp: clientIp(serverContext),
+        clientIp: clientAddress(serverContext, config) ?? null,
         userAgent: text(request.headers.get("user-agent"), 512),
         // The request's arrival (wall clock), like the time in its id, so id order and created_at agree.
         createdAt: new Date(Date.now() - latency),

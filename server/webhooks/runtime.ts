@@ -48,9 +48,11 @@ class DeliveryQueue {
   private readonly queue: Queue;
   private readonly worker: Worker;
 
-  constructor(config: Config, process: (ids: string[]) => Promise<void>) {
+  constructor(config: Config, namespace: string, process: (ids: string[]) => Promise<void>) {
     const connection = { url: config.redisUrl!, maxRetriesPerRequest: null };
-    const prefix = `${redisNamespace(config)}bull`;
+    // `kontor:{<id>}:bull`: every key of the queue shares the deployment's hash tag, so BullMQ's
+    // scripts over several of them stay in one Redis Cluster slot.
+    const prefix = `${namespace}bull`;
     this.queue = new Queue(QUEUE_NAME, { connection, prefix });
     this.worker = new Worker(QUEUE_NAME, async (job) => process((job.data as { ids: string[] }).ids), {
       connection,
@@ -154,7 +156,7 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
   };
 
   const queue = config.redisUrl
-    ? new DeliveryQueue(config, async (ids) => {
+    ? new DeliveryQueue(config, redisNamespace(db.deploymentId), async (ids) => {
         for (let i = 0; i < ids.length && !closed; ) {
           const slots = await reserve(ids.length - i);
           if (slots === 0) break;

@@ -178,7 +178,7 @@ e2e("idempotency", (server, stack) => {
       expect(early.body.error.type).toBe("idempotency_error");
       expectError(await post("/leads", { first_name: "Other" }, key), 409, "idempotency_conflict");
       if (stack === "postgres") {
-        const ttl = await server().running.redis!.pttl(idempotencyRedisKey(redisNamespace(server().config), `${tenant.workspaceId}:${key}`));
+        const ttl = await server().running.redis!.pttl(idempotencyRedisKey(redisNamespace(server().running.db.deploymentId), `${tenant.workspaceId}:${key}`));
         expect(ttl).toBeGreaterThan(CLAIM_TTL_MS - 60_000);
         expect(ttl).toBeLessThanOrEqual(CLAIM_TTL_MS);
       }
@@ -336,7 +336,7 @@ e2e("idempotency", (server, stack) => {
       it("keeps a finished key 24 hours in Redis", async () => {
         const key = newKey();
         expect((await post("/leads", { first_name: "Ttl" }, key)).status).toBe(201);
-        const redisKey = idempotencyRedisKey(redisNamespace(server().config), `${tenant.workspaceId}:${key}`);
+        const redisKey = idempotencyRedisKey(redisNamespace(server().running.db.deploymentId), `${tenant.workspaceId}:${key}`);
         const ttl = await server().running.redis!.pttl(redisKey);
         expect(ttl).toBeGreaterThan(IDEMPOTENCY_TTL_MS - 60_000);
         expect(ttl).toBeLessThanOrEqual(IDEMPOTENCY_TTL_MS);

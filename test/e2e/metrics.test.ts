@@ -555,7 +555,7 @@ describe.runIf(stacks().includes("postgres"))("metrics: a webhook retry whose qu
 
     // The retry waits in BullMQ's delayed set: delete every key of the deployment's queue.
     const redis = server.running.redis!;
-    const prefix = `${redisNamespace(server.config)}bull:`;
+    const prefix = `${redisNamespace(server.running.db.deploymentId)}bull:`;
     let deleted = 0;
     for (let cursor = "0"; ; ) {
       const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
