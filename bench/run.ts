@@ -34,11 +34,19 @@
  * BENCH_CONNECTIONS (10), BENCH_ROUNDS (2), BENCH_KEYS (300), BENCH_WORKERS (2),
  * BENCH_CLUSTER_WARMUP_REQUESTS (5000 per worker before the cluster is measured), BENCH_CASES
  * (get,list,cluster,post), BENCH_POSTGRES_URL, BENCH_REDIS_URL, BENCH_PROFILE_DIR (a CPU profile of
- * each Kontor server goes there). Results: printed, and written to bench/results.md.
+ * each Kontor server goes there), BENCH_PROFILE (auto, always or off; see below). Results: printed,
+ * and written to bench/results.md.
+ *
+ * Where the time goes: for every ratio of target 1 or 2 not met (BENCH_PROFILE=auto, the default;
+ * `always` for every case, `off` never), a fresh bare server and a fresh Kontor run under V8's CPU
+ * profiler (`--cpu-prof`) and are loaded once more, case by case; each load's window of the profile
+ * is summed by part of the stack (bench/profile.ts) into CPU microseconds per request, side by side:
+ * what Kontor spends beyond the bare handler, and where.
  */
 import { execSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -47,6 +55,7 @@ import pg from "pg";
 import { PLAN_LIMITS } from "../schema/lib/plans.ts";
 import { call, createFixture, type Fixture, KIND_LABEL, type Kind, POST_BODY, requestOf } from "./load.ts";
 import { cpuDelta, cpuTimes, machineCpu, processesNamed, processTree, treeMemory } from "./proc.ts";
+import { mainThreadByPart, nowUs, PARTS, readProfiles, type Part, type Window } from "./profile.ts";
 import { createScratch, type Scratch } from "./scratch.ts";
 import { freePort, num, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
 
@@ -67,6 +76,8 @@ for (const c of CASES) if (!ALL_CASES.includes(c)) throw new Error(`BENCH_CASES:
 const BENCH_SECRET_KEY = randomBytes(32).toString("base64url");
 
 const TARGETS = { get: 0.5, list: 0.5, post: 0.4, graphql: 0.9, cluster: 1.7, policies: 0.15 };
+const PROFILE = process.env.BENCH_PROFILE ?? "auto";
+if (!["auto", "always", "off"].includes(PROFILE)) throw new Error(`BENCH_PROFILE must be auto, always or off, got '${PROFILE}'.`);
 
 // ---- servers ----
 
@@ -390,6 +401,123 @@ async function startCluster(env: NodeJS.ProcessEnv, fx: Fixture): Promise<{ serv
   return { note: `${note} Target 3 was not measured.` };
 }
 
+// ---- where the time goes ----
+
+type Side = { label: string; server: "bare" | "kontor"; kind: Kind };
+interface Comparison {
+  title: string;
+  why: string;
+  base: Side;
+  subject: Side;
+}
+interface ProfiledLoad {
+  window: Window;
+  requests: number;
+  problems: number;
+  byPart?: { total: number; parts: Map<Part, number> };
+}
+
+const loadKey = (side: Side) => `${side.server}:${side.kind}`;
+const LIBRARIES: Part[] = [
+  "Prisma client (query compiler, interpreter, mapping)",
+  "graphql-js (parse, validate, execute)",
+  "Pothos (scope-auth, resolvers)",
+  "Yoga + envelop + armor",
+  "Fetch API layer (@whatwg-node)",
+  "Sofa",
+  "ioredis + rate-limiter-flexible",
+];
+const NODE: Part[] = [
+  "Node HTTP (parser, server, response)",
+  "Node net, streams, buffers",
+  "Node async context (AsyncLocalStorage)",
+  "Node, other",
+  "native: system calls, JSON, V8 builtins",
+];
+
+/**
+ * Loads a fresh bare server and a fresh Kontor under V8's CPU profiler, one kind of request at a
+ * time, and sets the comparisons side by side by part of the stack, in CPU µs per request.
+ */
+async function whereTheTimeGoes(comparisons: Comparison[], env: NodeJS.ProcessEnv, fx: Fixture): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "kontor-bench-profile-"));
+  const loads = new Map<string, ProfiledLoad>();
+  const sides = [...new Map(comparisons.flatMap((c) => [c.base, c.subject]).map((side) => [loadKey(side), side])).values()];
+  const started: Partial<Record<Side["server"], ServerChild>> = {};
+  const dirs = { bare: join(dir, "bare"), kontor: join(dir, "kontor") };
+  console.log(`
+Where the time goes: ${comparisons.map((c) => c.title).join("; ")} (CPU profiles, ${DURATION} s per load)`);
+  try {
+    if (sides.some((side) => side.server === "bare")) {
+      started.bare = await startServerChild("bare, profiled", { DATABASE_URL: env.DATABASE_URL }, await freePort(), {
+        script: "bench/bare.ts",
+        readyPath: "/ready",
+        profileDir: dirs.bare,
+      });
+    }
+    started.kontor = await startServerChild("Kontor, profiled", { ...env, ...kontorSettings(true) }, await freePort(), { profileDir: dirs.kontor });
+    for (const side of sides) {
+      const url = started[side.server]!.url;
+      await cannon(url, requestOf(side.kind, fx), WARMUP);
+      const fromUs = nowUs();
+      const result = await cannon(url, requestOf(side.kind, fx), DURATION);
+      loads.set(loadKey(side), { window: { fromUs, toUs: nowUs() }, requests: result.requests.total, problems: result.non2xx + result.errors });
+      console.log(`  ${side.label.padEnd(40)} ${fmt(result.requests.average)} req/s under the profiler`);
+    }
+  } finally {
+    await stopServerChild(started.bare);
+    await stopServerChild(started.kontor);
+  }
+  try {
+    for (const server of ["bare", "kontor"] as const) {
+      if (!started[server]) continue;
+      const profiles = readProfiles(dirs[server]);
+      for (const side of sides.filter((s) => s.server === server)) {
+        const load = loads.get(loadKey(side))!;
+        load.byPart = mainThreadByPart(profiles, load.window);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const perRequest = (load: ProfiledLoad, parts: readonly Part[]) =>
+    parts.reduce((a, part) => a + (load.byPart!.parts.get(part) ?? 0), 0) / Math.max(1, load.requests);
+  const sections = comparisons.map((c) => {
+    const base = loads.get(loadKey(c.base))!;
+    const subject = loads.get(loadKey(c.subject))!;
+    const diff = perRequest(subject, PARTS) - perRequest(base, PARTS);
+    const rows = PARTS.map((part) => ({ part, a: perRequest(base, [part]), b: perRequest(subject, [part]) }))
+      .filter((r) => r.a >= 0.5 || r.b >= 0.5)
+      .sort((x, y) => y.b - y.a - (x.b - x.a))
+      .map((r) => `| ${r.part} | ${fmt(r.a)} | ${fmt(r.b)} | ${r.b - r.a >= 0 ? "+" : "−"}${fmt(Math.abs(r.b - r.a))} | ${diff > 0 ? pct((r.b - r.a) / diff) : "n/a"} |`);
+    const totalA = perRequest(base, PARTS);
+    const totalB = perRequest(subject, PARTS);
+    const share = (parts: Part[]) => (diff > 0 ? pct((perRequest(subject, parts) - perRequest(base, parts)) / diff) : "n/a");
+    const problems = base.problems + subject.problems;
+    return `### ${c.title}
+
+${c.why}
+
+| part of the stack (main thread, CPU µs per request) | ${c.base.label} | ${c.subject.label} | difference | share of the difference |
+|---|---:|---:|---:|---:|
+${rows.join("\n")}
+| **all** | **${fmt(totalA)}** | **${fmt(totalB)}** | **${diff >= 0 ? "+" : "−"}${fmt(Math.abs(diff))}** | 100 % |
+
+${c.base.label} needs ${fmt(totalA)} µs of CPU per request on its main thread, ${c.subject.label} ${fmt(totalB)} µs: with the server's
+thread the bottleneck, ${c.subject.label} can serve at most ${pct(totalA / totalB)} of ${c.base.label}'s requests per second. ${
+      diff > 0
+        ? `Of the ${fmt(diff)} µs more, the stack's libraries take ${share(LIBRARIES)} (Prisma ${share(["Prisma client (query compiler, interpreter, mapping)"])}, graphql-js + Pothos
+${share(["graphql-js (parse, validate, execute)", "Pothos (scope-auth, resolvers)"])}, Yoga + Fetch API + Sofa ${share(["Yoga + envelop + armor", "Fetch API layer (@whatwg-node)", "Sofa"])}, ioredis ${share(["ioredis + rate-limiter-flexible"])}), Node and native code ${share(NODE)},
+the garbage collector and V8 ${share(["garbage collector", "V8 (compiler, runtime: no JS frame)"])}, Kontor's own code ${share(["Kontor's code (server/, schema/)"])}.`
+        : `${c.subject.label} used no more CPU per request than ${c.base.label} under the profiler: the gap measured above is not the server's main thread.`
+    }${
+      problems ? ` (${problems} non-2xx answers or errors while profiling.)` : ""
+    }`;
+  });
+  return sections.join("\n\n");
+}
+
 // ---- summary helpers ----
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN);
@@ -540,6 +668,38 @@ async function main() {
     }
     const targetTable = ["| target | measured | goal | verdict | per round |", "|---|---:|---:|---|---|", ...targetRows].join("\n");
 
+    const comparisons: Comparison[] = [];
+    const compare = (a: Variant | undefined, b: Variant | undefined, goal: number, c: Omit<Comparison, "why">) => {
+      if (!a || !b) return;
+      const r = ratio(a, b).value;
+      if (PROFILE === "always" || (PROFILE === "auto" && r < goal)) {
+        comparisons.push({ ...c, why: `Measured above: ${pct(r)} (goal ≥ ${pct(goal)}, ${r >= goal ? "met" : "not met"}).` });
+      }
+    };
+    const bareSide = (kind: Kind): Side => ({ label: "bare", server: "bare", kind });
+    const kontorSide = (kind: Kind, label = "Kontor"): Side => ({ label, server: "kontor", kind });
+    compare(v.rest, v.bareGet, TARGETS.get, { title: "`GET /v1/leads/{id}`: Kontor REST against bare", base: bareSide("get"), subject: kontorSide("get") });
+    compare(v.list, v.bareList, TARGETS.list, { title: "`GET /v1/leads`: Kontor against bare", base: bareSide("list"), subject: kontorSide("list") });
+    compare(v.post, v.barePost, TARGETS.post, { title: "`POST /v1/leads`: Kontor against bare", base: bareSide("post"), subject: kontorSide("post") });
+    compare(v.graphql, v.rest, TARGETS.graphql, {
+      title: "GraphQL `lead(id)` against REST `GET /v1/leads/{id}`",
+      base: kontorSide("get", "REST"),
+      subject: kontorSide("graphql", "GraphQL"),
+    });
+    const whereText = comparisons.length
+      ? `## Where the time goes
+
+${
+          PROFILE === "always" ? "Every case" : "Every ratio of targets 1 and 2 not met"
+        }, profiled: a fresh bare server and a fresh Kontor (policies on) under V8's CPU profiler, loaded
+again as above (${WARMUP} s warm-up, ${DURATION} s measured), the profile of each load's window summed by part of the stack
+(bench/profile.ts; the profiler itself costs a few per cent). Main-thread CPU only: PostgreSQL, Redis and
+Node's helper threads are in "CPU by part" below.
+
+${await whereTheTimeGoes(comparisons, env, fx)}
+`
+      : "";
+
     const serverTable = [
       "| case | server | req/s | p50 ms | p99 ms | server CPU per request | server cores used | non-2xx, errors |",
       "|---|---|---:|---:|---:|---:|---:|---:|",
@@ -623,6 +783,7 @@ ${perKeyPerMinute < keyLimit ? "under" : "OVER"} its limit. Non-2xx answers and 
 
 ${targetTable}
 
+${whereText}
 ## Every server
 
 ${serverTable}
@@ -647,7 +808,7 @@ ${Object.entries(policies)
   .join("\n")}
 `;
     writeFileSync(join(ROOT, "bench", "results.md"), report);
-    console.log(`\n${targetTable}\n\n${serverTable}\n\n${cpuTable}\n\n${clusterText}\n\n${memTable}\n`);
+    console.log(`\n${targetTable}\n\n${whereText ? `${whereText}\n` : ""}${serverTable}\n\n${cpuTable}\n\n${clusterText}\n\n${memTable}\n`);
     for (const [policy, state] of Object.entries(policies)) console.log(`- ${policy}: ${state}`);
     console.log(`\nNon-2xx or errors: ${problems}. ${fmt(minutes, 1)} min. Written to bench/results.md`);
   } finally {

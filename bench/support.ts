@@ -48,6 +48,8 @@ export interface ChildOptions {
   readyPath?: string;
   /** Write a CPU profile to BENCH_PROFILE_DIR when it is set (default true). */
   profile?: boolean;
+  /** Write a CPU profile into this directory, whatever BENCH_PROFILE_DIR says. */
+  profileDir?: string;
 }
 
 /**
@@ -55,8 +57,8 @@ export interface ChildOptions {
  * its event loop; resolves once it serves. BENCH_PROFILE_DIR: a V8 CPU profile of it goes there.
  */
 export async function startServerChild(label: string, env: NodeJS.ProcessEnv, port: number, options: ChildOptions = {}): Promise<ServerChild> {
-  const profileDir = process.env.BENCH_PROFILE_DIR;
-  const profile = profileDir && options.profile !== false ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const profileDir = options.profileDir ?? (options.profile !== false ? process.env.BENCH_PROFILE_DIR : undefined);
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const script = options.script ?? process.env.BENCH_SERVER_SCRIPT ?? "server/main.ts";
   const child = spawn(process.execPath, [...profile, "--import", "tsx", script], {
     cwd: ROOT,
