@@ -61,6 +61,8 @@ const ITEMS_BY_NAME: Record<string, number> = {
 export const MAX_PAYMENTS_PER_INVOICE = 100;
 /** Tasks shown under a project in GraphQL (GET /projects/{id}/tasks pages through all of them). */
 export const PROJECT_TASKS_SHOWN = 100;
+/** Deliveries shown under a webhook endpoint in GraphQL (GET /webhook-deliveries?endpoint_id= pages through all). */
+export const ENDPOINT_DELIVERIES_SHOWN = 20;
 
 /** The most items a list field of a response holds, where that is not a page (`Type.field`). */
 const OUTPUT_ITEMS: Record<string, number> = {
@@ -69,7 +71,7 @@ const OUTPUT_ITEMS: Record<string, number> = {
   "InventoryItem.suppliers": ITEMS_BY_NAME.suppliers!,
   "WebhookEndpoint.events": ITEMS_BY_NAME.events!,
   "WebhookEndpointWithSecret.events": ITEMS_BY_NAME.events!,
-  "WebhookEndpoint.deliveries": 20,
+  "WebhookEndpoint.deliveries": ENDPOINT_DELIVERIES_SHOWN,
   "Project.tasks": PROJECT_TASKS_SHOWN,
   "RequestLogStats.daily": 90,
   "RequestLogStats.top_endpoints": 10,

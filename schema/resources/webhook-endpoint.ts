@@ -5,6 +5,7 @@ import { ALL_EVENTS, EVENT_TYPES, represent, TEST_EVENT_TYPE } from "../events.t
 import { listPage } from "../lib/cursor.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { ENDPOINT_DELIVERIES_SHOWN } from "../lib/limits.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { holdDeliveries } from "../lib/webhook-hold.ts";
@@ -50,9 +51,11 @@ export const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
   fields: (t) => ({
     ...endpointFields(t),
     deliveries: t.relation("deliveries", {
-      query: { orderBy: { id: "desc" }, take: 20 },
+      // The endpoint's deliveries are all in its workspace: naming it lets (workspace_id, endpoint_id, id)
+      // serve the newest first, where endpoint_id alone would walk every delivery's id to find them.
+      query: (_args, ctx) => ({ where: { workspaceId: ctx.credential.workspaceId }, orderBy: { id: "desc" }, take: ENDPOINT_DELIVERIES_SHOWN }),
       extensions: { rest: false },
-      description: "The endpoint's 20 latest deliveries (GET /webhook-deliveries?endpoint_id= pages through all).",
+      description: `The endpoint's ${ENDPOINT_DELIVERIES_SHOWN} latest deliveries (GET /webhook-deliveries?endpoint_id= pages through all).`,
     }),
   }),
 });
