@@ -28,7 +28,7 @@ export const PARTS = [
   "Kontor's code (server/, schema/)",
   "Prisma client (query compiler, interpreter, mapping)",
   "pg driver",
-  "graphql-js (parse, validate, execute)",
+  "GraphQL execution (graphql-js, @graphql-tools/executor)",
   "Pothos (scope-auth, resolvers)",
   "Yoga + envelop + armor",
   "Fetch API layer (@whatwg-node)",
@@ -48,7 +48,7 @@ export type Part = (typeof PARTS)[number];
 const FAMILIES: [RegExp, Part][] = [
   [/^(@prisma\/|prisma$|\.prisma$)/, "Prisma client (query compiler, interpreter, mapping)"],
   [/^(pg|pg-protocol|pg-pool|pg-types|pg-int8|pg-connection-string|pgpass|postgres-.*|split2|packet-reader)$/, "pg driver"],
-  [/^graphql$/, "graphql-js (parse, validate, execute)"],
+  [/^(graphql|@graphql-tools\/executor|@graphql-tools\/utils)$/, "GraphQL execution (graphql-js, @graphql-tools/executor)"],
   [/^@pothos\//, "Pothos (scope-auth, resolvers)"],
   [/^(graphql-yoga|@graphql-yoga\/.*|@envelop\/.*|@escape\.tech\/.*|@graphql-tools\/.*|dset|lru-cache)$/, "Yoga + envelop + armor"],
   [/^(@whatwg-node\/.*|urlpattern-polyfill|@fastify\/busboy)$/, "Fetch API layer (@whatwg-node)"],
