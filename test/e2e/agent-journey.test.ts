@@ -1,13 +1,12 @@
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { createWorkspace } from "../../server/workspaces.ts";
 import { CLAIM_GRANT_TYPE, forgetLastPoll, granted, JWT_BEARER_GRANT_TYPE, refused, tokenClient } from "../support/agent-flow.ts";
 import { raw, rest } from "../support/http.ts";
 import { graphql } from "../support/graphql.ts";
 import { e2e } from "../support/suite.ts";
-import { launchChromium } from "../support/chromium.ts";
+import { useChromium } from "../support/chromium.ts";
 
 const PASSWORD = "correct horse battery staple";
 
@@ -18,14 +17,7 @@ const PASSWORD = "correct horse battery staple";
  * renewed with the identity assertion, and is revoked.
  */
 e2e("an agent's journey, end to end", (server) => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium();
 
   it("discover → register → the user approves in a browser → poll → call /v1 and /graphql → renew → revoke", { timeout: 60_000 }, async () => {
     const email = `journey-${Date.now()}@example.com`;
@@ -57,7 +49,7 @@ e2e("an agent's journey, end to end", (server) => {
     refused(await token(CLAIM_GRANT_TYPE, { claim_token: claimToken }), 400, "authorization_pending");
 
     // The person approves on the claim page.
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const context = await browser().newContext({ viewport: { width: 390, height: 844 } });
     await context.route("**/*", (route) => (route.request().url().startsWith(server().url) ? route.continue() : route.abort()));
     const page = await context.newPage();
     await page.goto(claim.verification_uri);

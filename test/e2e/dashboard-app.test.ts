@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   addMember,
   countColour,
@@ -12,7 +11,7 @@ import {
   distScripts,
   expectLabelled,
   expireSessions,
-  launchChromium,
+  useChromium,
   openDashboard,
   PASSWORD,
   readPng,
@@ -63,13 +62,7 @@ describe("the dashboard's build", () => {
   });
 });
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useChromium();
 
 e2e("the dashboard app", (server) => {
   describe("serving", () => {
@@ -138,7 +131,7 @@ e2e("the dashboard app", (server) => {
 
   describe("accounts", () => {
     it("signs up through the form: a user and a free workspace, the overview with the plan's limits and storage, and its chart drawn", async () => {
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await dashboard.goto("/dashboard");
       // Signed out: sent to sign-in, and from there to sign-up.
@@ -193,7 +186,7 @@ e2e("the dashboard app", (server) => {
 
     it("refuses a wrong password with the API's message, and says how long to wait once sign-in is rate limited (429)", async () => {
       const user = await createUser(server(), { label: "wrongpw" });
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       dashboard.allowErrors(/status of 401/);
       dashboard.allowErrors(/status of 429/);
@@ -224,7 +217,7 @@ e2e("the dashboard app", (server) => {
 
     it("signs in with the keyboard alone (Tab, typing, Enter), and signs out", async () => {
       const user = await createUser(server(), { label: "keyboard" });
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await dashboard.goto("/dashboard/account");
       await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
@@ -259,7 +252,7 @@ e2e("the dashboard app", (server) => {
 
     it("sends the user back to sign-in when the session expires, and back to the screen after signing in", async () => {
       const user = await createUser(server(), { label: "expired" });
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await signInUi(dashboard, user.email);
       expect(await expireSessions(server(), user.userId)).toBe(1);
@@ -284,7 +277,7 @@ e2e("the dashboard app", (server) => {
 
     it("refuses a request of the signed-in page without the X-CSRF-Token header (403 csrf_failed), or with a wrong one", async () => {
       const user = await createUser(server(), { label: "csrf" });
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await signInUi(dashboard, user.email);
       dashboard.allowErrors(/status of 403/);
@@ -320,7 +313,7 @@ e2e("the dashboard app", (server) => {
     it("changes the password: a wrong current one is refused under its field; then other sessions end and the new one signs in", async () => {
       const user = await createUser(server(), { label: "password" });
       const other = await signInApi(server(), user.email);
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await signInUi(dashboard, user.email);
       await page.getByRole("link", { name: "Account" }).click();
@@ -372,7 +365,7 @@ e2e("the dashboard app", (server) => {
       expect(link.pathname).toBe("/dashboard/invitations");
       expect(link.hash).toMatch(/^#token=inv/);
 
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await signInUi(dashboard, user.email);
       await page.goto(`${link.pathname}${link.hash}`);
@@ -423,7 +416,7 @@ e2e("the dashboard app", (server) => {
         { input: { email, role: "member" } },
       );
       const link = new URL(inviteMember.accept_url);
-      const dashboard = await openDashboard(browser, server(), WIDTHS.phone);
+      const dashboard = await openDashboard(browser(), server(), WIDTHS.phone);
       const { page } = dashboard;
       await page.goto(`${link.pathname}${link.hash}`);
       await page.getByRole("heading", { level: 1, name: "Invitation" }).waitFor();
@@ -452,7 +445,7 @@ e2e("the dashboard app", (server) => {
         { input: { email: user.email, role: "owner" } },
       );
       const link = new URL(inviteMember.accept_url);
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await page.goto(`${link.pathname}${link.hash}`);
       await page.getByRole("link", { name: "Sign in" }).click();
@@ -470,7 +463,7 @@ e2e("the dashboard app", (server) => {
     });
 
     it("shows an incomplete invitation link as such", async () => {
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       await dashboard.goto("/dashboard/invitations");
       await dashboard.page.getByText("This invitation link is incomplete.").waitFor();
       await dashboard.close();
@@ -482,7 +475,7 @@ e2e("the dashboard app", (server) => {
       const user = await createUser(server(), { label: "phone" });
       const member = await createUser(server(), { label: "phone-member" });
       await addMember(server(), member, user, "member");
-      const dashboard = await openDashboard(browser, server(), WIDTHS.phone);
+      const dashboard = await openDashboard(browser(), server(), WIDTHS.phone);
       const { page } = dashboard;
       await signInUi(dashboard, user.email);
       const menu = page.getByRole("button", { name: "Menu" });

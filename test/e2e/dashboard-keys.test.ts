@@ -1,11 +1,10 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import {
   addMember,
   createUser,
   expectLabelled,
-  launchChromium,
+  useChromium,
   openDashboard,
   pollUntil,
   screenshots,
@@ -24,13 +23,7 @@ import { e2e } from "../support/suite.ts";
  * and without a grace period, and a member kept from all of it.
  */
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useChromium();
 
 /** How long a revoked key may keep working (the contract: every process within 5 s). */
 const REVOCATION_BOUND_MS = 5_000;
@@ -58,7 +51,7 @@ e2e("the dashboard's API keys", (server) => {
   };
 
   const openKeys = async (): Promise<DashboardPage> => {
-    const dashboard = await openDashboard(browser, server());
+    const dashboard = await openDashboard(browser(), server());
     await signInUi(dashboard, owner.email);
     await dashboard.page.getByRole("link", { name: "API keys" }).click();
     await dashboard.page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
@@ -217,7 +210,7 @@ e2e("the dashboard's API keys", (server) => {
     it("sees no keys and cannot create one; a forced attempt shows the API's owner_required message", async () => {
       const member = await createUser(server(), { label: "keys-member" });
       await addMember(server(), owner, member, "member");
-      const dashboard = await openDashboard(browser, server());
+      const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await signInUi(dashboard, member.email);
       await page.getByLabel("Workspace").selectOption({ label: "Key Holders (member)" });

@@ -1,4 +1,3 @@
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { flushRequestLogs } from "../../server/plugins/request-log.ts";
@@ -10,7 +9,7 @@ import {
   distinctColours,
   expectLabelled,
   expireSessions,
-  launchChromium,
+  useChromium,
   openDashboard,
   PASSWORD,
   pollUntil,
@@ -34,13 +33,7 @@ import { e2e } from "../support/suite.ts";
  * session, and a member's read-only view.
  */
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useChromium();
 
 const UA = "kontor-logs-test/1.0 (detail view)";
 const MISSING_LEAD = "lead_01J00000000000000000000000";
@@ -153,7 +146,7 @@ e2e("the dashboard's request logs", (server) => {
     ));
     expect(stats.total).toBe(31);
 
-    dashboard = await openDashboard(browser, server());
+    dashboard = await openDashboard(browser(), server());
     await signInUi(dashboard, owner.email);
   });
 
@@ -428,7 +421,7 @@ e2e("the dashboard's request logs", (server) => {
     });
 
     it("sees the same logs and charts, read-only, and filters by a key id typed in", async () => {
-      const view = await openDashboard(browser, server());
+      const view = await openDashboard(browser(), server());
       const { page } = view;
       await signInUi(view, member.email);
       // Their own workspace has had no requests: the screen says so.

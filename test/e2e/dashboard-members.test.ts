@@ -1,9 +1,8 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   createUser,
   expectLabelled,
-  launchChromium,
+  useChromium,
   openDashboard,
   PASSWORD,
   screenshots,
@@ -22,13 +21,7 @@ import { e2e } from "../support/suite.ts";
  * the list with every owner action disabled, and a forced attempt shows owner_required.
  */
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useChromium();
 
 e2e("the dashboard's members", (server) => {
   let owner: TestUser;
@@ -38,7 +31,7 @@ e2e("the dashboard's members", (server) => {
   });
 
   const openMembers = async (user: TestUser, workspace?: string): Promise<DashboardPage> => {
-    const dashboard = await openDashboard(browser, server());
+    const dashboard = await openDashboard(browser(), server());
     await signInUi(dashboard, user.email);
     if (workspace) await dashboard.page.getByLabel("Workspace").selectOption({ label: workspace });
     await dashboard.page.getByRole("link", { name: "Members" }).click();
@@ -80,8 +73,8 @@ e2e("the dashboard's members", (server) => {
     await pending.waitFor();
     expect(await page.content()).not.toContain(new URL(url).hash.slice(1));
 
-    // The invitee accepts in their own browser.
-    const joiner = await openDashboard(browser, server());
+    // The invitee accepts in their own browser().
+    const joiner = await openDashboard(browser(), server());
     await signInUi(joiner, invitee.email);
     await joiner.page.goto(url.replace(server().url, ""));
     await joiner.page.getByRole("button", { name: "Accept invitation" }).click();
@@ -172,7 +165,7 @@ e2e("the dashboard's members", (server) => {
     await dashboard.close();
 
     // Signing up with the revoked link: the invitation is refused, and nothing is created.
-    const newcomer = await openDashboard(browser, server());
+    const newcomer = await openDashboard(browser(), server());
     newcomer.allowErrors(/status of 400/);
     await newcomer.page.goto(url.replace(server().url, ""));
     await newcomer.page.getByRole("link", { name: "Create an account" }).click();

@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   addMember,
   createUser,
   expectLabelled,
-  launchChromium,
+  useChromium,
   openDashboard,
   screenshots,
   sessionGraphql,
@@ -26,13 +26,7 @@ import { e2e } from "../support/suite.ts";
  * and downloads everything but whose writes are disabled, and refused with owner_required when forced.
  */
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useChromium();
 
 /** A file as page.setInputFiles takes it. */
 interface Upload {
@@ -82,7 +76,7 @@ e2e("the dashboard's storage", (server) => {
   };
 
   const openStorage = async (user: TestUser, workspace?: string): Promise<DashboardPage> => {
-    const dashboard = await openDashboard(browser, server());
+    const dashboard = await openDashboard(browser(), server());
     const { page } = dashboard;
     await signInUi(dashboard, user.email);
     if (workspace) await page.getByLabel("Workspace").selectOption({ label: workspace });

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 
 /** Debian's Chromium: `npm test` installs it first when it is missing (scripts/ensure-chromium.ts). */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -15,4 +16,22 @@ export async function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
+}
+
+/**
+ * One Chromium for the tests of a file (or a describe block): launched before them, closed after.
+ * Returns its getter, usable inside tests and hooks.
+ */
+export function useChromium(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (!browser) throw new Error("Chromium is not running: use the browser inside a test or a hook.");
+    return browser;
+  };
 }

@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { expect } from "vitest";
 import type { PlanName } from "../../schema/lib/plans.ts";
 import { createWorkspace } from "../../server/workspaces.ts";
-import { launchChromium } from "./chromium.ts";
+import { launchChromium, useChromium } from "./chromium.ts";
 import type { TestServer } from "./server.ts";
 
 /**
@@ -23,7 +23,7 @@ export const ARTIFACTS = join(ROOT, "test-artifacts/dashboard");
 export const WIDTHS = { phone: 390, desktop: 1280 } as const;
 export const PASSWORD = "correct horse battery staple";
 
-export { launchChromium };
+export { launchChromium, useChromium };
 
 // `npm test` builds the dashboard first; a test file run on its own must not test a stale build either.
 execFileSync(process.execPath, [join(ROOT, "dashboard/scripts/build-if-stale.mjs")], { stdio: "pipe" });
