@@ -27,13 +27,13 @@ interface CpuProfile {
 export const PARTS = [
   "Kontor's code (server/, schema/)",
   "Prisma client (query compiler, interpreter, mapping)",
-  "pg driver",
   "GraphQL execution (graphql-js, @graphql-tools/executor)",
   "Pothos (scope-auth, resolvers)",
   "Yoga + envelop + armor",
   "Fetch API layer (@whatwg-node)",
   "Sofa",
   "ioredis + rate-limiter-flexible",
+  "pg driver",
   "Node HTTP (parser, server, response)",
   "Node net, streams, buffers",
   "Node async context (AsyncLocalStorage)",
@@ -44,6 +44,10 @@ export const PARTS = [
   "other packages",
 ] as const;
 export type Part = (typeof PARTS)[number];
+/** The stack's libraries the bare handler has none of (it has pg). */
+export const LIBRARIES = PARTS.slice(1, 8);
+/** Node and native code. */
+export const NODE = PARTS.slice(9, 14);
 
 const FAMILIES: [RegExp, Part][] = [
   [/^(@prisma\/|prisma$|\.prisma$)/, "Prisma client (query compiler, interpreter, mapping)"],

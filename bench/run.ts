@@ -55,7 +55,7 @@ import pg from "pg";
 import { PLAN_LIMITS } from "../schema/lib/plans.ts";
 import { call, createFixture, type Fixture, KIND_LABEL, type Kind, POST_BODY, requestOf } from "./load.ts";
 import { cpuDelta, cpuTimes, machineCpu, processesNamed, processTree, treeMemory } from "./proc.ts";
-import { mainThreadByPart, nowUs, PARTS, readProfiles, type Part, type Window } from "./profile.ts";
+import { LIBRARIES, mainThreadByPart, NODE, nowUs, PARTS, readProfiles, type Part, type Window } from "./profile.ts";
 import { createScratch, type Scratch } from "./scratch.ts";
 import { freePort, num, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
 
@@ -419,23 +419,6 @@ interface ProfiledLoad {
 }
 
 const loadKey = (side: Side) => `${side.server}:${side.kind}`;
-const LIBRARIES: Part[] = [
-  "Prisma client (query compiler, interpreter, mapping)",
-  "GraphQL execution (graphql-js, @graphql-tools/executor)",
-  "Pothos (scope-auth, resolvers)",
-  "Yoga + envelop + armor",
-  "Fetch API layer (@whatwg-node)",
-  "Sofa",
-  "ioredis + rate-limiter-flexible",
-];
-const NODE: Part[] = [
-  "Node HTTP (parser, server, response)",
-  "Node net, streams, buffers",
-  "Node async context (AsyncLocalStorage)",
-  "Node, other",
-  "native: system calls, JSON, V8 builtins",
-];
-
 /**
  * Loads a fresh bare server and a fresh Kontor under V8's CPU profiler, one kind of request at a
  * time, and sets the comparisons side by side by part of the stack, in CPU µs per request.

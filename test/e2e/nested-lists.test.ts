@@ -1,10 +1,9 @@
-import { PGlite } from "@electric-sql/pglite";
-import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../schema/lib/ids.ts";
 import { ENDPOINT_DELIVERIES_SHOWN, PROJECT_TASKS_SHOWN } from "../../schema/lib/limits.ts";
 import { graphql } from "../support/graphql.ts";
 import type { Tenant, TestServer } from "../support/server.ts";
+import { explainPlan, recordSql, type Statement } from "../support/sql.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
@@ -20,43 +19,6 @@ const OLDER = 20_000;
 /** An id older than every id newId makes (their time part starts with 01…). */
 const olderId = (prefix: string) => `'${prefix}_' || lpad(g::text, 26, '0')`;
 
-interface Statement {
-  sql: string;
-  values: unknown[];
-  /** The embedded database it ran on (EXPLAIN runs there too). */
-  pglite?: PGlite;
-}
-
-let recording: Statement[] | undefined;
-
-const pgQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  const [config, values] = args;
-  if (recording && typeof config === "string") recording.push({ sql: config, values: Array.isArray(values) ? values : [] });
-  else if (recording && config && typeof (config as { text?: unknown }).text === "string") {
-    const query = config as { text: string; values?: unknown[] };
-    recording.push({ sql: query.text, values: query.values ?? (Array.isArray(values) ? values : []) });
-  }
-  return pgQuery.apply(this, args);
-} as typeof pg.Client.prototype.query;
-
-const pgliteQuery = PGlite.prototype.query;
-PGlite.prototype.query = function (this: PGlite, sql: string, params?: unknown[], options?: unknown) {
-  recording?.push({ sql, values: params ?? [], pglite: this });
-  return pgliteQuery.call(this, sql, params as never, options as never);
-} as typeof PGlite.prototype.query;
-
-async function record(during: () => Promise<unknown>): Promise<Statement[]> {
-  const statements: Statement[] = [];
-  recording = statements;
-  try {
-    await during();
-  } finally {
-    recording = undefined;
-  }
-  return statements;
-}
-
 interface PlanNode {
   "Node Type": string;
   "Relation Name"?: string;
@@ -68,22 +30,7 @@ interface PlanNode {
 
 const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
 
-async function explainAnalyze(server: TestServer, statement: Statement): Promise<PlanNode> {
-  const sql = `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql}`;
-  let rows: Record<string, unknown>[];
-  if (statement.pglite) rows = (await statement.pglite.query<Record<string, unknown>>(sql, statement.values)).rows;
-  else {
-    const client = new pg.Client({ connectionString: server.config.databaseUrl });
-    await client.connect();
-    try {
-      rows = (await client.query(sql, statement.values)).rows;
-    } finally {
-      await client.end();
-    }
-  }
-  const value = rows[0]!["QUERY PLAN"];
-  return ((typeof value === "string" ? JSON.parse(value) : value) as { Plan: PlanNode }[])[0]!.Plan;
-}
+const explainAnalyze = (server: TestServer, statement: Statement) => explainPlan<PlanNode>(server, statement, "ANALYZE");
 
 /**
  * The one statement that read `table` while `during` ran: a LATERAL subquery per parent (joined on
@@ -91,7 +38,7 @@ async function explainAnalyze(server: TestServer, statement: Statement): Promise
  * shows (`shown`).
  */
 async function expectBoundedRead(server: TestServer, table: string, parentKey: string, limit: number, shown: number, during: () => Promise<unknown>) {
-  const statements = await record(during);
+  const statements = await recordSql(during);
   const reads = statements.filter((s) => s.sql.includes(`FROM "public"."${table}"`));
   expect(reads.map((s) => s.sql), `statements reading ${table}`).toHaveLength(1);
   const read = reads[0]!;

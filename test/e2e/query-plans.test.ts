@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
-import { PGlite } from "@electric-sql/pglite";
-import pg from "pg";
 import { beforeAll, expect, it } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import { createUser, sessionGraphql, signInApi, type ApiSession } from "../support/dashboard.ts";
 import { rest } from "../support/http.ts";
 import type { TestServer } from "../support/server.ts";
+import { explainPlan, recordSql, type Statement } from "../support/sql.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
@@ -20,48 +19,6 @@ import { e2e } from "../support/suite.ts";
  * tempting; the planner may also walk the primary key newest first and stop after a page, which is
  * as good), and a small one, holding 1 row in 200, which must use the index made for the query.
  */
-
-// ---------------------------------------------------------------------------------------------
-// Recording the SQL the server sends (node-postgres on PostgreSQL, PGlite on the embedded stack)
-// ---------------------------------------------------------------------------------------------
-
-interface Statement {
-  sql: string;
-  values: unknown[];
-  /** The embedded database it ran on (EXPLAIN runs there too). */
-  pglite?: PGlite;
-}
-
-let recording: Statement[] | undefined;
-
-const pgQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  const [config, values] = args;
-  if (recording && typeof config === "string") recording.push({ sql: config, values: Array.isArray(values) ? values : [] });
-  else if (recording && config && typeof (config as { text?: unknown }).text === "string") {
-    const query = config as { text: string; values?: unknown[] };
-    recording.push({ sql: query.text, values: query.values ?? (Array.isArray(values) ? values : []) });
-  }
-  return pgQuery.apply(this, args);
-} as typeof pg.Client.prototype.query;
-
-const pgliteQuery = PGlite.prototype.query;
-PGlite.prototype.query = function (this: PGlite, sql: string, params?: unknown[], options?: unknown) {
-  recording?.push({ sql, values: params ?? [], pglite: this });
-  return pgliteQuery.call(this, sql, params as never, options as never);
-} as typeof PGlite.prototype.query;
-
-/** The statements the server sent while `during` ran. */
-async function record(during: () => Promise<void>): Promise<Statement[]> {
-  const statements: Statement[] = [];
-  recording = statements;
-  try {
-    await during();
-  } finally {
-    recording = undefined;
-  }
-  return statements;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Plans
@@ -82,24 +39,7 @@ interface PlanNode {
 
 const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
 
-async function explain(server: TestServer, statement: Statement): Promise<PlanNode> {
-  const sql = `EXPLAIN (FORMAT JSON) ${statement.sql}`;
-  let rows: Record<string, unknown>[];
-  if (statement.pglite) {
-    rows = (await statement.pglite.query<Record<string, unknown>>(sql, statement.values)).rows;
-  } else {
-    const client = new pg.Client({ connectionString: server.config.databaseUrl });
-    await client.connect();
-    try {
-      rows = (await client.query(sql, statement.values)).rows;
-    } finally {
-      await client.end();
-    }
-  }
-  const value = rows[0]!["QUERY PLAN"];
-  const document = (typeof value === "string" ? JSON.parse(value) : value) as { Plan: PlanNode }[];
-  return document[0]!.Plan;
-}
+const explain = (server: TestServer, statement: Statement) => explainPlan<PlanNode>(server, statement);
 
 /** One line per node, indented: what a failed expectation prints. */
 function describePlan(node: PlanNode, depth = 0): string {
@@ -442,7 +382,7 @@ e2e("query plans of the list queries", (server, stack) => {
       it(`${testCase.name} (${who} tenant): ${accepted.join(" or ")}, no sequential scan`, async () => {
         const tenant = tenants[who];
         let status = 0;
-        const statements = await record(async () => {
+        const statements = await recordSql(async () => {
           if (testCase.rest) {
             status = (await rest(server().api, tenant.key).get(testCase.rest(who))).status;
           } else {
