@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, type Config } from "../config.ts";
 
@@ -47,11 +47,16 @@ export function serverSecret(config: Pick<Config, "secretKey" | "env" | "dataDir
   const file = join(config.dataDir, KEY_FILE);
   if (!existsSync(file)) {
     mkdirSync(config.dataDir, { recursive: true });
+    // Written whole under a name of its own, then linked into place: of two processes starting at
+    // once (a cluster's workers) one links and the other reads its key, never a half-written file.
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
     try {
-      // `wx`: of two processes starting at once, one writes and the other reads its key.
-      writeFileSync(file, `${randomBytes(32).toString("base64url")}\n`, { flag: "wx", mode: 0o600 });
+      linkSync(temporary, file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    } finally {
+      rmSync(temporary, { force: true });
     }
   }
   chmodSync(file, 0o600);

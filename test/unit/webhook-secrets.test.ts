@@ -1,11 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { newSigningSecret } from "../../schema/lib/webhook-secret.ts";
 import { ConfigError } from "../../server/config.ts";
 import { SecretBox, serverSecret } from "../../server/webhooks/secrets.ts";
 
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const dirs: string[] = [];
 const scratch = () => {
   const dir = mkdtempSync(join(tmpdir(), "kontor-secret-"));
@@ -75,6 +78,26 @@ describe("the server secret", () => {
     const sealed = new SecretBox(first).seal("whsec_x");
     expect(new SecretBox(serverSecret({ secretKey: undefined, env: "development", dataDir })).open(sealed)).toBe("whsec_x");
   });
+
+  it("is the same key for processes generating it at once (a cluster's workers), none reading a half-written file", async () => {
+    const dataDir = scratch();
+    const script = `import { serverSecret } from "./server/webhooks/secrets.ts";
+process.stdout.write(serverSecret({ secretKey: undefined, env: "development", dataDir: ${JSON.stringify(dataDir)} }));`;
+    const run = () =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT });
+        let out = "";
+        let err = "";
+        child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+        child.once("close", (code) => resolve({ code, out, err }));
+      });
+    const results = await Promise.all(Array.from({ length: 6 }, run));
+    for (const r of results) expect(r.code, r.err).toBe(0);
+    expect(new Set(results.map((r) => r.out)).size).toBe(1);
+    expect(results[0]!.out).toBe(readFileSync(join(dataDir, "server-secret.key"), "utf8").trim());
+    expect(readdirSync(dataDir)).toEqual(["server-secret.key"]);
+  }, 60_000);
 
   it("refuses a key file that holds no usable key", () => {
     const dataDir = scratch();
