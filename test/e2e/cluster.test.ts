@@ -4,13 +4,12 @@
  * a worker: which worker holds a connection is read from /proc (the socket's inode among each
  * worker's file descriptors), so the server exposes nothing for the test.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import { SCOPES } from "../../schema/lib/scopes.ts";
@@ -18,37 +17,18 @@ import { createApiKey } from "../../server/auth/api-keys.ts";
 import { ConfigError, loadConfig } from "../../server/config.ts";
 import { openDatabase, type Database } from "../../server/db/open.ts";
 import { createWorkspace } from "../../server/workspaces.ts";
-import { childEnv, freePort } from "../support/child-server.ts";
+import { freePort, spawnMain } from "../support/child-server.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { provisionStack } from "../support/server.ts";
 import { databaseUrl, REDIS_URL, stacks } from "../support/stacks.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const STACK_TRACE = /^\s+at .+[(:]/m;
 const KEY = /ktr_live_[0-9A-Za-z]{43}/g;
 
 type Scratch = Awaited<ReturnType<typeof provisionStack>>;
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
 
-/** `server/main.ts` as `npm start` runs it, in its own process group (so a failed test kills the workers too). */
-function spawnServer(env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-    cwd: ROOT,
-    env: childEnv({ KONTOR_LOG: "info", KONTOR_ACCESS_LOG: "off", ...env }),
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<Exit>((resolve) => child.once("close", (code, signal) => resolve({ code, signal })));
-  return { child, exited, stdout: () => stdout, stderr: () => stderr };
-}
+const spawnServer = (env: NodeJS.ProcessEnv) => spawnMain({ KONTOR_LOG: "info", KONTOR_ACCESS_LOG: "off", ...env });
 
 function killGroup(child: ChildProcess) {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;

@@ -1,13 +1,11 @@
-import { spawn } from "node:child_process";
 import { request } from "node:http";
 import { networkInterfaces } from "node:os";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { loadConfig } from "../../server/config.ts";
 import { flushRequestLogs } from "../../server/plugins/request-log.ts";
 import { redisNamespace } from "../../server/redis.ts";
-import { childEnv, freePort, startChildServer } from "../support/child-server.ts";
+import { freePort, spawnMain, startChildServer } from "../support/child-server.ts";
 import { rest } from "../support/http.ts";
 import { eventually, startReceiver, type Receiver } from "../support/receiver.ts";
 import { provisionStack, startTestServer, tenantIn, type TestServer } from "../support/server.ts";
@@ -494,20 +492,10 @@ describe.runIf(stacks().includes("postgres"))("metrics in cluster mode [postgres
     const env = { ...scratch.env, KONTOR_ENV: "development", KONTOR_WORKERS: "2", KONTOR_METRICS_TOKEN: TOKEN };
     const tenant = await tenantIn(env, "Metrics cluster");
     const port = await freePort();
-    const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-      cwd: fileURLToPath(new URL("../../", import.meta.url)),
-      env: childEnv({ KONTOR_LOG: "silent", ...env, PORT: String(port) }),
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
+    const { child, exited, stdout, stderr } = spawnMain({ KONTOR_LOG: "silent", ...env, PORT: String(port) });
     try {
-      const started = await eventually(async () => stdout.includes("Kontor is running") || child.exitCode !== null, Boolean, 120_000);
-      expect(started && child.exitCode === null, `the cluster started: ${stderr}`).toBe(true);
+      const started = await eventually(async () => stdout().includes("Kontor is running") || child.exitCode !== null, Boolean, 120_000);
+      expect(started && child.exitCode === null, `the cluster started: ${stderr()}`).toBe(true);
       const url = `http://127.0.0.1:${port}`;
       for (let i = 0; i < 20; i++) expect((await once(`${url}/v1/workspace`, { authorization: `Bearer ${tenant.key}` })).status).toBe(200);
       for (let i = 0; i < 4; i++) {

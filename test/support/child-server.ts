@@ -37,6 +37,30 @@ export async function freePort(): Promise<number> {
   });
 }
 
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * `server/main.ts` as `npm start` runs it, with `env` over childEnv, in its own process group (so a
+ * failed test can kill a cluster's workers with it), its stdout and stderr kept.
+ */
+export function spawnMain(env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+    cwd: ROOT,
+    env: childEnv(env),
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<Exit>((resolve) => child.once("close", (code, signal) => resolve({ code, signal })));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
+
 /** `server/main.ts` in its own process, as `npm start` runs it; resolves once it answers. */
 export async function startChildServer(env: NodeJS.ProcessEnv): Promise<ChildServer> {
   const port = await freePort();
