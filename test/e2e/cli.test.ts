@@ -1,6 +1,8 @@
 /**
- * decisions.md §1: the operator CLI (`server/cli.ts`) and the server's start-up (`server/main.ts`),
- * run as real child processes on both stacks. Each stack gets its own scratch databases:
+ * decisions.md §1: the operator CLI (`server/cli.ts`) and the server's start-up (`server/main.ts`) on
+ * both stacks. Servers are real child processes; CLI commands run through `runCli` in this process
+ * (a process of their own where the process is what is tested: exit status, streams, a fresh
+ * database), a different process from the server's either way. Each stack gets its own scratch databases:
  *   A: the CLI (migrate, bad arguments, workspace and key creation, revocation, the embedded lock);
  *   B: the first start in development (demo seed), a second start and data surviving restarts;
  *   C: a start in production (no seed) and a start on a port in use.
@@ -22,6 +24,7 @@ import { raw, rest } from "../support/http.ts";
 import { provisionStack } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
 import { controlSocketPath } from "../../server/control/protocol.ts";
+import { runCli, type CliIO } from "../../server/control/run.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** How package.json's `start` and `kontor` scripts run the TypeScript entry points. */
@@ -66,8 +69,32 @@ interface CliResult {
   ms: number;
 }
 
-/** Runs `tsx server/cli.ts …args` to completion (killed after `timeoutMs`: a hang fails the test). */
-function cli(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45_000): Promise<CliResult> {
+/**
+ * Runs a command the way `npm run kontor` does, in this process: `runCli` with the child's
+ * environment, its lines collected as the process would print them. A hang fails the test.
+ */
+async function cli(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45_000): Promise<CliResult> {
+  const started = Date.now();
+  let stdout = "";
+  let stderr = "";
+  const io: CliIO = { env: childEnv(scratch), out: (line) => (stdout += `${line}\n`), err: (line) => (stderr += `${line}\n`) };
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`kontor ${args.join(" ")} did not finish in ${timeoutMs} ms (hang).\nstdout: ${stdout}\nstderr: ${stderr}`)), timeoutMs);
+  });
+  try {
+    const code = await Promise.race([runCli(args, io), hang]);
+    return { code, stdout, stderr, ms: Date.now() - started };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs `node --import tsx server/cli.ts …args` (package.json's `kontor` script) as its own process, for
+ * what only a process shows: its exit status and its streams. Killed after `timeoutMs`.
+ */
+function cliProcess(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45_000): Promise<CliResult> {
   const started = Date.now();
   const child = spawn(NODE, [...TSX_IMPORT, "server/cli.ts", ...args], {
     cwd: ROOT,
@@ -248,7 +275,7 @@ for (const stack of stacks()) {
       });
 
       it("migrate applies every migration on a fresh database, and nothing the second time", { timeout: 90_000 }, async () => {
-        const first = await cli(scratch, ["migrate", "--json"]);
+        const first = await cliProcess(scratch, ["migrate", "--json"]);
         expect(first.code, first.stderr).toBe(0);
         expect(oneJson(first)).toEqual({ applied: MIGRATIONS });
         expect(MIGRATIONS.length).toBeGreaterThan(0);
@@ -296,12 +323,12 @@ for (const stack of stacks()) {
       });
 
       it("prints the usage: on stdout with exit 0 when asked, on stderr with exit 2 when nothing is asked", { timeout: 45_000 }, async () => {
-        const help = await cli(scratch, ["help"]);
+        const help = await cliProcess(scratch, ["help"]);
         expect(help.code).toBe(0);
         expect(help.stdout).toContain("keys list --workspace ws_…");
         expect(help.stdout).toContain("workspace list [--json]");
         expect(help.stderr).toBe("");
-        const none = await cli(scratch, []);
+        const none = await cliProcess(scratch, []);
         expectFailure(none, /no command given/, 2);
         expect(none.stdout).toBe("");
       });
@@ -636,7 +663,8 @@ for (const stack of stacks()) {
       });
 
       it("keys revoke while the server runs: the key stops working", { timeout: 90_000 }, async () => {
-        const revoked = await cli(scratch, ["keys", "revoke", liveKey.id]);
+        // a process of its own, as an operator's shell runs it
+        const revoked = await cliProcess(scratch, ["keys", "revoke", liveKey.id]);
         expect(revoked.code, revoked.stderr).toBe(0);
         expect(revoked.stdout.trim()).toBe(`key ${liveKey.id} revoked`);
         const api = rest(server.api, liveKey.key);
@@ -953,7 +981,7 @@ describe("CLI failures it explains", () => {
 
   it("PostgreSQL unreachable: exit 1, where it looked (without the password) and why", { timeout: 45_000 }, async () => {
     const port = await freePort();
-    const result = await cli({ env: { DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres:hunter2secret@127.0.0.1:${port}/kontor_nowhere` } }, ["workspace", "list", "--json"]);
+    const result = await cliProcess({ env: { DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres:hunter2secret@127.0.0.1:${port}/kontor_nowhere` } }, ["workspace", "list", "--json"]);
     expectFailure(result, new RegExp(`cannot open PostgreSQL at 127\\.0\\.0\\.1:${port}/kontor_nowhere: .*ECONNREFUSED`), 1);
     expect(result.stderr + result.stdout).not.toContain("hunter2secret");
   });
