@@ -8,18 +8,16 @@
  * event (the provider receiving a request, a byte of the answer, a log line, a socket's close, the
  * process's exit).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
-import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../server/config.ts";
-import { childEnv, freePort } from "../support/child-server.ts";
+import { freePort, spawnMain } from "../support/child-server.ts";
 import { completion, gate, startFakeOpenAI, stream, type FakeRequest, type Gate, type Handler } from "../support/fake-openai.ts";
 import { provisionStack, tenantIn } from "../support/server.ts";
 import { stacks, type Stack } from "../support/stacks.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const STACK_TRACE = /^\s+at .+[(:]/m;
 
 const fake = await startFakeOpenAI();
@@ -81,37 +79,31 @@ function parseLines(text: string): LogLine[] {
 }
 
 function spawnServer(env: NodeJS.ProcessEnv, port: number): Proc {
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-    cwd: ROOT,
-    env: childEnv({ KONTOR_LOG: "info", KONTOR_ACCESS_LOG: "off", KONTOR_ENV: "development", ...env, PORT: String(port) }),
-    detached: true,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const main = spawnMain({ KONTOR_LOG: "info", KONTOR_ACCESS_LOG: "off", KONTOR_ENV: "development", ...env, PORT: String(port) });
+  const { child } = main;
   running.add(child);
-  let stderr = "";
   const watchers = new Set<() => void>();
-  child.stderr!.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
+  const wake = () => {
     for (const watcher of [...watchers]) watcher();
+  };
+  // spawnMain's own listener has appended the chunk by the time this one runs
+  child.stderr!.on("data", wake);
+  const exited = main.exited.then((exit) => {
+    running.delete(child);
+    wake();
+    return { ...exit, at: performance.now() };
   });
-  const exited = new Promise<Exit>((resolve) =>
-    child.once("close", (code, signal) => {
-      running.delete(child);
-      resolve({ code, signal, at: performance.now() });
-      for (const watcher of [...watchers]) watcher();
-    }),
-  );
-  const logs = () => parseLines(stderr);
+  const logs = () => parseLines(main.stderr());
   return {
     child,
     port,
     exited,
-    stderr: () => stderr,
+    stderr: main.stderr,
     logs,
     async within(promise, what, timeoutMs = 30_000) {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr:\n${stderr}`)), timeoutMs);
+        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr:\n${main.stderr()}`)), timeoutMs);
       });
       try {
         return await Promise.race([promise, late]);
@@ -121,11 +113,11 @@ function spawnServer(env: NodeJS.ProcessEnv, port: number): Proc {
     },
     line(match, what, { timeoutMs = 60_000, from = 0 } = {}) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => finish(new Error(`no log line ${what} within ${timeoutMs} ms; stderr:\n${stderr}`)), timeoutMs);
+        const timer = setTimeout(() => finish(new Error(`no log line ${what} within ${timeoutMs} ms; stderr:\n${main.stderr()}`)), timeoutMs);
         const check = () => {
           const found = logs().slice(from).find(match);
           if (found) return finish(undefined, found);
-          if (child.exitCode !== null || child.signalCode !== null) finish(new Error(`the server exited (${child.exitCode ?? child.signalCode}) before the log line ${what}; stderr:\n${stderr}`));
+          if (child.exitCode !== null || child.signalCode !== null) finish(new Error(`the server exited (${child.exitCode ?? child.signalCode}) before the log line ${what}; stderr:\n${main.stderr()}`));
         };
         function finish(error: Error | undefined, found?: LogLine) {
           clearTimeout(timer);

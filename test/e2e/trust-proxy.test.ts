@@ -1,21 +1,18 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { flushRequestLogs } from "../../server/plugins/request-log.ts";
 import { SIGN_UPS_PER_IP } from "../../server/sessions.ts";
-import { childEnv } from "../support/child-server.ts";
+import { spawnMain } from "../support/child-server.ts";
 import { DashboardClient, PASSWORD } from "../support/dashboard-session.ts";
 import { raw } from "../support/http.ts";
 import type { TestServer } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 
 const FREE = PLAN_LIMITS.free.requests_per_minute;
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The server's address as 127.0.0.1 (never a name): the test itself is the "proxy" on loopback. */
 const base = (server: TestServer) => server.url.replace("//localhost:", "//127.0.0.1:");
@@ -166,17 +163,11 @@ describe("a bad KONTOR_TRUST_PROXY", () => {
   async function start(setting: string): Promise<{ code: number | null; stderr: string }> {
     const dataDir = mkdtempSync(join(tmpdir(), "kontor-trust-proxy-"));
     try {
-      const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
-        cwd: ROOT,
-        env: childEnv({ KONTOR_LOG: "silent", DATA_DIR: dataDir, PORT: "0", KONTOR_TRUST_PROXY: setting }),
-        stdio: ["ignore", "ignore", "pipe"],
-      });
-      let stderr = "";
-      child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      const { child, exited, stderr } = spawnMain({ KONTOR_LOG: "silent", DATA_DIR: dataDir, PORT: "0", KONTOR_TRUST_PROXY: setting });
       const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-      const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+      const { code } = await exited;
       clearTimeout(timer);
-      return { code, stderr };
+      return { code, stderr: stderr() };
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
