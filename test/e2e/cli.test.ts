@@ -315,14 +315,14 @@ for (const stack of stacks()) {
         ["unknown key id", ["keys", "revoke", "key_01M7ZX1GA2MCV1NFM3S6NTSVN6", "--json"], /No key key_01M7ZX1GA2MCV1NFM3S6NTSVN6\./, 1],
       ];
 
-      it.each(badCases)("rejects %s with its message on stderr and its exit code", { timeout: 45_000 }, async (_name, args, message, exit) => {
+      it.each(badCases)("rejects %s with its message on stderr and its exit code", async (_name, args, message, exit) => {
         const result = await cli(scratch, args);
         expectFailure(result, message, exit);
         // --json: the same message as one JSON line on stdout
         expect(JSON.parse(result.stdout).error).toMatch(message);
       });
 
-      it("prints the usage: on stdout with exit 0 when asked, on stderr with exit 2 when nothing is asked", { timeout: 45_000 }, async () => {
+      it("prints the usage: on stdout with exit 0 when asked, on stderr with exit 2 when nothing is asked", async () => {
         const help = await cliProcess(scratch, ["help"]);
         expect(help.code).toBe(0);
         expect(help.stdout).toContain("keys list --workspace ws_…");
@@ -333,7 +333,7 @@ for (const stack of stacks()) {
         expect(none.stdout).toBe("");
       });
 
-      it("wrote nothing for any of the bad commands", { timeout: 30_000 }, async () => {
+      it("wrote nothing for any of the bad commands", async () => {
         expect(await counts(scratch)).toEqual({ workspaces: 0, users: 0, memberships: 0, api_keys: 0 });
       });
 
@@ -342,7 +342,7 @@ for (const stack of stacks()) {
         ["plus", true, "plus-password-123"],
         ["pro", true, "pro-password-1234"],
         ["max", true, "max password 12345"],
-      ] as const)("workspace create --plan %s", { timeout: 45_000 }, async (plan, _agentAuth, password) => {
+      ] as const)("workspace create --plan %s", async (plan, _agentAuth, password) => {
         const email = `Owner-${plan}@Example.com`;
         const args = ["workspace", "create", "--name", `Acme ${plan}`, "--plan", plan, "--owner-email", email, "--json"];
         if (password) args.push("--owner-password", password);
@@ -367,7 +367,7 @@ for (const stack of stacks()) {
         };
       });
 
-      it("stored the workspaces with their plans and owners, with argon2id password hashes", { timeout: 30_000 }, async () => {
+      it("stored the workspaces with their plans and owners, with argon2id password hashes", async () => {
         expect(Object.keys(workspaces).sort()).toEqual(["free", "max", "plus", "pro"]);
         const rows = await inspect(scratch, async (db) => ({
           workspaces: await db.workspace.findMany({ include: { memberships: true } }),
@@ -485,7 +485,7 @@ for (const stack of stacks()) {
         });
       }
 
-      it("keys revoke without --json says so in words", { timeout: 45_000 }, async () => {
+      it("keys revoke without --json says so in words", async () => {
         const result = await cli(scratch, ["keys", "revoke", fullKey.id]);
         expect(result.code, result.stderr).toBe(0);
         expect(result.stdout).toContain(fullKey.id);
@@ -979,19 +979,19 @@ describe("CLI failures it explains", () => {
     return requests;
   }
 
-  it("PostgreSQL unreachable: exit 1, where it looked (without the password) and why", { timeout: 45_000 }, async () => {
+  it("PostgreSQL unreachable: exit 1, where it looked (without the password) and why", async () => {
     const port = await freePort();
     const result = await cliProcess({ env: { DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres:hunter2secret@127.0.0.1:${port}/kontor_nowhere` } }, ["workspace", "list", "--json"]);
     expectFailure(result, new RegExp(`cannot open PostgreSQL at 127\\.0\\.0\\.1:${port}/kontor_nowhere: .*ECONNREFUSED`), 1);
     expect(result.stderr + result.stdout).not.toContain("hunter2secret");
   });
 
-  it("a bad environment: exit 1 with the variable named", { timeout: 45_000 }, async () => {
+  it("a bad environment: exit 1 with the variable named", async () => {
     const result = await cli({ env: { DATA_DIR: dataDir, KONTOR_ENV: "staging" } }, ["workspace", "list"]);
     expectFailure(result, /KONTOR_ENV must be development or production, got 'staging'/, 1);
   });
 
-  it("the database locked by a live process without a control socket: exit 1, saying both", { timeout: 45_000 }, async () => {
+  it("the database locked by a live process without a control socket: exit 1, saying both", async () => {
     holdLock();
     const absent = await cli(embedded(), ["workspace", "list", "--json"]);
     expectFailure(absent, new RegExp(`in use by process ${process.pid}.*control socket.*kontor\\.sock \\(ENOENT\\)`), 1);
@@ -1002,14 +1002,14 @@ describe("CLI failures it explains", () => {
     expectFailure(refused, new RegExp(`in use by process ${process.pid}.*kontor\\.sock \\(ECONNREFUSED\\)`), 1);
   });
 
-  it("bad arguments are refused before the database or the socket is touched: exit 2", { timeout: 45_000 }, async () => {
+  it("bad arguments are refused before the database or the socket is touched: exit 2", async () => {
     holdLock();
     const requests = await fakeServer((_request, socket) => socket.end('{"exit":0,"json":{},"text":""}\n'));
     expectFailure(await cli(embedded(), ["keys", "list"]), /--workspace is required/, 2);
     expect(requests).toEqual([]);
   });
 
-  it("sends one JSON line {v, argv} and prints the server's answer as its own", { timeout: 45_000 }, async () => {
+  it("sends one JSON line {v, argv} and prints the server's answer as its own", async () => {
     holdLock();
     const requests = await fakeServer((_request, socket) =>
       socket.end(`${JSON.stringify({ exit: 1, message: "No workspace ws_01M7ZX1GA2MCV1NFM3S6NTSVN6." })}\n`),
@@ -1019,7 +1019,7 @@ describe("CLI failures it explains", () => {
     expect(requests).toEqual([`${JSON.stringify({ v: 1, argv: ["keys", "list", "--workspace", "ws_01M7ZX1GA2MCV1NFM3S6NTSVN6"] })}\n`]);
   });
 
-  it("a server answering nonsense, or hanging up without an answer: exit 1, no stack trace", { timeout: 45_000 }, async () => {
+  it("a server answering nonsense, or hanging up without an answer: exit 1, no stack trace", async () => {
     holdLock();
     await fakeServer((_request, socket) => socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"));
     expectFailure(await cli(embedded(), ["workspace", "list"]), /answer on .*kontor\.sock is not one the CLI understands/, 1);

@@ -155,7 +155,7 @@ e2e("SDK agent helper", (server) => {
   });
 
   describe("service_auth", () => {
-    it("on the real clock: pending, the person approves, the poll one interval later yields the tokens; then exchange", { timeout: 20_000 }, async () => {
+    it("on the real clock: pending, the person approves, the poll one interval later yields the tokens; then exchange", async () => {
       const { fetch, to } = recordingFetch();
       const agent = new AgentAuth({ baseUrl: server().api, fetch });
       const registration = await agent.register({ type: "service_auth", loginHint: owner.email, agentName: "SDK bot", scope: ["leads.read", "leads.write"] });
