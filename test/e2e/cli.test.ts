@@ -267,7 +267,7 @@ for (const stack of stacks()) {
       let fullKey: { id: string; key: string };
 
       beforeAll(async () => {
-        scratch = await provisionStack(stack);
+        scratch = await provisionStack(stack, { empty: true });
       });
       afterAll(async () => {
         killAll();

@@ -73,7 +73,7 @@ describe("the deployment id", () => {
   for (const stack of stacks()) {
     // Four opens of one database (the first migrates it): PGlite takes a while for each.
     it(`is made by the migration, kept across opens, and made again if its row is deleted [${stack}]`, { timeout: 180_000 }, async () => {
-      const scratch = await provisionStack(stack);
+      const scratch = await provisionStack(stack, { empty: true });
       try {
         const options = loadConfig({ ...scratch.env });
         let db = await openDatabase(options);

@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { inject } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import type { PlanName } from "../../schema/lib/plans.ts";
 import { createApiKey } from "../../server/auth/api-keys.ts";
@@ -11,6 +12,7 @@ import { openDatabase } from "../../server/db/open.ts";
 import { startServer, type RunningServer } from "../../server/http.ts";
 import { createWorkspace } from "../../server/workspaces.ts";
 import { databaseUrl, POSTGRES_ADMIN_URL, REDIS_URL, type Stack } from "./stacks.ts";
+import type {} from "./templates.ts";
 
 export interface TestServer {
   stack: Stack;
@@ -31,16 +33,22 @@ export interface Tenant {
   keyId: string;
 }
 
-/** A scratch database for one server: a temp DATA_DIR, or a fresh PostgreSQL database. */
-export async function provisionStack(stack: Stack): Promise<{ env: NodeJS.ProcessEnv; drop(): Promise<void> }> {
+/**
+ * A scratch database for one server: a temp DATA_DIR, and on PostgreSQL a database of its own.
+ * Migrated (a copy of the run's template, test/support/templates.ts) unless `empty`, for the tests
+ * of migrating itself.
+ */
+export async function provisionStack(stack: Stack, { empty = false }: { empty?: boolean } = {}): Promise<{ env: NodeJS.ProcessEnv; drop(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "kontor-test-"));
+  const templates = empty ? {} : inject("templates") ?? {};
   if (stack === "embedded") {
+    if (templates.embedded) cpSync(join(templates.embedded, "db"), join(dataDir, "db"), { recursive: true });
     return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const name = `kontor_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();
-  await admin.query(`create database ${name}`);
+  await admin.query(templates.postgres ? `create database ${name} template ${templates.postgres}` : `create database ${name}`);
   await admin.end();
   return {
     env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl(name), REDIS_URL },
