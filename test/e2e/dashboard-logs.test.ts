@@ -163,12 +163,16 @@ e2e("the dashboard's request logs", (server) => {
     await dashboard.page.getByRole("heading", { level: 1, name: "Request logs" }).waitFor();
   };
 
-  /** A time as the browser's datetime-local value (its time zone, to the second). */
+  /**
+   * A time as the browser's datetime-local value (its time zone, to the second), normalized as
+   * HTML normalizes that value: without the seconds when they are 0.
+   */
   const localInput = (ms: number) =>
     dashboard.page.evaluate((at) => {
       const d = new Date(at);
       const p = (n: number) => String(n).padStart(2, "0");
-      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+      const seconds = d.getSeconds() === 0 ? "" : `:${p(d.getSeconds())}`;
+      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}${seconds}`;
     }, ms);
 
   const applyFilters = async () => {
