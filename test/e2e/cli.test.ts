@@ -66,7 +66,6 @@ interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
-  ms: number;
 }
 
 /**
@@ -74,7 +73,6 @@ interface CliResult {
  * environment, its lines collected as the process would print them. A hang fails the test.
  */
 async function cli(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45_000): Promise<CliResult> {
-  const started = Date.now();
   let stdout = "";
   let stderr = "";
   const io: CliIO = { env: childEnv(scratch), out: (line) => (stdout += `${line}\n`), err: (line) => (stderr += `${line}\n`) };
@@ -84,7 +82,7 @@ async function cli(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45
   });
   try {
     const code = await Promise.race([runCli(args, io), hang]);
-    return { code, stdout, stderr, ms: Date.now() - started };
+    return { code, stdout, stderr };
   } finally {
     clearTimeout(timer);
   }
@@ -95,7 +93,6 @@ async function cli(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45
  * what only a process shows: its exit status and its streams. Killed after `timeoutMs`.
  */
 function cliProcess(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45_000): Promise<CliResult> {
-  const started = Date.now();
   const child = spawn(NODE, [...TSX_IMPORT, "server/cli.ts", ...args], {
     cwd: ROOT,
     env: childEnv(scratch),
@@ -116,7 +113,7 @@ function cliProcess(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 4
     child.once("close", (code) => {
       clearTimeout(timer);
       children.delete(child);
-      resolve({ code, stdout, stderr, ms: Date.now() - started });
+      resolve({ code, stdout, stderr });
     });
   });
 }
