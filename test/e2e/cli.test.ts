@@ -7,29 +7,24 @@
  *   B: the first start in development (demo seed), a second start and data surviving restarts;
  *   C: a start in production (no seed) and a start on a port in use.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { verify } from "@node-rs/argon2";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import { openDatabase, type Database } from "../../server/db/open.ts";
 import { MIGRATIONS_DIR } from "../../server/db/migrate.ts";
-import { childEnv as cleanEnv, freePort } from "../support/child-server.ts";
+import { childEnv, freePort, spawnEntry } from "../support/child-server.ts";
 import { raw, rest } from "../support/http.ts";
 import { provisionStack } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
 import { controlSocketPath } from "../../server/control/protocol.ts";
 import { runCli, type CliIO } from "../../server/control/run.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-/** How package.json's `start` and `kontor` scripts run the TypeScript entry points. */
-const NODE = process.execPath;
-const TSX_IMPORT = ["--import", "tsx"];
 const MIGRATIONS = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
   .filter((e) => e.isDirectory())
   .map((e) => e.name)
@@ -39,8 +34,6 @@ const KEY = /ktr_live_[0-9A-Za-z]{43}/;
 
 type Scratch = Awaited<ReturnType<typeof provisionStack>>;
 
-/** The child's environment: the scratch database only, nothing inherited that could point elsewhere. */
-const childEnv = (scratch: Pick<Scratch, "env">, extra: NodeJS.ProcessEnv = {}) => cleanEnv({ ...scratch.env, ...extra });
 
 /** Every child runs in its own process group (so a stuck child and anything it started die together): kill the group. */
 const children = new Set<ChildProcess>();
@@ -75,7 +68,8 @@ interface CliResult {
 async function cli(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45_000): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
-  const io: CliIO = { env: childEnv(scratch), out: (line) => (stdout += `${line}\n`), err: (line) => (stderr += `${line}\n`) };
+  // the scratch database only, nothing inherited that could point elsewhere: a child's environment
+  const io: CliIO = { env: childEnv(scratch.env), out: (line) => (stdout += `${line}\n`), err: (line) => (stderr += `${line}\n`) };
   let timer: NodeJS.Timeout | undefined;
   const hang = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`kontor ${args.join(" ")} did not finish in ${timeoutMs} ms (hang).\nstdout: ${stdout}\nstderr: ${stderr}`)), timeoutMs);
@@ -88,34 +82,36 @@ async function cli(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45
   }
 }
 
+/** An entry point in a process of its own (spawnEntry), tracked so that a failed test's leftovers die. */
+function spawnChild(entry: "server/main.ts" | "server/cli.ts", scratch: Pick<Scratch, "env">, extra: NodeJS.ProcessEnv = {}, args: string[] = []) {
+  const spawned = spawnEntry(entry, { ...scratch.env, ...extra }, args);
+  children.add(spawned.child);
+  const exited = spawned.exited.then(({ code }) => {
+    children.delete(spawned.child);
+    return code;
+  });
+  return { ...spawned, exited };
+}
+
 /**
  * Runs `node --import tsx server/cli.ts …args` (package.json's `kontor` script) as its own process, for
  * what only a process shows: its exit status and its streams. Killed after `timeoutMs`.
  */
-function cliProcess(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45_000): Promise<CliResult> {
-  const child = spawn(NODE, [...TSX_IMPORT, "server/cli.ts", ...args], {
-    cwd: ROOT,
-    env: childEnv(scratch),
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.add(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      killGroup(child);
-      reject(new Error(`kontor ${args.join(" ")} did not finish in ${timeoutMs} ms (hang).\nstdout: ${stdout}\nstderr: ${stderr}`));
+async function cliProcess(scratch: Pick<Scratch, "env">, args: string[], timeoutMs = 45_000): Promise<CliResult> {
+  const run = spawnChild("server/cli.ts", scratch, {}, args);
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      killGroup(run.child);
+      reject(new Error(`kontor ${args.join(" ")} did not finish in ${timeoutMs} ms (hang).\nstdout: ${run.stdout()}\nstderr: ${run.stderr()}`));
     }, timeoutMs);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      children.delete(child);
-      resolve({ code, stdout, stderr });
-    });
   });
+  try {
+    const code = await Promise.race([run.exited, hang]);
+    return { code, stdout: run.stdout(), stderr: run.stderr() };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** `--json` output: exactly one line holding one JSON object. */
@@ -164,32 +160,16 @@ interface Server {
 /** Starts `tsx server/main.ts` and waits until the public discovery document answers. */
 async function startServer(scratch: Scratch, extra: NodeJS.ProcessEnv = {}): Promise<Server> {
   const port = await freePort();
-  const child = spawn(NODE, [...TSX_IMPORT, "server/main.ts"], {
-    cwd: ROOT,
-    env: childEnv(scratch, { PORT: String(port), ...extra }),
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.add(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("close", (code) => {
-      children.delete(child);
-      resolve(code);
-    }),
-  );
+  const { child, exited, stdout, stderr } = spawnChild("server/main.ts", scratch, { PORT: String(port), ...extra });
   let done = false;
   void exited.then(() => (done = true));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (done) throw new Error(`server exited with ${child.exitCode} before it was ready.\nstdout: ${stdout}\nstderr: ${stderr}`);
+    if (done) throw new Error(`server exited with ${child.exitCode} before it was ready.\nstdout: ${stdout()}\nstderr: ${stderr()}`);
     if (Date.now() > deadline) {
       killGroup(child);
-      throw new Error(`server not ready in 60 s.\nstdout: ${stdout}\nstderr: ${stderr}`);
+      throw new Error(`server not ready in 60 s.\nstdout: ${stdout()}\nstderr: ${stderr()}`);
     }
     try {
       const res = await fetch(`${url}/v1/.well-known/oauth-protected-resource`, { signal: AbortSignal.timeout(2_000) });
@@ -200,14 +180,14 @@ async function startServer(scratch: Scratch, extra: NodeJS.ProcessEnv = {}): Pro
     await sleep(150);
   }
   // main.ts prints its banner once listening; give it the moment it needs.
-  await waitFor(() => stdout.includes("GraphQL:"), 15_000, () => `no banner on stdout: ${stdout}\nstderr: ${stderr}`);
+  await waitFor(() => stdout().includes("GraphQL:"), 15_000, () => `no banner on stdout: ${stdout()}\nstderr: ${stderr()}`);
   return {
     child,
     port,
     url,
     api: `${url}/v1`,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout,
+    stderr,
     stop: async () => {
       // as a supervisor does (docker stop, kill PID): the signal goes to the process it started
       child.kill("SIGTERM");
@@ -874,17 +854,9 @@ for (const stack of stacks()) {
       });
 
       it("production without KONTOR_SECRET_KEY refuses to start, saying what to set, exit 1", { timeout: 90_000 }, async () => {
-        const child = spawn(NODE, [...TSX_IMPORT, "server/main.ts"], {
-          cwd: ROOT,
-          env: childEnv(scratch, { PORT: "0", KONTOR_ENV: "production" }),
-          detached: true,
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        children.add(child);
-        let stderr = "";
-        child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-        const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
-        children.delete(child);
+        const run = spawnChild("server/main.ts", scratch, { PORT: "0", KONTOR_ENV: "production" });
+        const code = await run.exited;
+        const stderr = run.stderr();
         expect(code, stderr).toBe(1);
         expect(stderr).toMatch(/KONTOR_SECRET_KEY must be set in production/);
         expect(stderr, "stack trace shown to the operator").not.toMatch(STACK_TRACE);
@@ -898,26 +870,11 @@ for (const stack of stacks()) {
         await new Promise<void>((resolve) => blocker.listen(0, "0.0.0.0", () => resolve()));
         const port = (blocker.address() as { port: number }).port;
         try {
-          const child = spawn(NODE, [...TSX_IMPORT, "server/main.ts"], {
-            cwd: ROOT,
-            env: childEnv(scratch, { PORT: String(port) }),
-            detached: true,
-            stdio: ["ignore", "pipe", "pipe"],
-          });
-          children.add(child);
-          let stderr = "";
-          child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-          const code = await new Promise<number | null>((resolve, reject) => {
-            const timer = setTimeout(() => {
-              killGroup(child);
-              reject(new Error(`server on a busy port did not exit in 60 s: ${stderr}`));
-            }, 60_000);
-            child.once("close", (c) => {
-              clearTimeout(timer);
-              children.delete(child);
-              resolve(c);
-            });
-          });
+          const run = spawnChild("server/main.ts", scratch, { PORT: String(port) });
+          const timer = setTimeout(() => killGroup(run.child), 60_000);
+          const code = await run.exited;
+          clearTimeout(timer);
+          const stderr = run.stderr();
           expect(code, stderr).toBe(1);
           expect(stderr).toMatch(new RegExp(`${port}`));
           expect(stderr).toMatch(/in use/i);

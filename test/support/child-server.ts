@@ -43,11 +43,12 @@ export interface Exit {
 }
 
 /**
- * `server/main.ts` as `npm start` runs it, with `env` over childEnv, in its own process group (so a
- * failed test can kill a cluster's workers with it), its stdout and stderr kept.
+ * A TypeScript entry point as package.json's scripts run it (`node --import tsx <entry> …args`), with
+ * `env` over childEnv, in its own process group (so a failed test can kill a cluster's workers with
+ * it), its stdout and stderr kept.
  */
-export function spawnMain(env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+export function spawnEntry(entry: "server/main.ts" | "server/cli.ts", env: NodeJS.ProcessEnv, args: string[] = []) {
+  const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
     cwd: ROOT,
     env: childEnv(env),
     detached: true,
@@ -60,6 +61,9 @@ export function spawnMain(env: NodeJS.ProcessEnv) {
   const exited = new Promise<Exit>((resolve) => child.once("close", (code, signal) => resolve({ code, signal })));
   return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
+
+/** `server/main.ts` as `npm start` runs it (see spawnEntry). */
+export const spawnMain = (env: NodeJS.ProcessEnv) => spawnEntry("server/main.ts", env);
 
 /** `server/main.ts` in its own process, as `npm start` runs it; resolves once it answers. */
 export async function startChildServer(env: NodeJS.ProcessEnv): Promise<ChildServer> {
