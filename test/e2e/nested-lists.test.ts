@@ -70,6 +70,29 @@ function interleaved(counts: Record<string, number>, make: (parent: string) => s
 
 const newestFirst = (ids: string[], shown: number) => [...ids].reverse().slice(0, shown);
 
+/**
+ * Another workspace's key (`gql`) lists only its own parent, with its newest `limit` children and no
+ * id of A's, and A's first parent is not_found to it. `list`, `one` and `children` name the fields.
+ */
+async function expectOnlyOwn(
+  gql: ReturnType<typeof graphql>,
+  fields: { list: string; one: string; children: string },
+  own: { id: string; children: string[] },
+  others: { parents: string[]; children: string[] },
+  limit: number,
+) {
+  const { list, one, children } = fields;
+  const listed = await gql(`{ ${list}(limit: 100) { data { id ${children} { id } } } }`);
+  expect(listed.errors).toBeUndefined();
+  expect(listed.data[list].data).toEqual([{ id: own.id, [children]: newestFirst(own.children, limit).map((id) => ({ id })) }]);
+  const serialized = JSON.stringify(listed.data);
+  for (const id of [...others.parents, ...others.children]) expect(serialized).not.toContain(id);
+
+  const res = await gql(`query ($id: ID!) { ${one}(id: $id) { ${children} { id } } }`, { id: others.parents[0] });
+  expect(res.data).toEqual({ [one]: null });
+  expect(res.errors?.[0]?.extensions).toMatchObject({ code: "not_found" });
+}
+
 e2e("nested lists", (server) => {
   const prisma = () => server().running.db.prisma;
 
@@ -144,16 +167,9 @@ e2e("nested lists", (server) => {
     });
 
     it("never shows another workspace's tasks: B sees its own, and A's project is not_found to B", async () => {
-      const gqlB = graphql(server().url, b.key);
-      const list = await gqlB(`{ projects(limit: 100) { data { id tasks { id } } } }`);
-      expect(list.errors).toBeUndefined();
-      expect(list.data.projects.data).toEqual([{ id: bProject, tasks: newestFirst(bTasks, N).map((id) => ({ id })) }]);
-      const serialized = JSON.stringify(list.data);
-      for (const id of [...projects, ...[...tasks.values()].flat()]) expect(serialized).not.toContain(id);
-
-      const res = await gqlB(`query ($id: ID!) { project(id: $id) { tasks { id } } }`, { id: projects[0] });
-      expect(res.data).toEqual({ project: null });
-      expect(res.errors?.[0]?.extensions).toMatchObject({ code: "not_found" });
+      const own = { id: bProject, children: bTasks };
+      const others = { parents: projects, children: [...tasks.values()].flat() };
+      await expectOnlyOwn(graphql(server().url, b.key), { list: "projects", one: "project", children: "tasks" }, own, others, N);
     });
 
     it("needs projects.read for the tasks, as for the project", async () => {
@@ -231,15 +247,9 @@ e2e("nested lists", (server) => {
     });
 
     it("never shows another workspace's deliveries, and needs webhooks.read", async () => {
-      const gqlB = graphql(server().url, b.key);
-      const list = await gqlB(`{ webhookEndpoints(limit: 100) { data { id deliveries { id } } } }`);
-      expect(list.errors).toBeUndefined();
-      expect(list.data.webhookEndpoints.data).toEqual([{ id: bEndpoint, deliveries: newestFirst(bDeliveries, N).map((id) => ({ id })) }]);
-      const serialized = JSON.stringify(list.data);
-      for (const id of [...endpoints, ...[...deliveries.values()].flat()]) expect(serialized).not.toContain(id);
-      const res = await gqlB(`query ($id: ID!) { webhookEndpoint(id: $id) { deliveries { id } } }`, { id: endpoints[0] });
-      expect(res.data).toEqual({ webhookEndpoint: null });
-      expect(res.errors?.[0]?.extensions).toMatchObject({ code: "not_found" });
+      const own = { id: bEndpoint, children: bDeliveries };
+      const others = { parents: endpoints, children: [...deliveries.values()].flat() };
+      await expectOnlyOwn(graphql(server().url, b.key), { list: "webhookEndpoints", one: "webhookEndpoint", children: "deliveries" }, own, others, N);
 
       const { key } = await server().key(a.workspaceId, ["projects.read"]);
       const refused = await graphql(server().url, key)(`{ webhookEndpoints { data { deliveries { id } } } }`);

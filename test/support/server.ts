@@ -2,7 +2,6 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { inject } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import type { PlanName } from "../../schema/lib/plans.ts";
@@ -11,7 +10,7 @@ import { loadConfig, type Config } from "../../server/config.ts";
 import { openDatabase } from "../../server/db/open.ts";
 import { startServer, type RunningServer } from "../../server/http.ts";
 import { createWorkspace } from "../../server/workspaces.ts";
-import { databaseUrl, POSTGRES_ADMIN_URL, REDIS_URL, type Stack } from "./stacks.ts";
+import { adminQuery, databaseUrl, REDIS_URL, type Stack } from "./stacks.ts";
 import type {} from "./templates.ts";
 
 export interface TestServer {
@@ -46,18 +45,12 @@ export async function provisionStack(stack: Stack, { empty = false }: { empty?: 
     return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const name = `kontor_test_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-  await admin.connect();
-  await admin.query(templates.postgres ? `create database ${name} template ${templates.postgres}` : `create database ${name}`);
-  await admin.end();
+  await adminQuery(templates.postgres ? `create database ${name} template ${templates.postgres}` : `create database ${name}`);
   return {
     env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl(name), REDIS_URL },
     drop: async () => {
       rmSync(dataDir, { recursive: true, force: true });
-      const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
+      await adminQuery(`drop database if exists ${name} with (force)`);
     },
   };
 }

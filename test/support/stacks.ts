@@ -1,3 +1,5 @@
+import pg from "pg";
+
 /**
  * Every end-to-end suite runs on both stacks: the embedded default (PGlite, in-process stores)
  * and PostgreSQL + Redis. KONTOR_TEST_STACKS=embedded (or postgres) narrows it while developing.
@@ -18,4 +20,15 @@ export function databaseUrl(name: string): string {
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** Runs one statement as PostgreSQL's admin user, on a connection of its own (making and dropping databases). */
+export async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }

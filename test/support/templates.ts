@@ -8,9 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { openDatabase } from "../../server/db/open.ts";
-import { databaseUrl, POSTGRES_ADMIN_URL, type Stack } from "./stacks.ts";
+import { adminQuery, databaseUrl, type Stack } from "./stacks.ts";
 
 export interface Templates {
   /** A DATA_DIR whose `db` holds the migrated embedded database. */
@@ -22,16 +21,6 @@ export interface Templates {
 declare module "vitest" {
   export interface ProvidedContext {
     templates: Templates;
-  }
-}
-
-async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
   }
 }
 
@@ -57,14 +46,14 @@ export async function makeTemplates(stacks: Stack[]): Promise<{ templates: Templ
     const name = `kontor_template_${randomBytes(6).toString("hex")}`;
     templates.postgres = name;
     work.push(
-      admin((client) => client.query(`create database ${name}`)).then(() =>
+      adminQuery(`create database ${name}`).then(() =>
         migrateEmpty({ databaseUrl: databaseUrl(name), dataDir: tmpdir() }),
       ),
     );
   }
   const remove = async () => {
     if (templates.embedded) rmSync(templates.embedded, { recursive: true, force: true });
-    if (templates.postgres) await admin((client) => client.query(`drop database if exists ${templates.postgres} with (force)`));
+    if (templates.postgres) await adminQuery(`drop database if exists ${templates.postgres} with (force)`);
   };
   try {
     await Promise.all(work);
