@@ -4,12 +4,13 @@ const MAX_URL_LENGTH = 2048;
 
 export class ProviderUrlError extends Error {}
 
-const isLoopbackHost = (hostname: string) =>
-  hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
+/** The exact hosts http is accepted for outside production (as the URL parser normalises them). */
+const HTTP_HOSTS: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
- * An issuer or JWKS URL a workspace may trust: https, or http on a loopback host (localhost,
- * 127.0.0.0/8, ::1) outside production, without credentials, query or fragment.
+ * An issuer or JWKS URL a workspace may trust: https, or http on exactly localhost, 127.0.0.1 or
+ * [::1] outside production, without credentials or fragment. Its address is then judged by the
+ * one address policy (server/webhooks/address-policy.ts) where it is saved and where it is fetched.
  */
 export function providerUrl(raw: string, name: string, production: boolean): URL {
   let url: URL;
@@ -19,7 +20,7 @@ export function providerUrl(raw: string, name: string, production: boolean): URL
   } catch {
     throw new ProviderUrlError(`${name} must be an absolute https URL of at most ${MAX_URL_LENGTH} characters.`);
   }
-  const loopbackHttp = url.protocol === "http:" && isLoopbackHost(url.hostname) && !production;
+  const loopbackHttp = url.protocol === "http:" && HTTP_HOSTS.has(url.hostname) && !production;
   if (url.protocol !== "https:" && !loopbackHttp) {
     throw new ProviderUrlError(
       production ? `${name} must use https.` : `${name} must use https (http is accepted only for localhost, 127.0.0.1 or [::1] outside production).`,

@@ -73,9 +73,10 @@ function checkModel(body: Record<string, unknown>, credential: Credential, catal
 }
 
 /**
- * POST /v1/chat/completions (ai.coding): the body goes to the provider as sent, and its answer
- * comes back as sent; a stream is passed on event by event. Kontor adds one thing, upstream
- * only: `stream_options.include_usage`, to meter the tokens.
+ * POST /v1/chat/completions (ai.coding): the provider gets the JSON Kontor parsed and checked,
+ * serialised again (never the client's bytes, so a duplicate key cannot make it read another
+ * `model` or `stream`), and its answer comes back as sent; a stream is passed on event by event.
+ * Kontor adds one thing, upstream only: `stream_options.include_usage`, to meter the tokens.
  */
 async function chatCompletions(services: AiServices, state: RequestState, request: Request): Promise<Response> {
   const credential = state.credential!;
@@ -92,7 +93,6 @@ async function chatCompletions(services: AiServices, state: RequestState, reques
 
 async function completeChat(services: AiServices, state: RequestState, request: Request, before: Record<string, string>): Promise<Response> {
   const credential = state.credential!;
-  const raw = await request.clone().text();
   const body = await jsonObject(request);
   const model = checkModel(body, credential, services.catalog);
   const upstream = services.upstream;
@@ -117,8 +117,8 @@ async function completeChat(services: AiServices, state: RequestState, request: 
     const streaming = body.stream === true;
     const options = (body.stream_options ?? {}) as Record<string, unknown>;
     const keepUsage = options.include_usage === true;
-    // Sent as the client wrote it, byte for byte, unless Kontor must ask for the usage of a stream.
-    const sent = streaming && !keepUsage ? { ...body, stream_options: { ...options, include_usage: true } } : raw;
+    // What was checked, serialised again: one `model`, one `stream`, those the plan and meter saw.
+    const sent = streaming && !keepUsage ? { ...body, stream_options: { ...options, include_usage: true } } : body;
     const answer = await upstream.chat(sent, request.signal);
     if (!answer.ok) throw await providerFailure(answer);
     if (streaming && /text\/event-stream/i.test(answer.headers.get("content-type") ?? "") && answer.body) {

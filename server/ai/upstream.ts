@@ -3,12 +3,12 @@ import { ApiError } from "../../schema/lib/errors.ts";
 /** An OpenAI-compatible provider (AI_UPSTREAM_URL, e.g. `https://host/v1`, and AI_UPSTREAM_API_KEY). */
 export interface ChatUpstream {
   /**
-   * POSTs `body` as JSON (a string is sent as it is, byte for byte) to `{upstream}/chat/completions` and resolves with the upstream's response,
+   * POSTs `body` as JSON (`JSON.stringify`: the object Kontor checked, never a client's bytes) to `{upstream}/chat/completions` and resolves with the upstream's response,
    * whatever its status, once its head has arrived (the body may still be streaming). A refused
    * connection or a broken exchange is 502 `upstream_error`; no head within the time-out is 504
    * `upstream_timeout`; `signal` (the client going away) aborts it.
    */
-  chat(body: Record<string, unknown> | string, signal: AbortSignal): Promise<Response>;
+  chat(body: Record<string, unknown>, signal: AbortSignal): Promise<Response>;
 }
 
 export const upstreamError = (message: string) => new ApiError(502, "api_error", "upstream_error", message);
@@ -24,8 +24,8 @@ export class HttpUpstream implements ChatUpstream {
     private readonly timeoutMs: number,
   ) {}
 
-  async chat(body: Record<string, unknown> | string, signal: AbortSignal): Promise<Response> {
-    const streaming = typeof body === "string" ? /"stream"\s*:\s*true/.test(body) : body.stream === true;
+  async chat(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    const streaming = body.stream === true;
     // The time-out is for the head: a stream may then run as long as the model writes.
     const head = new AbortController();
     const timer = setTimeout(() => head.abort(), this.timeoutMs);
@@ -37,7 +37,7 @@ export class HttpUpstream implements ChatUpstream {
           accept: streaming ? "text/event-stream" : "application/json",
           ...(this.apiKey && { authorization: `Bearer ${this.apiKey}` }),
         },
-        body: typeof body === "string" ? body : JSON.stringify(body),
+        body: JSON.stringify(body),
         signal: AbortSignal.any([signal, head.signal]),
       });
     } catch (error) {

@@ -17,16 +17,16 @@ import {
   usageOf,
   type FakeRequest,
 } from "../support/fake-openai.ts";
-import { raw } from "../support/http.ts";
+import { raw, rest } from "../support/http.ts";
 import { eventually } from "../support/receiver.ts";
 import { startTestServer, type Tenant, type TestServer } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
  * The AI routes against an OpenAI-compatible fake provider on loopback, through the official
- * `openai` client: the model catalog by plan, chat completions passed through untouched (bodies,
- * answers, streams event by event), client aborts reaching the provider, scopes, and every way the
- * provider can fail, without its key ever showing.
+ * `openai` client: the model catalog by plan, chat completions passed through (the checked JSON
+ * serialised again upstream, answers untouched, streams event by event), client aborts reaching
+ * the provider, scopes, and every way the provider can fail, without its key ever showing.
  */
 
 const SECRET = "sk-upstream-secret";
@@ -60,6 +60,9 @@ async function collect<T>(source: AsyncIterable<T>, options: { into?: T[]; timeo
     out.push(next.value);
   }
 }
+
+/** A JSON text as Kontor forwards it: parsed (the last of duplicate keys wins), then serialised again. */
+const reserialised = (text: string) => JSON.stringify(JSON.parse(text));
 
 const textOf = (chunks: ChatCompletionChunk[]) => chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? "").join("");
 
@@ -171,7 +174,7 @@ e2e(
         expect(upstream.json).toEqual(simple());
       });
 
-      it("passes tools, tool_choice, response_format, an image part and unknown fields byte for byte", async () => {
+      it("passes tools, tool_choice, response_format, an image part and unknown fields on, as the JSON it checked", async () => {
         const body = {
           model: "gpt-4.1",
           messages: [
@@ -224,21 +227,23 @@ e2e(
 
         const [upstream] = since(before) as [FakeRequest];
         expect(sent.length).toBe(sentBefore + 1);
-        // The same bytes the client sent, and the same JSON: no message added, none changed.
-        expect(upstream.body).toBe(sent.at(-1));
+        // The JSON the client sent, parsed, checked and serialised again: no message added, none changed.
+        expect(upstream.body).toBe(reserialised(sent.at(-1)!));
         expect(upstream.json).toEqual(body);
         expect(upstream.json.messages).toEqual(body.messages);
         expect(upstream.json.messages).toHaveLength(4);
         expect(upstream.json.messages[1].content[1].image_url.url).toBe(PNG);
       });
 
-      it("passes a hand-written JSON body on with the same content", async () => {
+      it("passes a hand-written JSON body on with the same content, serialised again rather than byte for byte", async () => {
         const text = '{ "messages" : [ {"content":"caf\\u00e9 \\ud83d\\ude00","role":"user"} ],\n  "model":"gpt-4o-mini", "temperature": 1.50, "stop": ["\\n\\n"], "n": 1 }';
         const before = fake.requests.length;
         fake.next(completion({ text: "ok" }));
         const response = await post(pro.key, text);
         expect(response.status).toBe(200);
         const [upstream] = since(before) as [FakeRequest];
+        expect(upstream.body).toBe(reserialised(text));
+        expect(upstream.body).toBe('{"messages":[{"content":"café 😀","role":"user"}],"model":"gpt-4o-mini","temperature":1.5,"stop":["\\n\\n"],"n":1}');
         expect(upstream.json).toEqual(JSON.parse(text));
         expect(upstream.json.messages[0].content).toBe("café 😀");
       });
@@ -264,6 +269,57 @@ e2e(
         const data = await client(pro.key).chat.completions.create(simple());
         expect(data.usage).toEqual(JSON.parse(answer).usage);
         expect(data.choices[0]!.message.tool_calls).toEqual(JSON.parse(answer).choices[0].message.tool_calls);
+      });
+
+      it("sends the provider the JSON it checked: duplicate model and stream keys arrive once, as checked and metered", async () => {
+        const tenant = await fresh();
+        // JSON.parse keeps the last of duplicate keys; a provider keeping the first would read o3
+        // (not on the pro plan) and a stream.
+        const text = '{"model":"o3","messages":[{"role":"user","content":"Hi"}],"model":"gpt-4o-mini","stream":true,"stream":false}';
+        const before = fake.requests.length;
+        fake.next(completion({ text: "ok", usage: usageOf(7, 2) }));
+        const response = await post(tenant.key, text);
+        expect(response.status, response.text).toBe(200);
+        const [upstream] = since(before) as [FakeRequest];
+        expect(since(before)).toHaveLength(1);
+        // Exactly one of each key: the raw bytes equal their own parse serialised again.
+        expect(upstream.body).toBe(reserialised(upstream.body));
+        expect(upstream.body).toBe('{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi"}],"stream":false}');
+        expect(upstream.body.match(/"model":/g)).toHaveLength(1);
+        expect(upstream.body.match(/"stream":/g)).toHaveLength(1);
+        expect(upstream.headers.accept).toBe("application/json");
+        expect(response.json.choices[0].message.content).toBe("ok");
+        // The model the plan allowed is the one metered and logged.
+        const id = response.headers.get("x-request-id")!;
+        const logs = await eventually(
+          async () => (await rest(server().api, tenant.key).get(`/request-logs?key_id=${tenant.keyId}&limit=20`)).body,
+          (body) => body.data?.some((row: { request_id: string }) => row.request_id === id),
+        );
+        const row = logs.data.find((r: { request_id: string }) => r.request_id === id);
+        expect(row).toMatchObject({ route: "/v1/chat/completions", status: 200, model: "gpt-4o-mini", input_tokens: 7, output_tokens: 2 });
+
+        // The other way round, the last model is the one checked: o3 is refused before the provider.
+        const refused = await post(tenant.key, '{"model":"gpt-4o-mini","model":"o3","messages":[{"role":"user","content":"Hi"}]}');
+        expect(refused.status).toBe(400);
+        expect(refused.json.error).toMatchObject({ code: "model_not_available", param: "model" });
+        expect(since(before)).toHaveLength(1);
+      });
+
+      it("a stream asked for by the last of duplicate keys is sent once, with the usage Kontor adds", async () => {
+        const tenant = await fresh();
+        const text = '{"stream":false,"model":"gpt-4o-mini","messages":[{"role":"user","content":"Count."}],"stream":true}';
+        const before = fake.requests.length;
+        fake.next(stream({ deltas: ["a", "b"] }));
+        const response = await post(tenant.key, text);
+        expect(response.status).toBe(200);
+        expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+        expect(response.text.trim().endsWith("data: [DONE]")).toBe(true);
+        const [upstream] = since(before) as [FakeRequest];
+        expect(upstream.body).toBe(reserialised(upstream.body));
+        expect(upstream.body).toBe(JSON.stringify({ ...JSON.parse(text), stream_options: { include_usage: true } }));
+        expect(upstream.body.match(/"stream":/g)).toHaveLength(1);
+        expect(upstream.json.stream).toBe(true);
+        expect(upstream.headers.accept).toBe("text/event-stream");
       });
 
       it("refuses a model outside the plan with 400 model_not_available (param model), before the provider", async () => {
@@ -358,8 +414,8 @@ e2e(
         expect(chunks.every((chunk) => chunk.object === "chat.completion.chunk")).toBe(true);
         expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe("stop");
         expect(chunks.at(-1)).toMatchObject({ choices: [], usage });
-        // What the client sent, byte for byte (it asked for usage itself).
-        expect(upstream.body).toBe(sent.at(-1));
+        // What the client sent, serialised again (it asked for usage itself: nothing added).
+        expect(upstream.body).toBe(reserialised(sent.at(-1)!));
         expect(upstream.json).toEqual(body);
         expect(upstream.headers.authorization).toBe(`Bearer ${SECRET}`);
         await eventually(async () => upstream.finished, Boolean);
@@ -400,7 +456,7 @@ e2e(
         // The chunks before it carry OpenAI's `usage: null`, as sent.
         expect(chunks.slice(0, -1).every((chunk) => chunk.usage === null)).toBe(true);
         const [upstream] = since(before) as [FakeRequest];
-        expect(upstream.body).toBe(sent.at(-1));
+        expect(upstream.body).toBe(reserialised(sent.at(-1)!));
       });
 
       it("keeps the usage chunk from a client that said include_usage: false, yet asks the provider for it", async () => {

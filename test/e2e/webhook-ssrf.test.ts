@@ -93,9 +93,9 @@ async function connectionCounter() {
   };
 }
 
-function expectRefused(res: ApiResponse, message: RegExp) {
+function expectRefused(res: ApiResponse, message: RegExp, param = "url") {
   expect(res.status, JSON.stringify(res.body)).toBe(400);
-  expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param: "url" });
+  expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param });
   expect(res.body.error.message).toMatch(message);
   expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
 }
@@ -125,6 +125,8 @@ const REFUSED: [url: string, why: RegExp][] = [
   ["https://[fe80::1]/hooks", /link-local/],
   ["https://[::ffff:169.254.169.254]/hooks", /link-local/],
   ["https://[64:ff9b::a9fe:a9fe]/hooks", /link-local/], // NAT64 around the metadata address
+  ["https://[64:ff9b:1::a9fe:a9fe]/hooks", /169\.254\.169\.254 in NAT64 local-use form\), a link-local address/],
+  ["https://[2001:0:4136:e378:8000:63bf:5601:5601]/hooks", /169\.254\.169\.254 in Teredo form/], // client address inverted
   ["https://10.0.0.1/hooks", /10\.0\.0\.1, a private address/],
   ["https://172.16.5.4/hooks", /private/],
   ["https://192.168.1.1/hooks", /192\.168\.1\.1, a private address/],
@@ -251,7 +253,7 @@ for (const stack of stacks()) {
         const endpoint = await createPublic("/patch-me");
         const { secret: _, ...stored } = endpoint;
         const cases = REFUSED.filter(([url]) =>
-          ["http://", "ftp://", "https://localhost/", "https://127.0.0.1/", "https://[::1]/", "https://169.254", "https://10.0", "https://192.168", "https://internal.test", "https://nowhere.test"].some((p) => url.startsWith(p)),
+          ["http://", "ftp://", "https://localhost/", "https://127.0.0.1/", "https://[::1]/", "https://169.254", "https://[64:ff9b:1::", "https://10.0", "https://192.168", "https://internal.test", "https://nowhere.test"].some((p) => url.startsWith(p)),
         );
         expect(cases.length).toBeGreaterThanOrEqual(10);
         for (const [url, why] of cases) {
@@ -265,6 +267,20 @@ for (const stack of stacks()) {
         const moved = await api.patch(`/webhook-endpoints/${endpoint.id}`, { url: "https://hooks.public.test/moved" });
         expect(moved.status, JSON.stringify(moved.body)).toBe(200);
         expect(moved.body.url).toBe("https://hooks.public.test/moved");
+      });
+    });
+
+    describe("trusted ID-JAG providers", () => {
+      it("refuses an issuer or JWKS URL on loopback or a NAT64 form of the metadata address, and writes nothing", async () => {
+        const own = await tenant();
+        const cases: [body: Record<string, string>, param: string, why: RegExp][] = [
+          [{ issuer: "http://localhost:9/idp", jwks_url: "https://hooks.public.test/jwks" }, "issuer", /must use https/],
+          [{ issuer: "https://127.0.0.2/idp", jwks_url: "https://hooks.public.test/jwks" }, "issuer", /127\.0\.0\.2, a loopback address/],
+          [{ issuer: "https://hooks.public.test/idp", jwks_url: "https://[64:ff9b:1::a9fe:a9fe]/jwks" }, "jwks_url", /NAT64 local-use form\), a link-local address/],
+          [{ issuer: "https://hooks.public.test/idp", jwks_url: "https://internal.test/jwks" }, "jwks_url", /resolves to 10\.1\.2\.3, a private address/],
+        ];
+        for (const [body, param, why] of cases) expectRefused(await own.api.post("/trusted-providers", body), why, param);
+        expect(await running.db.prisma.trustedProvider.count({ where: { workspaceId: own.workspaceId } })).toBe(0);
       });
     });
 
@@ -335,6 +351,10 @@ const NEVER_ALLOWED: [url: string, why: RegExp][] = [
   ["http://169.254.10.20:8080/hooks", /link-local/],
   ["http://[fe80::1]/hooks", /fe80::1, a link-local address/],
   ["http://[::ffff:169.254.169.254]/hooks", /link-local/],
+  // NAT64 local-use (RFC 8215): private as a prefix, but what it carries decides.
+  ["http://[64:ff9b:1::a9fe:a9fe]/", /64:ff9b:1::a9fe:a9fe \(169\.254\.169\.254 in NAT64 local-use form\), a link-local address, which is never allowed/],
+  ["http://[2002:a9fe:a9fe::]/hooks", /169\.254\.169\.254 in 6to4 form/],
+  ["http://[::ffff:0:a9fe:a9fe]/hooks", /169\.254\.169\.254 in IPv4-translated form/],
   ["http://[fd00:ec2::254]/latest/meta-data/", /fd00:ec2::254, a cloud metadata address/],
   ["http://100.100.100.200/latest/meta-data/", /100\.100\.100\.200, a cloud metadata address/],
   ["http://metadata.test/computeMetadata/v1/", /resolves to 169\.254\.169\.254, a link-local address/],
@@ -410,6 +430,22 @@ for (const stack of stacks()) {
       for (const [url, why] of NEVER_ALLOWED) expectRefused(await api.patch(`/webhook-endpoints/${created.body.id}`, { url, description: "moved" }), why);
       expect((await api.get(`/webhook-endpoints/${created.body.id}`)).body).toEqual(stored);
       await api.delete(`/webhook-endpoints/${created.body.id}`);
+    });
+
+    it("refuses a trusted provider at http://127.0.0.2/ or a NAT64 form of the metadata address, and writes nothing", async () => {
+      const cases: [body: Record<string, string>, param: string, why: RegExp][] = [
+        [{ issuer: "http://127.0.0.2/", jwks_url: "http://127.0.0.1:9/jwks" }, "issuer", /^issuer must use https \(http is accepted only for localhost, 127\.0\.0\.1 or \[::1\]/],
+        [{ issuer: "http://127.0.0.1:9/idp", jwks_url: "http://127.0.0.2/" }, "jwks_url", /^jwks_url must use https/],
+        [{ issuer: "http://[::ffff:127.0.0.1]/", jwks_url: "http://127.0.0.1:9/jwks" }, "issuer", /must use https/],
+        [{ issuer: "https://[64:ff9b:1::a9fe:a9fe]/", jwks_url: "http://127.0.0.1:9/jwks" }, "issuer", /^issuer points to 64:ff9b:1::a9fe:a9fe .*link-local address, which is never allowed/],
+        [{ issuer: "http://127.0.0.1:9/idp", jwks_url: "https://metadata.test/jwks" }, "jwks_url", /resolves to 169\.254\.169\.254, a link-local address/],
+      ];
+      for (const [body, param, why] of cases) expectRefused(await api.post("/trusted-providers", body), why, param);
+      expect(await running.db.prisma.trustedProvider.count({ where: { workspaceId } })).toBe(0);
+      // The exact loopback hosts over http are still taken (nothing is fetched until an ID-JAG arrives).
+      const taken = await api.post("/trusted-providers", { issuer: "http://127.0.0.1:9/idp", jwks_url: "http://[::1]:9/jwks" });
+      expect(taken.status, JSON.stringify(taken.body)).toBe(201);
+      expect((await api.delete(`/trusted-providers/${taken.body.id}`)).status).toBe(200);
     });
 
     it("refuses them at send, before connecting: rows written past the API, and a name that resolves there only later", async () => {

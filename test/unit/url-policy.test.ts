@@ -11,6 +11,8 @@ import {
   refusedKind,
   UrlNotAllowedError,
 } from "../../server/webhooks/url-policy.ts";
+import { classifyAddress, REFUSED_EVERYWHERE } from "../../server/webhooks/address-policy.ts";
+import { providerUrl, ProviderUrlError } from "../../schema/lib/provider-url.ts";
 
 const PROD = { production: true };
 const DEV = { production: false };
@@ -88,7 +90,8 @@ describe("isBlockedAddress", () => {
     ["::ffff:0:10.0.0.1", "private"],
     ["64:ff9b::10.0.0.1", "private"],
     ["64:ff9b::a9fe:a9fe", "link-local"],
-    ["64:ff9b:1::1", "private"],
+    ["64:ff9b:1::1", "unspecified"], // local-use NAT64 around 0.0.0.1
+    ["64:ff9b:1::808:808", "private"], // local-use NAT64 reaches only the operator's network
     ["2002:7f00:1::1", "loopback"],
   ];
   it.each(blocked)("blocks %s (%s)", (ip, kind) => {
@@ -222,7 +225,8 @@ describe("checkWebhookTarget", () => {
       ["http://[fe80::1]/", "url points to fe80::1, a link-local address, which is never allowed."],
       ["http://[fd00:ec2::254]/", "url points to fd00:ec2::254, a cloud metadata address, which is never allowed."],
       ["http://100.100.100.200/latest/meta-data/", "url points to 100.100.100.200, a cloud metadata address, which is never allowed."],
-      ["http://[::ffff:169.254.169.254]/", "url points to ::ffff:a9fe:a9fe, a link-local address, which is never allowed."],
+      ["http://[::ffff:169.254.169.254]/", "url points to ::ffff:a9fe:a9fe (169.254.169.254 in IPv4-mapped form), a link-local address, which is never allowed."],
+      ["http://[64:ff9b:1::a9fe:a9fe]/", "url points to 64:ff9b:1::a9fe:a9fe (169.254.169.254 in NAT64 local-use form), a link-local address, which is never allowed."],
       ["http://2852039166/", "url points to 169.254.169.254, a link-local address, which is never allowed."], // one decimal number
     ];
     for (const production of [false, true]) {
@@ -349,7 +353,7 @@ describe("guardedLookup", () => {
   });
 
   it("refuses link-local and metadata addresses in development too", async () => {
-    for (const address of ["169.254.169.254", "fe80::1", "fd00:ec2::254", "100.100.100.200", "fe80::1%eth0"]) {
+    for (const address of ["169.254.169.254", "fe80::1", "fd00:ec2::254", "100.100.100.200", "fe80::1%eth0", "64:ff9b:1::a9fe:a9fe", "2002:a9fe:a9fe::1"]) {
       for (const all of [true, false]) {
         const { error } = await callLookup({ production: false, lookup: answers("10.0.0.5", address) }, "rebound.example", { all });
         expect(error, address).toBeInstanceOf(AddressNotAllowedError);
@@ -382,5 +386,150 @@ describe("guardedLookup", () => {
       {},
     );
     expect(coded.error?.code).toBe("EAI_AGAIN");
+  });
+});
+
+/**
+ * Every spelling of an address a URL or a resolver can give, and what the one address policy makes
+ * of it: the kind of the address it decodes to (null: public), or "invalid" when the URL parser
+ * refuses the spelling itself. Only literals: nothing is resolved and nothing is connected to.
+ */
+const SPELLINGS: [host: string, kind: string | null][] = [
+  // 169.254.169.254, the metadata service of AWS, GCP and Azure, in every IPv4 spelling…
+  ["169.254.169.254", "link-local"],
+  ["2852039166", "link-local"], // one decimal number
+  ["0251.0376.0251.0376", "link-local"], // octal
+  ["0xa9.0xfe.0xa9.0xfe", "link-local"], // hex
+  ["0xa9fea9fe", "link-local"], // one hex number
+  ["0251.0xfe.43518", "link-local"], // mixed, the last part 16 bits
+  ["169.16689662", "link-local"], // the last part 24 bits
+  ["00000000251.0376.0251.0376", "link-local"], // leading zeros
+  ["169.254.169.254.", "link-local"], // trailing dot
+  ["%31%36%39.254.169.254", "link-local"], // percent-encoded
+  ["１６９.２５４.１６９.２５４", "link-local"], // full-width digits (IDNA)
+  // …and in every IPv6 form that carries it.
+  ["[::ffff:169.254.169.254]", "link-local"], // IPv4-mapped
+  ["[::ffff:a9fe:a9fe]", "link-local"],
+  ["[0:0:0:0:0:FFFF:A9FE:A9FE]", "link-local"],
+  ["[::a9fe:a9fe]", "link-local"], // IPv4-compatible (deprecated)
+  ["[::169.254.169.254]", "link-local"],
+  ["[::ffff:0:a9fe:a9fe]", "link-local"], // IPv4-translated (SIIT)
+  ["[64:ff9b::a9fe:a9fe]", "link-local"], // NAT64 well-known prefix
+  ["[64:ff9b::169.254.169.254]", "link-local"],
+  ["[64:ff9b:1::a9fe:a9fe]", "link-local"], // NAT64 local-use prefix (RFC 8215)
+  ["[64:ff9b:1:a9fe:a9:fea9:fe00:0]", "link-local"], // the same under a /48 NAT64 prefix (RFC 6052)
+  ["[2002:a9fe:a9fe::]", "link-local"], // 6to4
+  ["[2002:a9fe:a9fe:1234::1]", "link-local"],
+  ["[2001:0:4136:e378:8000:63bf:5601:5601]", "link-local"], // Teredo, client 169.254.169.254 (inverted)
+  ["[2001:0:a9fe:a9fe::1]", "link-local"], // Teredo, server 169.254.169.254
+  ["[fe80::1]", "link-local"],
+  ["[fe80::1%25eth0]", "invalid"], // a zone id: the URL parser refuses it
+  // Other cloud metadata services.
+  ["100.100.100.200", "cloud metadata"],
+  ["1684301000", "cloud metadata"],
+  ["[::ffff:6464:64c8]", "cloud metadata"],
+  ["[64:ff9b:1::6464:64c8]", "cloud metadata"],
+  ["[2002:6464:64c8::]", "cloud metadata"],
+  ["[fd00:ec2::254]", "cloud metadata"],
+  // Loopback and unspecified: production only.
+  ["127.0.0.1", "loopback"],
+  ["127.0.0.2", "loopback"],
+  ["127.1", "loopback"],
+  ["2130706433", "loopback"],
+  ["0x7f000001", "loopback"],
+  ["017700000001", "loopback"],
+  ["[::1]", "loopback"],
+  ["[::ffff:127.0.0.1]", "loopback"],
+  ["[::ffff:7f00:2]", "loopback"],
+  ["[64:ff9b::7f00:1]", "loopback"],
+  ["[2002:7f00:1::]", "loopback"],
+  ["[2001:0:4136:e378:8000:63bf:80ff:fffe]", "loopback"], // Teredo, client 127.0.0.1
+  ["0.0.0.0", "unspecified"],
+  ["0", "unspecified"],
+  ["[::]", "unspecified"],
+  ["[::0.0.0.0]", "unspecified"],
+  // Private, shared, multicast, reserved: production only.
+  ["10.0.0.1", "private"],
+  ["012.0.0.1", "private"],
+  ["[::ffff:10.0.0.1]", "private"],
+  ["[64:ff9b:1::808:808]", "private"], // local-use NAT64 reaches only the operator's network
+  ["[fd00::1]", "private"],
+  ["100.64.0.1", "shared (carrier-grade NAT)"],
+  ["224.0.0.1", "multicast"],
+  ["[ff02::1]", "multicast"],
+  ["[::ffff:224.0.0.1]", "multicast"],
+  ["255.255.255.255", "reserved"],
+  ["[100::1]", "reserved"],
+  ["[3fff::1]", "documentation"],
+  ["[2001:2::1]", "benchmarking"],
+  // Public, in the same forms: allowed everywhere.
+  ["8.8.8.8", null],
+  ["134744072", null],
+  ["[::ffff:8.8.8.8]", null],
+  ["[64:ff9b::808:808]", null],
+  ["[2002:808:808::1]", null],
+  ["[2001:0:4136:e378:8000:63bf:f7f7:f7f7]", null], // Teredo, server 65.54.227.120, client 8.8.8.8
+  ["[2606:4700::1111]", null],
+];
+
+describe("one address policy, every spelling", () => {
+  const never: LookupAll = async () => {
+    throw new Error("lookup must not be called");
+  };
+
+  it.each(SPELLINGS)("%s is %s", async (host, kind) => {
+    for (const production of [false, true]) {
+      const raw = `${production ? "https" : "http"}://${host}/hook`;
+      if (kind === "invalid") {
+        expect(syncRefusal(() => parseWebhookUrl(raw, { production })).reason).toBe("invalid");
+        continue;
+      }
+      const url = parseWebhookUrl(raw, { production });
+      const literal = url.hostname.replace(/^\[|\]$/g, "");
+      expect(blockedKind(literal), literal).toBe(kind);
+      const check = checkWebhookTarget(url, { production, lookup: never });
+      const refused = kind !== null && (production || REFUSED_EVERYWHERE.has(kind));
+      if (!refused) {
+        await expect(check, `${raw} (production: ${production})`).resolves.toBeUndefined();
+        continue;
+      }
+      const error = await refusal(check);
+      expect(error.reason).toBe("blocked_address");
+      expect(error.message).toContain(`a ${kind} address`);
+      expect(error.message).toMatch(REFUSED_EVERYWHERE.has(kind) ? /which is never allowed\.$/ : /which production refuses\.$/);
+      // A resolver's answer is judged the same way, at admission and at connection.
+      const resolved = await refusal(checkWebhookTarget(new URL(`${url.protocol}//name.example/`), { production, lookup: answers(literal) }));
+      expect(resolved.message).toContain(`a ${kind} address`);
+      const connected = await callLookup({ production, lookup: answers(literal) }, "name.example", { all: true });
+      expect(connected.error?.code).toBe("EADDRNOTALLOWED");
+    }
+  });
+
+  it("names the IPv4 address an IPv6 form carries", () => {
+    expect(classifyAddress("2001:0:4136:e378:8000:63bf:5601:5601")).toEqual({ kind: "link-local", carried: { address: "169.254.169.254", form: "Teredo" } });
+    expect(classifyAddress("2002:a9fe:a9fe::")).toEqual({ kind: "link-local", carried: { address: "169.254.169.254", form: "6to4" } });
+    expect(classifyAddress("64:ff9b:1::808:808")).toEqual({ kind: "private" });
+    expect(classifyAddress("8.8.8.8")).toBeNull();
+  });
+});
+
+describe("trusted providers' URLs (providerUrl)", () => {
+  const refused = (raw: string, production: boolean) => {
+    expect(() => providerUrl(raw, "jwks_url", production), raw).toThrow(ProviderUrlError);
+  };
+
+  it("takes https, and http only on exactly localhost, 127.0.0.1 or [::1] outside production", () => {
+    for (const raw of ["https://idp.example.com/jwks", "https://127.0.0.2/jwks", "http://localhost:9/jwks", "http://127.0.0.1:9/jwks", "http://[::1]:9/jwks"]) {
+      expect(providerUrl(raw, "jwks_url", false).href, raw).toBe(new URL(raw).href);
+    }
+    for (const raw of ["http://127.0.0.2/", "http://127.1.2.3/", "http://[::ffff:127.0.0.1]/", "http://localhost./", "http://a.localhost/", "http://10.0.0.1/", "http://idp.example.com/"]) {
+      refused(raw, false);
+    }
+    for (const raw of ["http://localhost/", "http://127.0.0.1/", "http://[::1]/"]) refused(raw, true);
+    expect(providerUrl("https://idp.example.com/", "issuer", true).hostname).toBe("idp.example.com");
+  });
+
+  it("names the field it refuses", () => {
+    expect(() => providerUrl("http://127.0.0.2/", "issuer", false)).toThrow(/^issuer must use https/);
   });
 });
