@@ -22,7 +22,7 @@ export type Credential =
   | (CredentialBase & {
       kind: "session";
       userId: string;
-      /** The user's role in `workspaceId`: owners hold every scope, members every `.read` scope. */
+      /** The user's role in `workspaceId`: owners hold every scope, members every `.read` scope but audit.read. */
       role: MembershipRole;
     });
 
@@ -34,6 +34,24 @@ export interface Context {
   hostUrl: string;
   webhooks: WebhookServices;
   storage: StorageServices;
+  /** Tells every process that credentials were revoked: call it after the revoking write committed, before answering. */
+  revocations: Revocations;
+  /** Where the request came from, for the audit log; absent outside an HTTP request. */
+  client?: RequestClient;
+}
+
+/** The client of a request: its address (server/client-address.ts) and User-Agent (at most 512 characters); null when unknown. */
+export interface RequestClient {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** What a revocation names: every cached credential tagged with one of `ids` of this kind stops working. */
+export type RevokedKind = "api_key" | "agent_token" | "agent_registration" | "workspace";
+
+/** The deployment's revocation channel (server/auth/revocations.ts). */
+export interface Revocations {
+  revoked(kind: RevokedKind, ids: readonly string[]): Promise<void>;
 }
 
 /** What the storage resolvers need from the server, where the byte store lives. */

@@ -18,6 +18,7 @@ import "./resources/file.ts";
 import "./resources/agent.ts";
 import "./resources/account.ts";
 import "./resources/api-key.ts";
+import "./resources/audit-event.ts";
 
 export const schema = withInputLimits(builder.toSchema({ sortSchema: false }));
 configureEvents(schema);

@@ -2,6 +2,7 @@ import { createYoga, type YogaServerInstance } from "graphql-yoga";
 import type { Context } from "../schema/context.ts";
 import { schema } from "../schema/index.ts";
 import { ApiKeyResolver } from "./auth/api-keys.ts";
+import type { RevocationBus } from "./auth/revocations.ts";
 import "./agents/index.ts";
 import type { SigningKeys } from "./agents/keys.ts";
 import { useAgentAuth } from "./agents/plugin.ts";
@@ -16,6 +17,7 @@ import type { Redis } from "ioredis";
 import { useDashboardStatic } from "./dashboard/static.ts";
 import { useAccessLog } from "./plugins/access-log.ts";
 import { useAuthentication } from "./plugins/authenticate.ts";
+import { useCors } from "./plugins/cors.ts";
 import { useGraphQLLimits } from "./plugins/graphql-limits.ts";
 import { guarded } from "./plugins/guard.ts";
 import { useGraphQLTransport } from "./plugins/graphql-transport.ts";
@@ -27,6 +29,8 @@ import { maskError, useGraphQLErrorShape } from "./plugins/graphql-errors.ts";
 import { useNotFound } from "./plugins/not-found.ts";
 import { useRequestBody } from "./plugins/request-body.ts";
 import { useRequestId } from "./plugins/request-id.ts";
+import { useRequestClient } from "./plugins/request-client.ts";
+import { useAuditSweep } from "./audit/sweep.ts";
 import { useRest } from "./plugins/rest.ts";
 import { useWellKnown } from "./plugins/well-known.ts";
 import { useWebhookWake } from "./plugins/webhook-wake.ts";
@@ -60,6 +64,8 @@ export interface Services {
   redis: Redis | undefined;
   /** The prefix of this deployment's Redis keys, `kontor:{<deployment id>}:` (server/redis.ts). */
   redisNamespace: string;
+  /** Empties every process's credential caches when something is revoked (server/auth/revocations.ts). */
+  revocations: RevocationBus;
   webhooks: WebhookRuntime;
   /** Signs and verifies Kontor's identity assertions. */
   agentKeys: SigningKeys;
@@ -68,12 +74,12 @@ export interface Services {
   metrics: ServerMetrics;
 }
 
-export function createApp(config: Config, { db, redis, redisNamespace, webhooks, agentKeys, storage, ai, metrics }: Services): App {
-  const apiKeys = new ApiKeyResolver(db.prisma);
-  const agentTokens = new AgentTokenResolver(db.prisma);
+export function createApp(config: Config, { db, redis, redisNamespace, revocations, webhooks, agentKeys, storage, ai, metrics }: Services): App {
+  const apiKeys = new ApiKeyResolver(db.prisma, revocations);
+  const agentTokens = new AgentTokenResolver(db.prisma, revocations);
   const contextFor = (state: RequestState): Context => {
     if (!state.credential) throw new Error("GraphQL context built without a credential.");
-    return { db: db.prisma, credential: state.credential, requestId: state.id, hostUrl: config.publicUrl, webhooks: webhooks.services, storage };
+    return { db: db.prisma, credential: state.credential, requestId: state.id, hostUrl: config.publicUrl, webhooks: webhooks.services, storage, revocations, ...(state.client && { client: state.client }) };
   };
   const policies = config.policies
     ? [useRateLimit(config, redis, redisNamespace), useIdempotency(redis, redisNamespace)]
@@ -82,6 +88,8 @@ export function createApp(config: Config, { db, redis, redisNamespace, webhooks,
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
+    // Yoga's CORS reflects any Origin with credentials: useCors (below) is the policy instead.
+    cors: false,
     // Yoga's own health check answers any URL ending in its path (`/v1/leads/health` too): the
     // exact `/health` is served by useWellKnown, and this path, with a space no URL holds, never matches.
     healthCheckEndpoint: " ",
@@ -103,6 +111,8 @@ export function createApp(config: Config, { db, redis, redisNamespace, webhooks,
     plugins: guarded([
       metrics.observe(),
       useRequestId(),
+      useRequestClient(config),
+      useCors(),
       useWellKnown(config),
       useGraphQLTransport(),
       useGraphiQLAssets(),
@@ -110,15 +120,16 @@ export function createApp(config: Config, { db, redis, redisNamespace, webhooks,
       useAuthentication(
         config,
         [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)],
-        async (request, challenge) => (hasSessionCookie(request) ? sessionCredential(db.prisma, request, challenge) : null),
+        async (request, challenge) => (hasSessionCookie(config, request) ? sessionCredential(db.prisma, config, request, challenge) : null),
       ),
       useRequestBody(isRawUpload),
       ...policies,
       // After the body limit and the rate limit (per client address, as for any request without a credential).
-      useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis, redisNamespace }),
+      useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis, redisNamespace, revocations }),
       useDashboardAccounts({ config, prisma: db.prisma, redis, redisNamespace }),
-      useSandboxSweep(db.prisma),
+      useSandboxSweep(db.prisma, revocations),
       useBytesSweep(db.prisma, storage.store),
+      useAuditSweep(db.prisma),
       ...(config.policies ? [useGraphQLLimits()] : []),
       useGraphQLErrorShape(),
       useStorage(storage, contextFor),

@@ -236,10 +236,37 @@ function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
   };
 }
 
-/** decisions.md §1. Everything comes from the environment; nothing has to be set. */
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * PUBLIC_URL without a trailing slash, and whether it names this machine. KONTOR_ENV may default
+ * to development only then: a server reachable under another name must say which it is.
+ */
+function publicUrlOf(env: NodeJS.ProcessEnv, port: number): { publicUrl: string; loopback: boolean } {
+  const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, "");
+  let url: URL;
+  try {
+    url = new URL(publicUrl);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an http:// or https:// URL, got '${env.PUBLIC_URL}'.`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`PUBLIC_URL must be the http:// or https:// origin the server is reached at (no path, query or credentials), got '${env.PUBLIC_URL}'.`);
+  }
+  return { publicUrl, loopback: LOOPBACK_HOSTS.has(url.hostname) };
+}
+
+/** Everything comes from the environment; nothing has to be set on a developer's machine. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === "" ? 4000 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got '${env.PORT}'.`);
+  const { publicUrl, loopback } = publicUrlOf(env, port);
+  if (!env.KONTOR_ENV && !loopback) {
+    throw new ConfigError(
+      `PUBLIC_URL ${publicUrl} is not a loopback address, so KONTOR_ENV must be set: production for a real deployment ` +
+        "(development turns on demo seeding and plain-http webhook targets, so it is never chosen for you).",
+    );
+  }
   const kontorEnv = env.KONTOR_ENV || "development";
   if (kontorEnv !== "development" && kontorEnv !== "production") {
     throw new ConfigError(`KONTOR_ENV must be development or production, got '${kontorEnv}'.`);
@@ -260,7 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port,
     workers,
-    publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
+    publicUrl,
     databaseUrl,
     redisUrl,
     dataDir: resolve(env.DATA_DIR || "./.data"),

@@ -9,6 +9,7 @@ import type { Config } from "./config.ts";
 import type { Redis } from "ioredis";
 import { openDatabase, type Database } from "./db/open.ts";
 import { openRedis, redisNamespace } from "./redis.ts";
+import { RevocationBus } from "./auth/revocations.ts";
 import { ModelCatalog } from "./ai/catalog.ts";
 import { CodingMeter } from "./ai/metering.ts";
 import { HttpUpstream } from "./ai/upstream.ts";
@@ -28,6 +29,8 @@ export interface RunningServer {
   url: string;
   db: Database;
   redis: Redis | undefined;
+  /** This process's revocation bus (server/auth/revocations.ts). */
+  revocations: RevocationBus;
   server: Server;
   /** Requests arrived and not yet answered in full. */
   inFlight(): number;
@@ -84,15 +87,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const storage = new Storage(openByteStore(config.storage, config.dataDir), config.storage);
   // The database's own identity names the Redis keys, however DATABASE_URL is spelled.
   const namespace = redisNamespace(db.deploymentId);
+  const revocations = await RevocationBus.open(redis, namespace, { shared: db.kind !== "embedded" });
   const ai = {
     upstream: config.ai.upstreamUrl ? new HttpUpstream(config.ai.upstreamUrl, config.ai.upstreamKey, config.ai.timeoutMs) : undefined,
     catalog,
     meter: new CodingMeter(redis, namespace),
   };
-  const app = createApp(served, { db, redis, redisNamespace: namespace, webhooks, agentKeys, storage, ai, metrics });
+  const app = createApp(served, { db, redis, redisNamespace: namespace, revocations, webhooks, agentKeys, storage, ai, metrics });
   // GET /metrics is answered here, before any API policy (limits, logs) sees it.
   server.on("request", (req, res) => metrics.serveScrape(req, res) || withRequestState(() => app(req, res)));
-  const control = await openControlSocket(db, config.dataDir, agentKeys);
+  const control = await openControlSocket(db, config.dataDir, agentKeys, revocations);
   server.on("clientError", answerClientError);
   let draining: Promise<DrainResult> | undefined;
   const drain = (timeoutMs: number) =>
@@ -106,6 +110,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     url,
     db,
     redis,
+    revocations,
     server,
     inFlight: () => requests.size,
     drain,
@@ -114,6 +119,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await drain(0);
       await app.dispose();
       await webhooks.close();
+      await revocations.close();
       redis?.disconnect();
       await db.close();
     },

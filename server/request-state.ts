@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Credential } from "../schema/context.ts";
+import type { Credential, RequestClient } from "../schema/context.ts";
 import { newId } from "../schema/lib/ids.ts";
 
 /** What one request carries through every layer: its id, its clock, and who is calling. */
@@ -7,6 +7,8 @@ export interface RequestState {
   id: string;
   startedAt: number;
   credential: Credential | undefined;
+  /** Its client address and User-Agent, set first thing by server/plugins/request-client.ts (the audit log records them). */
+  client?: RequestClient;
   /** For a `/v1` request: the validated arguments of the GraphQL field it runs. */
   restVariables?: Record<string, unknown>;
   /** The route template (`/v1/leads/{id}`, `/graphql`) once known: logs never hold raw ids. */

@@ -1,13 +1,16 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { hash, verify } from "@node-rs/argon2";
+import { hashPassword, needsRehash, verifyPassword } from "./auth/passwords.ts";
 import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import type { PrismaClient } from "../schema/generated/prisma/client.ts";
+import type { Prisma, PrismaClient } from "../schema/generated/prisma/client.ts";
 import type { Config } from "./config.ts";
 
-/** The signed-in user's cookie: a random token whose SHA-256 is the Session row's id. */
+/**
+ * The signed-in user's cookie: a random token whose SHA-256 is the Session row's id. This is its
+ * base name: on the wire it is `cookieName(config, SESSION_COOKIE)`.
+ */
 export const SESSION_COOKIE = "kontor_session";
-/** Before sign-in there is no session: the sign-in form's CSRF token is doubled in this cookie. */
+/** Before sign-in there is no session: the sign-in form's CSRF token is doubled in this cookie (base name, as above). */
 export const PRE_SESSION_COOKIE = "kontor_csrf";
 export const SESSION_TTL_SECONDS = 12 * 60 * 60;
 
@@ -39,9 +42,22 @@ export function readCookies(request: Request): Map<string, string> {
   return cookies;
 }
 
-/** HttpOnly, SameSite=Lax, Path=/; Secure everywhere but development (which runs on plain http). */
-export function cookieHeader(config: Config, name: string, value: string, maxAgeSeconds: number): string {
-  return [`${name}=${value}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`, ...(config.env === "development" ? [] : ["Secure"])].join("; ");
+/** Cookies are Secure everywhere but development (which runs on plain http). */
+const secureCookies = (config: Pick<Config, "env">) => config.env !== "development";
+
+/**
+ * A cookie's name on this deployment: `__Host-<base>` whenever it is Secure, so that only this
+ * exact host can set it (Secure, Path=/, no Domain: no subdomain or plain-http page can plant one);
+ * the bare base name in development.
+ */
+export const cookieName = (config: Pick<Config, "env">, base: string) => (secureCookies(config) ? `__Host-${base}` : base);
+
+/** The value of the cookie `base` (named as `cookieName` says) the request carries. */
+export const readCookie = (config: Pick<Config, "env">, request: Request, base: string) => readCookies(request).get(cookieName(config, base));
+
+/** Sets the cookie `base` (named as `cookieName` says): HttpOnly, SameSite=Lax, Path=/, no Domain; Secure outside development. */
+export function cookieHeader(config: Pick<Config, "env">, base: string, value: string, maxAgeSeconds: number): string {
+  return [`${cookieName(config, base)}=${value}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`, ...(secureCookies(config) ? ["Secure"] : [])].join("; ");
 }
 
 export interface SignedInSession {
@@ -53,44 +69,54 @@ export interface SignedInSession {
   expiresAt: Date;
 }
 
-export async function createSession(db: PrismaClient, userId: string): Promise<{ token: string; session: SignedInSession }> {
+/** What runs in the transaction of a session change, with the user it is about (the audit record of it). */
+export type InSessionTransaction = (tx: Prisma.TransactionClient, user: { id: string; email: string }) => Promise<void>;
+
+export async function createSession(db: PrismaClient, userId: string, then?: InSessionTransaction): Promise<{ token: string; session: SignedInSession }> {
   const token = randomToken();
   const now = Date.now();
   const row = await db.$transaction(async (tx) => {
     await tx.session.deleteMany({ where: { userId, expiresAt: { lte: new Date(now) } } });
-    return tx.session.create({
+    const created = await tx.session.create({
       data: { id: sha256(token), userId, csrfToken: randomToken(), expiresAt: new Date(now + SESSION_TTL_SECONDS * 1000) },
       include: { user: { select: { email: true } } },
     });
+    await then?.(tx, { id: userId, email: created.user.email });
+    return created;
   });
   return { token, session: { id: row.id, userId, email: row.user.email, csrfToken: row.csrfToken, expiresAt: row.expiresAt } };
 }
 
 /** The live session the request's cookie names, or null (no cookie, unknown, or expired). */
-export async function findSession(db: PrismaClient, request: Request): Promise<SignedInSession | null> {
-  const token = readCookies(request).get(SESSION_COOKIE);
+export async function findSession(db: PrismaClient, config: Pick<Config, "env">, request: Request): Promise<SignedInSession | null> {
+  const token = readCookie(config, request, SESSION_COOKIE);
   if (!token || token.length > 100) return null;
   const row = await db.session.findUnique({ where: { id: sha256(token) }, include: { user: { select: { email: true } } } });
   if (!row || row.expiresAt.getTime() <= Date.now()) return null;
   return { id: row.id, userId: row.userId, email: row.user.email, csrfToken: row.csrfToken, expiresAt: row.expiresAt };
 }
 
-export async function endSession(db: PrismaClient, session: SignedInSession): Promise<void> {
-  await db.session.deleteMany({ where: { id: session.id } });
+/** Ends the session; `then` runs in the same transaction when it was still there. */
+export async function endSession(db: PrismaClient, session: SignedInSession, then?: InSessionTransaction): Promise<void> {
+  await db.$transaction(async (tx) => {
+    const { count } = await tx.session.deleteMany({ where: { id: session.id } });
+    if (count > 0) await then?.(tx, { id: session.userId, email: session.email });
+  });
 }
 
-/** Sets a new password and ends every other session of the user (this one stays). */
-export async function changePassword(db: PrismaClient, session: SignedInSession, password: string): Promise<void> {
-  const passwordHash = await hash(password);
-  await db.$transaction([
-    db.user.update({ where: { id: session.userId }, data: { passwordHash } }),
-    db.session.deleteMany({ where: { userId: session.userId, id: { not: session.id } } }),
-  ]);
+/** Sets a new password and ends every other session of the user (this one stays); `then` runs in the same transaction. */
+export async function changePassword(db: PrismaClient, session: SignedInSession, password: string, then?: InSessionTransaction): Promise<void> {
+  const passwordHash = await hashPassword(password);
+  await db.$transaction(async (tx) => {
+    await tx.user.update({ where: { id: session.userId }, data: { passwordHash } });
+    await tx.session.deleteMany({ where: { userId: session.userId, id: { not: session.id } } });
+    await then?.(tx, { id: session.userId, email: session.email });
+  });
 }
 
 /** The pre-session CSRF token of the request's cookie, or a new one (then `setCookie` must be sent). */
 export function preSessionCsrf(config: Config, request: Request): { token: string; setCookie?: string } {
-  const existing = readCookies(request).get(PRE_SESSION_COOKIE);
+  const existing = readCookie(config, request, PRE_SESSION_COOKIE);
   if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return { token: existing };
   const token = randomToken();
   return { token, setCookie: cookieHeader(config, PRE_SESSION_COOKIE, token, SESSION_TTL_SECONDS) };
@@ -139,11 +165,17 @@ export class SignIn {
       }
     }
     const user = await this.db.user.findUnique({ where: { email }, select: { id: true, passwordHash: true } });
-    decoy ??= hash(randomToken());
-    const ok = await verify(user?.passwordHash ?? (await decoy), input.password).catch(() => false);
+    decoy ??= hashPassword(randomToken());
+    const ok = await verifyPassword(user?.passwordHash ?? (await decoy), input.password);
     if (!user || !ok) return { outcome: "wrong" };
+    if (needsRehash(user.passwordHash)) await this.rehash(user.id, user.passwordHash, input.password);
     await Promise.all([this.perAccount.delete(accountKey), this.perIp.reward(input.ip)]);
     return { outcome: "signed_in", userId: user.id };
+  }
+
+  /** Replaces a hash made with older parameters, unless the password changed meanwhile. */
+  private async rehash(userId: string, old: string, password: string): Promise<void> {
+    await this.db.user.updateMany({ where: { id: userId, passwordHash: old }, data: { passwordHash: await hashPassword(password) } });
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { hash } from "@node-rs/argon2";
+import { hashPassword } from "./auth/passwords.ts";
 import type { Prisma, PrismaClient } from "../schema/generated/prisma/client.ts";
 import { newId } from "../schema/lib/ids.ts";
 import { agentAuthDefault, type PlanName } from "../schema/lib/plans.ts";
@@ -31,8 +31,15 @@ export const MAX_WORKSPACE_NAME = 100;
 export const normalEmail = (email: string) => email.trim().toLowerCase();
 export const isEmail = (email: string) => email.length <= MAX_EMAIL && EMAIL.test(email);
 
-/** Creates a workspace and its owner (an existing user with that e-mail becomes the owner). */
-export async function createWorkspace(db: PrismaClient, input: NewWorkspace): Promise<CreatedWorkspace> {
+/**
+ * Creates a workspace and its owner (an existing user with that e-mail becomes the owner). `then`
+ * runs in the same transaction (the CLI's audit record): what it throws undoes the workspace too.
+ */
+export async function createWorkspace(
+  db: PrismaClient,
+  input: NewWorkspace,
+  then?: (tx: Prisma.TransactionClient, created: { workspaceId: string; ownerId: string }) => Promise<void>,
+): Promise<CreatedWorkspace> {
   const name = input.name.trim();
   if (!name) throw new WorkspaceInputError("The workspace name cannot be empty.");
   const email = input.ownerEmail.trim().toLowerCase();
@@ -41,7 +48,7 @@ export async function createWorkspace(db: PrismaClient, input: NewWorkspace): Pr
     throw new WorkspaceInputError(`The owner password must have at least ${MIN_PASSWORD} characters.`);
   }
   const password = input.ownerPassword ?? randomBytes(18).toString("base64url");
-  const passwordHash = await hash(password);
+  const passwordHash = await hashPassword(password);
   return db.$transaction(async (tx) => {
     const existing = await tx.user.findUnique({ where: { email } });
     const user = existing ?? (await tx.user.create({ data: { id: newId("user"), email, passwordHash } }));
@@ -54,6 +61,7 @@ export async function createWorkspace(db: PrismaClient, input: NewWorkspace): Pr
         memberships: { create: { userId: user.id, role: "owner" } },
       },
     });
+    await then?.(tx, { workspaceId: workspace.id, ownerId: user.id });
     return {
       workspace_id: workspace.id,
       owner_id: user.id,
@@ -80,9 +88,9 @@ export interface NewAccount {
 export async function createAccount(
   db: PrismaClient,
   input: NewAccount,
-  then?: (tx: Prisma.TransactionClient, userId: string) => Promise<void>,
+  then?: (tx: Prisma.TransactionClient, userId: string, workspaceId: string) => Promise<void>,
 ): Promise<{ userId: string; workspaceId: string }> {
-  const passwordHash = await hash(input.password);
+  const passwordHash = await hashPassword(input.password);
   try {
     return await db.$transaction(async (tx) => {
       if (await tx.user.findUnique({ where: { email: input.email }, select: { id: true } })) throw new EmailTakenError();
@@ -96,7 +104,7 @@ export async function createAccount(
           memberships: { create: { userId: user.id, role: "owner" } },
         },
       });
-      await then?.(tx, user.id);
+      await then?.(tx, user.id, workspace.id);
       return { userId: user.id, workspaceId: workspace.id };
     });
   } catch (error) {

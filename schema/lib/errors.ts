@@ -65,9 +65,9 @@ export const insufficientScope = (scope: string) =>
 export const sessionRequired = () =>
   new ApiError(403, "permission_error", "session_required", "Only a user signed in to the dashboard may do this; API keys and agent tokens may not.");
 
-/** A workspace member (who may read) asked to change something only its owners may. */
+/** A workspace member asked for something only its owners may do (a change, or reading the audit log). */
 export const ownerRequired = () =>
-  new ApiError(403, "permission_error", "owner_required", "Only an owner of the workspace may do this; members may read.", {
+  new ApiError(403, "permission_error", "owner_required", "Only an owner of the workspace may do this.", {
     details: { required_role: "owner" },
   });
 

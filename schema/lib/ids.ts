@@ -41,6 +41,7 @@ export const ID_PREFIXES = {
   bucket: "bkt",
   storedObject: "obj",
   invitation: "invt",
+  auditEvent: "aud",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -45,6 +45,7 @@ const TEXT_BY_FIELD: Record<string, number> = {
   "Lead.full_name": 401,
   "WebhookDelivery.response_body": 3_072,
   "RequestLog.user_agent": 768,
+  "AuditEvent.user_agent": 768,
 };
 
 /** Identifiers (`id`, `client_id`, …): far longer than any Kontor id, short enough to refuse garbage early. */

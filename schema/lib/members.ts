@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { MembershipRole } from "../generated/prisma/enums.ts";
 import { randomBase62 } from "./api-key-secret.ts";
-import { SCOPES } from "./scopes.ts";
+import { AUDIT_SCOPE, SCOPES } from "./scopes.ts";
 
 /** Members a workspace may have, counting its pending invitations. */
 export const MAX_MEMBERS = 100;
@@ -15,7 +15,7 @@ export const newInvitationToken = () => `inv_${randomBase62(43)}`;
 export const isInvitationToken = (token: string) => INVITATION_TOKEN.test(token);
 export const hashInvitationToken = (token: string) => createHash("sha256").update(token).digest("hex");
 
-/** What a signed-in user may do in a workspace: an owner everything, a member every read. */
+/** What a signed-in user may do in a workspace: an owner everything, a member every read but the audit log's. */
 export function roleScopes(role: MembershipRole): ReadonlySet<string> {
-  return new Set(role === "owner" ? SCOPES : SCOPES.filter((scope) => scope.endsWith(".read")));
+  return new Set(role === "owner" ? SCOPES : SCOPES.filter((scope) => scope.endsWith(".read") && scope !== AUDIT_SCOPE));
 }

@@ -3,6 +3,7 @@ import type { Context } from "../context.ts";
 import type { Invitation as InvitationRow } from "../generated/prisma/client.ts";
 import { MembershipRole } from "../generated/prisma/enums.ts";
 import type { Tx } from "../events.ts";
+import { recordAudit } from "../lib/audit.ts";
 import { ApiError, invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { textProblem } from "../lib/limits.ts";
@@ -29,7 +30,7 @@ export const MembershipRoleEnum = builder.enumType(MembershipRole, {
   description: "What a user may do in a workspace.",
   values: {
     owner: { description: "Everything: every scope, and managing keys, members and invitations." },
-    member: { description: "Reading: every `.read` scope." },
+    member: { description: "Reading: every `.read` scope but audit.read (the audit log is for owners)." },
   },
 });
 
@@ -250,7 +251,7 @@ builder.mutationFields((t) => ({
         if (members + pending >= MAX_MEMBERS) {
           throw invalidState(`A workspace has at most ${MAX_MEMBERS} members and pending invitations together: revoke an invitation or remove a member first.`);
         }
-        return tx.invitation.create({
+        const created = await tx.invitation.create({
           data: {
             id: newId("invitation"),
             workspaceId: owner.workspaceId,
@@ -262,6 +263,8 @@ builder.mutationFields((t) => ({
             expiresAt: new Date(now.getTime() + INVITATION_TTL_SECONDS * 1000),
           },
         });
+        await recordAudit(tx, ctx, { action: "member.invited", targetId: created.id });
+        return created;
       });
       return { invitation, accept_url: `${ctx.hostUrl}${INVITATION_PAGE_PATH}#token=${token}` };
     },
@@ -276,7 +279,11 @@ builder.mutationFields((t) => ({
       const invitation = found("invitation", id, await ctx.db.invitation.findFirst({ where: { id, workspaceId } }));
       if (invitation.acceptedAt) throw invalidState("This invitation was accepted already: remove the member instead.");
       if (invitation.revokedAt) return invitation;
-      return ctx.db.invitation.update({ where: { id }, data: { revokedAt: new Date() } });
+      return ctx.db.$transaction(async (tx) => {
+        const revoked = await tx.invitation.update({ where: { id: invitation.id }, data: { revokedAt: new Date() } });
+        await recordAudit(tx, ctx, { action: "invitation.revoked", targetId: revoked.id });
+        return revoked;
+      });
     },
   }),
   updateMember: t.field({
@@ -296,6 +303,7 @@ builder.mutationFields((t) => ({
         if (member.role === args.role) return member;
         if (args.role !== "owner") await keepAnOwner(tx, workspaceId, member);
         await tx.membership.update({ where: { workspaceId_userId: { workspaceId, userId } }, data: { role: args.role } });
+        await recordAudit(tx, ctx, { action: "member.role_changed", targetId: userId });
         return { ...member, role: args.role };
       });
     },
@@ -313,6 +321,7 @@ builder.mutationFields((t) => ({
         const member = await memberOf(tx, workspaceId, userId);
         await keepAnOwner(tx, workspaceId, member);
         await tx.membership.delete({ where: { workspaceId_userId: { workspaceId, userId } } });
+        await recordAudit(tx, ctx, { action: "member.removed", targetId: userId });
         return member;
       });
     },

@@ -1,6 +1,7 @@
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { AgentRegistrationStatus, AgentRegistrationType } from "../generated/prisma/enums.ts";
+import { recordAudit } from "../lib/audit.ts";
 import { listPage } from "../lib/cursor.ts";
 import { ApiError, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
@@ -9,6 +10,7 @@ import { found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { notNull } from "../lib/validate.ts";
 import { providerUrl, ProviderUrlError } from "../lib/provider-url.ts";
+import { providerRemoved, revokeProviderRegistrations } from "../lib/provider-trust.ts";
 import { Deleted, listType, objectKind, pageArgs, PlanEnum } from "./shared.ts";
 
 /** The longest `max_auth_age` a provider entry may set: 30 days. */
@@ -214,7 +216,15 @@ builder.mutationFields((t) => ({
       const ws =
         enabled === undefined
           ? await settingsOf(ctx)
-          : await ctx.db.workspace.update({ where: { id: ctx.credential.workspaceId }, data: { agentAuthEnabled: enabled }, select: { id: true, plan: true, agentAuthEnabled: true } });
+          : await ctx.db.$transaction(async (tx) => {
+              const id = ctx.credential.workspaceId;
+              // Only a change is recorded: turning on what is on changes nothing.
+              const { count } = await tx.workspace.updateMany({ where: { id, agentAuthEnabled: !enabled }, data: { agentAuthEnabled: enabled } });
+              if (count > 0) await recordAudit(tx, ctx, { action: enabled ? "agent_access.enabled" : "agent_access.disabled", targetId: id });
+              return tx.workspace.findUniqueOrThrow({ where: { id }, select: { id: true, plan: true, agentAuthEnabled: true } });
+            });
+      // Cached agent tokens of the workspace are looked up again, whichever way it went.
+      if (enabled !== undefined) await ctx.revocations.revoked("workspace", [ws.id]);
       return { workspaceId: ws.id, plan: ws.plan, agentAuthEnabled: ws.agentAuthEnabled };
     },
   }),
@@ -251,21 +261,33 @@ builder.mutationFields((t) => ({
         if (await tx.trustedProvider.findFirst({ where: { workspaceId: ctx.credential.workspaceId, issuer }, select: { id: true } })) {
           throw validationFailed("issuer", "This issuer is already trusted by the workspace.");
         }
-        return tx.trustedProvider.create({
+        const created = await tx.trustedProvider.create({
           ...query,
           data: { id: newId("trustedProvider"), workspaceId: ctx.credential.workspaceId, issuer, jwksUrl, maxAuthAge },
         });
+        await recordAudit(tx, ctx, { action: "trusted_provider.created", targetId: created.id });
+        return created;
       });
     },
   }),
   deleteTrustedProvider: t.field({
     type: Deleted,
-    description: "Stops trusting the provider: its ID-JAGs are refused here from now on (agents already linked keep their registrations until revoked). Needs agents.write.",
+    description:
+      "Stops trusting the provider: its ID-JAGs and security events are refused here from now on, and the agents linked through it (this workspace's registrations of its issuer, pending and active) are revoked at once: their tokens stop working. Needs agents.write.",
     extensions: rest("DELETE /trusted-providers/:id", "Stop trusting an ID-JAG provider"),
     authScopes: { scope: "agents.write" },
     args: { id: t.arg.id({ required: true, description: "The provider entry's id (`tpr_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
-      await owned("trusted_provider", id, () => ctx.db.trustedProvider.delete({ where: inWorkspace(ctx, id) }));
+      const { jwksUrl, revoked } = await ctx.db.$transaction(async (tx) => {
+        const entry = found("trusted_provider", id, await tx.trustedProvider.findFirst({ where: inWorkspace(ctx, id) }));
+        await owned("trusted_provider", id, () => tx.trustedProvider.delete({ where: inWorkspace(ctx, id) }));
+        await recordAudit(tx, ctx, { action: "trusted_provider.deleted", targetId: id });
+        const revoked = await revokeProviderRegistrations(tx, entry.workspaceId, entry.issuer);
+        for (const registrationId of revoked) await recordAudit(tx, ctx, { action: "agent_registration.revoked", targetId: registrationId });
+        return { jwksUrl: entry.jwksUrl, revoked };
+      });
+      await ctx.revocations.revoked("agent_registration", revoked);
+      providerRemoved(jwksUrl);
       return { id, object: "trusted_provider", deleted: true as const };
     },
   }),
@@ -275,14 +297,19 @@ builder.mutationFields((t) => ({
     extensions: rest("POST /agent-registrations/:id/revoke", "Revoke an agent registration"),
     authScopes: { scope: "agents.write" },
     args: { id: t.arg.id({ required: true, description: "The registration's id (`areg_…`)." }) },
-    resolve: async (query, _root, { id }, ctx) =>
-      ctx.db.$transaction(async (tx) => {
+    resolve: async (query, _root, { id }, ctx) => {
+      const registration = await ctx.db.$transaction(async (tx) => {
         const registration = found("agent_registration", id, await tx.agentRegistration.findFirst({ where: inWorkspace(ctx, id), select: { revokedAt: true } }));
         if (registration.revokedAt) return tx.agentRegistration.findFirstOrThrow({ ...query, where: inWorkspace(ctx, id) });
         const now = new Date();
         await tx.agentToken.updateMany({ where: { registrationId: id, revokedAt: null }, data: { revokedAt: now } });
         await tx.claimAttempt.updateMany({ where: { registrationId: id, status: "pending" }, data: { status: "dead" } });
-        return tx.agentRegistration.update({ ...query, where: { id }, data: { status: "revoked", revokedAt: now } });
-      }),
+        const revoked = await tx.agentRegistration.update({ ...query, where: { id }, data: { status: "revoked", revokedAt: now } });
+        await recordAudit(tx, ctx, { action: "agent_registration.revoked", targetId: id });
+        return revoked;
+      });
+      await ctx.revocations.revoked("agent_registration", [String(id)]);
+      return registration;
+    },
   }),
 }));

@@ -3,6 +3,7 @@ import type { Context } from "../context.ts";
 import type { ApiKey as ApiKeyRow } from "../generated/prisma/client.ts";
 import type { Tx } from "../events.ts";
 import { displayPrefix, generateApiKey, hashApiKey } from "../lib/api-key-secret.ts";
+import { recordAudit } from "../lib/audit.ts";
 import { listPage } from "../lib/cursor.ts";
 import { invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
@@ -130,19 +131,26 @@ builder.mutationFields((t) => ({
       const scopes = checkedScopes(input.scopes);
       return ctx.db.$transaction(async (tx) => {
         if ((await liveKeys(tx, ctx.credential.workspaceId, new Date())) >= MAX_LIVE_API_KEYS) throw tooMany();
-        return newKey(tx, ctx, name, scopes);
+        const created = await newKey(tx, ctx, name, scopes);
+        await recordAudit(tx, ctx, { action: "api_key.created", targetId: created.api_key.id });
+        return created;
       });
     },
   }),
   revokeApiKey: t.field({
     type: ApiKey,
-    description: `Revokes a key at once (a rotated key's grace period ends too): within 5 seconds it works on no server process. Revoking a revoked key changes nothing. ${OWNER_ONLY}`,
+    description: `Revokes a key at once (a rotated key's grace period ends too): once this answers it works on no server process. Revoking a revoked key changes nothing. ${OWNER_ONLY}`,
     authScopes: { owner: true },
     args: { id: t.arg.id({ required: true, description: "The key's id (`key_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       const where = { id: String(id), workspaceId: ctx.credential.workspaceId };
       const now = new Date();
-      await ctx.db.apiKey.updateMany({ where: { ...where, ...live(now) }, data: { revokedAt: now } });
+      const count = await ctx.db.$transaction(async (tx) => {
+        const { count } = await tx.apiKey.updateMany({ where: { ...where, ...live(now) }, data: { revokedAt: now } });
+        if (count > 0) await recordAudit(tx, ctx, { action: "api_key.revoked", targetId: String(id) });
+        return count;
+      });
+      if (count > 0) await ctx.revocations.revoked("api_key", [String(id)]);
       return found("api_key", String(id), await ctx.db.apiKey.findFirst({ where }));
     },
   }),
@@ -163,7 +171,7 @@ builder.mutationFields((t) => ({
       }
       const id = String(args.id);
       const workspaceId = ctx.credential.workspaceId;
-      return ctx.db.$transaction(async (tx) => {
+      const rotated = await ctx.db.$transaction(async (tx) => {
         const now = new Date();
         const count = await liveKeys(tx, workspaceId, now);
         const old = found("api_key", id, await tx.apiKey.findFirst({ where: { id, workspaceId } }));
@@ -177,8 +185,13 @@ builder.mutationFields((t) => ({
           // A key already in a grace period keeps the earlier end.
           data: { revokedAt: old.revokedAt && old.revokedAt < ends ? old.revokedAt : ends },
         });
+        await recordAudit(tx, ctx, { action: "api_key.rotated", targetId: id });
+        await recordAudit(tx, ctx, { action: "api_key.created", targetId: created.api_key.id });
         return { ...created, previous };
       });
+      // Cached copies of the old key learn its new end (at once, when there is no grace).
+      await ctx.revocations.revoked("api_key", [id]);
+      return rotated;
     },
   }),
 }));

@@ -2,6 +2,7 @@ import type { Prisma, WebhookEndpoint as EndpointRow } from "../generated/prisma
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { ALL_EVENTS, EVENT_TYPES, represent, TEST_EVENT_TYPE } from "../events.ts";
+import { recordAudit } from "../lib/audit.ts";
 import { listPage } from "../lib/cursor.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
@@ -142,16 +143,20 @@ builder.mutationFields((t) => ({
       const text = description(args.description);
       const url = await ctx.webhooks.checkUrl(args.url);
       const secret = newSigningSecret();
-      const endpoint = await ctx.db.webhookEndpoint.create({
-        ...query,
-        data: {
-          id: newId("webhookEndpoint"),
-          workspaceId: ctx.credential.workspaceId,
-          url,
-          events,
-          description: text ?? null,
-          secretSealed: ctx.webhooks.seal(secret),
-        },
+      const endpoint = await ctx.db.$transaction(async (tx) => {
+        const created = await tx.webhookEndpoint.create({
+          ...query,
+          data: {
+            id: newId("webhookEndpoint"),
+            workspaceId: ctx.credential.workspaceId,
+            url,
+            events,
+            description: text ?? null,
+            secretSealed: ctx.webhooks.seal(secret),
+          },
+        });
+        await recordAudit(tx, ctx, { action: "webhook_endpoint.created", targetId: created.id });
+        return created;
       });
       return { ...endpoint, secret };
     },
@@ -197,7 +202,12 @@ builder.mutationFields((t) => ({
     authScopes: { scope: "webhooks.write" },
     args: { id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
-      await owned("webhook_endpoint", id, () => ctx.db.webhookEndpoint.delete({ where: where(ctx, id) }));
+      await owned("webhook_endpoint", id, () =>
+        ctx.db.$transaction(async (tx) => {
+          await tx.webhookEndpoint.delete({ where: where(ctx, id) });
+          await recordAudit(tx, ctx, { action: "webhook_endpoint.deleted", targetId: id });
+        }),
+      );
       return { id, object: "webhook_endpoint", deleted: true as const };
     },
   }),
@@ -211,7 +221,11 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, { id }, ctx) => {
       const secret = newSigningSecret();
       const endpoint = await owned("webhook_endpoint", id, () =>
-        ctx.db.webhookEndpoint.update({ ...query, where: where(ctx, id), data: { secretSealed: ctx.webhooks.seal(secret) } }),
+        ctx.db.$transaction(async (tx) => {
+          const rotated = await tx.webhookEndpoint.update({ ...query, where: where(ctx, id), data: { secretSealed: ctx.webhooks.seal(secret) } });
+          await recordAudit(tx, ctx, { action: "webhook_endpoint.secret_rotated", targetId: id });
+          return rotated;
+        }),
       );
       return { ...endpoint, secret };
     },

@@ -9,6 +9,7 @@ import type { DocumentTypeDecoration, TypedDocumentNode } from "./typed-document
 import type { ListItem, Result, Route } from "./types.js";
 import { AgentRegistrations, AgentSettingsResource, TrustedProviders } from "./resources/agent-resources.js";
 import { Chat, Models, Responses } from "./resources/ai.js";
+import { AuditEvents } from "./resources/audit-events.js";
 import { Clients } from "./resources/clients.js";
 import { Inventory } from "./resources/inventory.js";
 import { Invoices } from "./resources/invoices.js";
@@ -107,6 +108,8 @@ export class Kontor extends BaseClient {
   readonly agentSettings: AgentSettingsResource = new AgentSettingsResource(this);
   readonly trustedProviders: TrustedProviders = new TrustedProviders(this);
   readonly agentRegistrations: AgentRegistrations = new AgentRegistrations(this);
+  /** The audit log (needs `audit.read`). */
+  readonly auditEvents: AuditEvents = new AuditEvents(this);
   readonly models: Models = new Models(this);
   /** `chat.completions`, OpenAI-compatible. */
   readonly chat: Chat = new Chat(this);

@@ -84,6 +84,9 @@ export const ROUTE_METHODS = {
   "GET /agent-registrations/{id}": "agentRegistrations.retrieve",
   "POST /agent-registrations/{id}/revoke": "agentRegistrations.revoke",
 
+  "GET /audit-events": "auditEvents.list",
+  "GET /audit-events/{id}": "auditEvents.retrieve",
+
   "GET /models": "models.list",
   "GET /models/{model}": "models.retrieve",
   "POST /chat/completions": "chat.completions.create",

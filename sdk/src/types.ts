@@ -47,6 +47,8 @@ export type StorageUsage = Result<"GET /storage">;
 export type AgentSettings = Result<"GET /agent-settings">;
 export type TrustedProvider = Result<"GET /trusted-providers/{id}">;
 export type AgentRegistration = Result<"GET /agent-registrations/{id}">;
+/** A change to access, as the audit log keeps it. */
+export type AuditEvent = Result<"GET /audit-events/{id}">;
 /** What a delete answers: `{id, object, deleted: true}`. */
 export type Deleted = Result<"DELETE /leads/{id}">;
 
@@ -85,3 +87,4 @@ export type AgentSettingsUpdateParams = Params<"PATCH /agent-settings">;
 export type TrustedProviderCreateParams = Params<"POST /trusted-providers">;
 export type TrustedProviderListParams = ListParams<"GET /trusted-providers">;
 export type AgentRegistrationListParams = ListParams<"GET /agent-registrations">;
+export type AuditEventListParams = ListParams<"GET /audit-events">;

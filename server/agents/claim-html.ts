@@ -24,6 +24,7 @@ ul.scopes li{background:#eef2ff;border-radius:6px;padding:.15rem .5rem;font:14px
 .message{border-radius:8px;padding:.7rem .8rem;margin:0 0 1rem}
 .message.error{background:#fef2f2;color:#991b1b;border:1px solid #fecaca}
 .message.info{background:#ecfdf5;color:#065f46;border:1px solid #a7f3d0}
+.message.warn{background:#fffbeb;color:#92400e;border:1px solid #fde68a;font-weight:600}
 .muted{color:#5b6170;font-size:.9rem}
 .who{display:flex;justify-content:space-between;align-items:center;gap:.5rem;margin-top:1.25rem}
 .who form{margin:0}
@@ -89,9 +90,12 @@ function message(kind: "error" | "info", text: string | undefined): string {
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 
-export function signInForm(input: { attemptToken: string; csrf: string; email: string; error?: string | undefined }): string {
+export function signInForm(input: { attemptToken: string; csrf: string; email: string; loginHint: string | null; error?: string | undefined }): string {
+  const intro = input.loginHint
+    ? `An agent asks to work for ${escapeHtml(input.loginHint)}. Only that account can approve it: sign in with it to see what the agent asks for.`
+    : "An agent asks to work in one of your workspaces. Sign in to see what it asks for.";
   return `${message("error", input.error)}
-<p>An agent asks to work in one of your workspaces. Sign in to see what it asks for.</p>
+<p>${intro}</p>
 <form method="post" action="${CLAIM_PAGE_PATH}">
 ${hidden("action", "sign_in")}${hidden("claim_attempt_token", input.attemptToken)}${hidden("csrf_token", input.csrf)}
 <label for="email">E-mail</label>
@@ -113,16 +117,11 @@ export interface DecisionFormInput {
   /** The workspace the sandbox is: fixed, not a choice. */
   sandbox: boolean;
   selectedWorkspaceId?: string | undefined;
-  loginHint: string | null;
   error?: string | undefined;
 }
 
 export function decisionForm(input: DecisionFormInput): string {
   const name = input.agentName ? `“${escapeHtml(input.agentName)}”` : "An unnamed agent";
-  const hint =
-    input.loginHint && input.loginHint.toLowerCase() !== input.userEmail.toLowerCase()
-      ? `<p class="muted">The agent named ${escapeHtml(input.loginHint)} as its user; you are signed in as ${escapeHtml(input.userEmail)}.</p>`
-      : "";
   const scopes = input.scopes.length
     ? `<ul class="scopes">${input.scopes.map((s) => `<li>${escapeHtml(s)}</li>`).join("")}</ul>`
     : `<p class="muted">No scopes.</p>`;
@@ -136,7 +135,7 @@ export function decisionForm(input: DecisionFormInput): string {
     : `<div class="message error">You own no workspace this agent could be let into. You can still deny it.</div>`;
   return `${message("error", input.error)}
 <p>${name} asks to work in a workspace of yours with these scopes:</p>
-${scopes}${hint}
+${scopes}
 <form method="post" action="${CLAIM_PAGE_PATH}">
 ${hidden("claim_attempt_token", input.attemptToken)}${hidden("csrf_token", input.csrf)}
 ${workspace}
@@ -150,6 +149,23 @@ ${workspace}
 <div class="who"><span class="muted">Signed in as ${escapeHtml(input.userEmail)}</span>
 <form method="post" action="${CLAIM_PAGE_PATH}">${hidden("action", "sign_out")}${hidden("claim_attempt_token", input.attemptToken)}${hidden("csrf_token", input.csrf)}<button class="link" type="submit">Sign out</button></form>
 </div>`;
+}
+
+/** What an account the claim does not name sees: whom the request is for, and only Sign out or Deny. */
+export function wrongPersonForm(input: { attemptToken: string; csrf: string; userEmail: string; loginHint: string; agentName: string | null; error?: string | undefined }): string {
+  const name = input.agentName ? `“${escapeHtml(input.agentName)}”` : "An unnamed agent";
+  const hint = escapeHtml(input.loginHint);
+  return `${message("error", input.error)}
+<div class="message warn" role="status">This request is for ${hint}.</div>
+<p>${name} asks to work for ${hint}, and only that account can approve it. You are signed in as ${escapeHtml(input.userEmail)}.</p>
+<p>If you are ${hint}, sign out and sign in with that account. If you did not expect this request, deny it: the agent is not let in, and it has to ask again.</p>
+<form method="post" action="${CLAIM_PAGE_PATH}">
+${hidden("claim_attempt_token", input.attemptToken)}${hidden("csrf_token", input.csrf)}
+<div class="actions">
+<button class="primary" type="submit" name="action" value="sign_out">Sign out</button>
+<button class="secondary" type="submit" name="action" value="deny">Deny</button>
+</div>
+</form>`;
 }
 
 export const notice = (kind: "error" | "info", text: string, detail?: string) => `${message(kind, text)}${detail ? paragraph(detail) : ""}`;

@@ -1,4 +1,6 @@
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { recordAccountAudit, recordSignInFailure } from "../audit/record.ts";
+import { crossOriginRefusal } from "../dashboard/same-origin.ts";
 import { describeError, log } from "../log.ts";
 import {
   cookieHeader,
@@ -7,15 +9,15 @@ import {
   findSession,
   PRE_SESSION_COOKIE,
   preSessionCsrf,
-  readCookies,
+  readCookie,
   sameSecret,
   SESSION_COOKIE,
   SESSION_TTL_SECONDS,
   signInFor,
   type SignedInSession,
 } from "../sessions.ts";
-import { decisionForm, htmlPage, notice, signInForm } from "./claim-html.ts";
-import { CLAIM_PAGE_PATH, decideClaim, findClaimAttempt, type ClaimAttemptView } from "./claims.ts";
+import { decisionForm, htmlPage, notice, signInForm, wrongPersonForm } from "./claim-html.ts";
+import { CLAIM_PAGE_PATH, claimIsFor, decideClaim, findClaimAttempt, type ClaimAttemptView } from "./claims.ts";
 import { agentRoutes, type AgentClient, type AgentServices } from "./plugin.ts";
 
 /** A form of this page holds a few short fields. */
@@ -98,19 +100,22 @@ async function signInPage(services: AgentServices, request: Request, view: Claim
   return htmlPage(
     status,
     "Sign in to Kontor",
-    signInForm({ attemptToken, csrf: csrf.token, email: email ?? view.loginHint ?? "", error }),
+    signInForm({ attemptToken, csrf: csrf.token, email: email ?? view.loginHint ?? "", loginHint: view.loginHint, error }),
     csrf.setCookie ? { "Set-Cookie": csrf.setCookie } : {},
   );
 }
 
-/** The workspaces the user may let this agent into: an anonymous agent's sandbox, or those they own. */
+/**
+ * The workspaces the user may let this agent into: an anonymous agent's sandbox, or those they own
+ * (for an ID-JAG agent, only the workspace whose trusted provider vouched for it).
+ */
 async function targetWorkspaces(db: PrismaClient, view: ClaimAttemptView, userId: string) {
   if (view.registration.sandboxWorkspaceId) {
     const sandbox = await db.workspace.findUnique({ where: { id: view.registration.sandboxWorkspaceId }, select: { id: true, name: true } });
     return sandbox ? [sandbox] : [];
   }
   const memberships = await db.membership.findMany({
-    where: { userId, role: "owner", workspace: { sandboxExpiresAt: null } },
+    where: { userId, role: "owner", workspace: { sandboxExpiresAt: null }, ...(view.registration.providerWorkspaceId && { workspaceId: view.registration.providerWorkspaceId }) },
     select: { workspace: { select: { id: true, name: true } } },
     orderBy: { workspace: { name: "asc" } },
   });
@@ -139,30 +144,47 @@ async function decisionPage(
       workspaces,
       sandbox: view.registration.sandboxWorkspaceId !== null,
       selectedWorkspaceId,
-      loginHint: view.loginHint,
       error,
     }),
   );
 }
+
+/** The page for a signed-in account the claim does not name: it sees whom the request is for and may only sign out or deny. */
+function wrongPersonPage(view: ClaimAttemptView, attemptToken: string, session: SignedInSession, status = 200, error?: string) {
+  const loginHint = view.loginHint ?? "";
+  return htmlPage(
+    status,
+    "This request is for someone else",
+    wrongPersonForm({ attemptToken, csrf: session.csrfToken, userEmail: session.email, loginHint, agentName: view.registration.agentName, error }),
+  );
+}
+
+/** Why an approval by the wrong account was refused. */
+const wrongPersonError = (loginHint: string, email: string) => `Only ${loginHint} can approve this request; you are signed in as ${email}. Nothing was decided.`;
 
 const forbidden = () => new PageError(403, "Form refused", "The form's security token is missing or out of date, so nothing was done. Reload the page and try again.");
 
 async function show(request: Request, services: AgentServices, url: URL): Promise<Response> {
   const attemptToken = url.searchParams.get("claim_attempt_token");
   const view = await openAttempt(services.prisma, attemptToken);
-  const session = await findSession(services.prisma, request);
-  return session ? decisionPage(services, view, attemptToken!, session) : signInPage(services, request, view, attemptToken!);
+  const session = await findSession(services.prisma, services.config, request);
+  if (!session) return signInPage(services, request, view, attemptToken!);
+  return claimIsFor(view.loginHint, session.email) ? decisionPage(services, view, attemptToken!, session) : wrongPersonPage(view, attemptToken!, session);
 }
 
 async function submit(request: Request, services: AgentServices, client: AgentClient): Promise<Response> {
   const db = services.prisma;
+  // Only this page's own forms, from this origin (the dashboard's rule), on top of their CSRF token.
+  if (crossOriginRefusal(services.config, request)) {
+    throw new PageError(403, "Form refused", "This form was sent from another site, so nothing was done. Open the link the agent gave you and try again.");
+  }
   const form = await readPageForm(request);
   const action = form.get("action");
   const attemptToken = form.get("claim_attempt_token");
   const csrfGiven = form.get("csrf_token");
 
   if (action === "sign_in") {
-    const expected = readCookies(request).get(PRE_SESSION_COOKIE);
+    const expected = readCookie(services.config, request, PRE_SESSION_COOKIE);
     if (!expected || !sameSecret(expected, csrfGiven)) throw forbidden();
     const view = await openAttempt(db, attemptToken);
     const email = (form.get("email") ?? "").slice(0, 320);
@@ -173,19 +195,22 @@ async function submit(request: Request, services: AgentServices, client: AgentCl
       response.headers.set("Retry-After", String(result.retryAfterSeconds));
       return response;
     }
-    if (result.outcome === "wrong") return signInPage(services, request, view, attemptToken!, 401, "The e-mail or password is not right.", email);
-    const { token } = await createSession(db, result.userId);
+    if (result.outcome === "wrong") {
+      await recordSignInFailure(db, email);
+      return signInPage(services, request, view, attemptToken!, 401, "The e-mail or password is not right.", email);
+    }
+    const { token } = await createSession(db, result.userId, (tx, user) => recordAccountAudit(tx, user, "session.signed_in"));
     return seeOther(pageUrl(attemptToken!), [
       cookieHeader(services.config, SESSION_COOKIE, token, SESSION_TTL_SECONDS),
       cookieHeader(services.config, PRE_SESSION_COOKIE, "", 0),
     ]);
   }
 
-  const session = await findSession(db, request);
+  const session = await findSession(db, services.config, request);
   if (action === "sign_out") {
     if (session) {
       if (!sameSecret(session.csrfToken, csrfGiven)) throw forbidden();
-      await endSession(db, session);
+      await endSession(db, session, (tx, user) => recordAccountAudit(tx, user, "session.signed_out"));
     }
     const cleared = cookieHeader(services.config, SESSION_COOKIE, "", 0);
     return attemptToken ? seeOther(pageUrl(attemptToken), [cleared]) : htmlPage(200, "Signed out", notice("info", "You are signed out."), { "Set-Cookie": cleared });
@@ -200,15 +225,21 @@ async function submit(request: Request, services: AgentServices, client: AgentCl
   const view = await openAttempt(db, attemptToken);
   const workspaceId = form.get("workspace_id") || undefined;
   const code = (form.get("code") ?? "").trim();
+  // Only the account the claim names may approve; decideClaim holds the same rule under its lock.
+  if (action === "approve" && !claimIsFor(view.loginHint, session.email)) {
+    return wrongPersonPage(view, attemptToken!, session, 403, wrongPersonError(view.loginHint!, session.email));
+  }
   if (action === "approve" && !/^\d{6}$/.test(code)) {
     return decisionPage(services, view, attemptToken!, session, 422, "Type the 6-digit code the agent shows you.", workspaceId);
   }
-  const decision = await decideClaim(db, { attemptId: view.attemptId, userId: session.userId, approve: action === "approve", code, workspaceId });
+  const decision = await decideClaim(db, { attemptId: view.attemptId, userId: session.userId, approve: action === "approve", code, workspaceId }, services.revocations);
   switch (decision.outcome) {
     case "approved":
       return htmlPage(200, "Agent approved", notice("info", "The agent is let in.", "You can close this page; the agent will continue."));
     case "denied":
       return htmlPage(200, "Agent denied", notice("info", "The agent was not let in.", "You can close this page."));
+    case "wrong_person":
+      return wrongPersonPage(view, attemptToken!, session, 403, wrongPersonError(decision.loginHint, session.email));
     case "wrong_code": {
       const left = decision.wrongCodesLeft;
       return decisionPage(services, view, attemptToken!, session, 422, `That code is not right. ${left} ${left === 1 ? "try" : "tries"} left.`, workspaceId);

@@ -1,8 +1,12 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import type { Revocations } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
+import { linkRefusal } from "../../schema/lib/provider-trust.ts";
 import { randomBase62 } from "../auth/api-keys.ts";
+import { recordUserAudit } from "../audit/record.ts";
+import { normalEmail } from "../workspaces.ts";
 
 /** A claim attempt's code and link live this long (decisions.md §8). */
 export const CLAIM_ATTEMPT_TTL_SECONDS = 600;
@@ -68,6 +72,8 @@ export interface ClaimAttemptView {
     scopes: string[];
     /** An anonymous agent's sandbox: the only workspace it can be claimed into. */
     sandboxWorkspaceId: string | null;
+    /** An identity_assertion agent's workspace (whose trusted provider vouched for it): the only one it can join. */
+    providerWorkspaceId: string | null;
   };
 }
 
@@ -92,12 +98,25 @@ export async function findClaimAttempt(db: PrismaClient, attemptToken: string): 
       agentName: row.registration.agentName,
       scopes: row.registration.postClaimScopes,
       sandboxWorkspaceId: row.registration.type === "anonymous" ? row.registration.workspaceId : null,
+      providerWorkspaceId: row.registration.type === "identity_assertion" ? row.registration.workspaceId : null,
     },
   };
 }
 
+/**
+ * Whether the account signed in as `email` may approve a claim started for `loginHint`. A claim that
+ * names its person (service_auth, an anonymous agent's claim ceremony, an ID-JAG carrying an
+ * e-mail) is bound to the account with that e-mail, compared trimmed and in any letter case; only a
+ * claim with no login hint may be approved by any signed-in account.
+ */
+export function claimIsFor(loginHint: string | null, email: string): boolean {
+  return loginHint === null || normalEmail(loginHint) === normalEmail(email);
+}
+
 export type ClaimDecision =
   | { outcome: "approved"; workspaceId: string }
+  /** Approving was refused before the code was looked at: the claim names another person. Nothing changed. */
+  | { outcome: "wrong_person"; loginHint: string }
   | { outcome: "denied" }
   | { outcome: "wrong_code"; wrongCodesLeft: number }
   /** The attempt cannot be decided any more: too many wrong codes, expired, or already decided. */
@@ -109,15 +128,21 @@ export type ClaimDecision =
  * The user's answer on the claim page, decided under a lock on the attempt's row so that
  * concurrent submissions are counted one by one. Approving needs the right code (a wrong one
  * counts against MAX_WRONG_CODES, and once those are used up even the right code is refused);
- * denying needs no code. On approval the registration becomes active in the chosen workspace at
- * its post-claim scopes, and every token it held before (an anonymous agent's pre-claim tokens) is
- * revoked; an anonymous agent's sandbox becomes a workspace the user owns.
+ * denying needs no code. A claim started with a login hint is approved only by the account with
+ * that e-mail (claimIsFor): anyone else's approval is `wrong_person`, checked before the code, and
+ * changes nothing, not even the wrong-code count; anyone signed in may deny it. On approval the
+ * registration becomes active in the chosen workspace at its post-claim scopes, and every token it
+ * held before (an anonymous agent's pre-claim tokens) is revoked; an anonymous agent's sandbox
+ * becomes a workspace the user owns.
  */
 export async function decideClaim(
   db: PrismaClient,
   input: { attemptId: string; userId: string; approve: boolean; code?: string; workspaceId?: string },
+  /** Told of the pre-claim tokens an approval revokes (absent only in tests that never cached them). */
+  revocations?: Revocations,
 ): Promise<ClaimDecision> {
-  return db.$transaction(async (tx) => {
+  let claimed: string | undefined;
+  const decision = await db.$transaction(async (tx) => {
     await tx.$queryRaw`select id from claim_attempts where id = ${input.attemptId} for update`;
     const attempt = await tx.claimAttempt.findUnique({ where: { id: input.attemptId }, include: { registration: true } });
     if (!attempt) return { outcome: "closed", reason: "decided" } as const;
@@ -128,6 +153,10 @@ export async function decideClaim(
       await tx.claimAttempt.update({ where: { id: attempt.id }, data: { status: "dead" } });
       return { outcome: "closed", reason: "expired" } as const;
     }
+    if (input.approve && attempt.loginHint !== null) {
+      const user = await tx.user.findUnique({ where: { id: input.userId }, select: { email: true } });
+      if (!user || !claimIsFor(attempt.loginHint, user.email)) return { outcome: "wrong_person", loginHint: attempt.loginHint } as const;
+    }
     const registration = attempt.registration;
     if (!input.approve) {
       await tx.claimAttempt.update({ where: { id: attempt.id }, data: { status: "denied", userId: input.userId } });
@@ -135,6 +164,7 @@ export async function decideClaim(
       if (registration.type !== "anonymous") {
         await tx.agentRegistration.update({ where: { id: registration.id }, data: { status: "denied" } });
       }
+      await recordUserAudit(tx, input.userId, { action: "agent_registration.denied", targetId: registration.id, workspaceId: registration.workspaceId });
       return { outcome: "denied" } as const;
     }
 
@@ -171,16 +201,10 @@ export async function decideClaim(
       if (!workspace.agentAuthEnabled) {
         return { outcome: "refused", reason: "agent_auth_disabled", message: "Agent access is turned off for this workspace." } as const;
       }
-      // An agent that proved who it is with an ID-JAG can only join a workspace trusting that issuer.
+      // An agent that proved who it is with an ID-JAG can only join the workspace whose entry for that issuer verified it.
       if (registration.type === "identity_assertion") {
-        const trusted = await tx.trustedProvider.count({ where: { workspaceId, issuer: registration.providerIssuer ?? "" } });
-        if (trusted === 0) {
-          return {
-            outcome: "refused",
-            reason: "issuer_not_trusted",
-            message: `This workspace does not trust ${registration.providerIssuer}, the provider that vouches for this agent.`,
-          } as const;
-        }
+        const refusal = await linkRefusal(tx, registration, workspaceId);
+        if (refusal) return { outcome: "refused", reason: "issuer_not_trusted", message: refusal } as const;
       }
       const active = await tx.agentRegistration.count({ where: { workspaceId, status: "active", revokedAt: null } });
       const cap = PLAN_LIMITS[workspace.plan].agent_registrations;
@@ -199,8 +223,12 @@ export async function decideClaim(
       data: { status: "active", workspaceId, scopes: registration.postClaimScopes, claimedAt: now, claimedByUserId: input.userId },
     });
     await tx.agentToken.updateMany({ where: { registrationId: registration.id, revokedAt: null }, data: { revokedAt: now } });
+    await recordUserAudit(tx, input.userId, { action: "agent_registration.approved", targetId: registration.id, workspaceId });
+    claimed = registration.id;
     return { outcome: "approved", workspaceId } as const;
   });
+  if (claimed) await revocations?.revoked("agent_registration", [claimed]);
+  return decision;
 }
 
 /** A fresh claim token (`clm_…`) and the hash stored for it. */

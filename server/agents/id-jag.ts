@@ -5,6 +5,7 @@ import { startClaimAttempt } from "./claims.ts";
 import { OAuthError, oauthJson, requiredString } from "./oauth.ts";
 import type { AgentServices } from "./plugin.ts";
 import { signIdentityAssertion } from "./registrations.ts";
+import { normalEmail } from "../workspaces.ts";
 import { CLOCK_SKEW_SECONDS, consumeJti, ProviderJwtError, verifyProviderJwt, type ProviderRow } from "./provider-keys.ts";
 
 export const ID_JAG_ASSERTION_TYPE = "urn:ietf:params:oauth:token-type:id-jag";
@@ -40,7 +41,9 @@ function optionalName(value: unknown): string | null {
  * `POST /agent/identity` with `type: "identity_assertion"` (decisions.md §8): an ID-JAG from a
  * provider some workspace trusts. The first time an `(iss, sub)` is seen, the user confirms once
  * through the claim ceremony (401 interaction_required with a claim block); once they have, each
- * new ID-JAG for that `(iss, sub)` yields Kontor's own identity assertion.
+ * new ID-JAG for that `(iss, sub)` yields Kontor's own identity assertion. Trust is per workspace:
+ * the ID-JAG acts only in the workspaces whose trusted-provider entry's key set verified it, and
+ * its registrations (active or pending) are looked up by those workspaces with `(iss, sub)`.
  */
 export async function registerIdentityAssertion(body: Record<string, unknown>, services: AgentServices): Promise<Response> {
   if (body.assertion_type !== ID_JAG_ASSERTION_TYPE) {
@@ -82,7 +85,7 @@ export async function registerIdentityAssertion(body: Record<string, unknown>, s
     },
     orderBy: { createdAt: "desc" },
   });
-  // Linked: only its workspace's entry for this issuer counts; otherwise every workspace trusting it.
+  // Linked: only its workspace's entry for this issuer counts; otherwise every workspace whose entry verified it.
   const relevant = linked ? providers.filter((p) => p.workspaceId === linked.workspaceId) : providers;
   if (relevant.length === 0) throw new OAuthError(400, "issuer_not_enabled", `No workspace trusts the issuer '${issuer}' with the keys that signed this ID-JAG.`);
   const enabled = relevant.filter((p) => p.workspace.agentAuthEnabled);
@@ -120,7 +123,14 @@ function checkAuthTime(authTime: unknown, providers: ProviderRow[]) {
   }
 }
 
-/** The first link of an `(iss, sub)`: a pending registration and a claim attempt the user confirms. */
+/**
+ * The first link of an `(iss, sub)`: a pending registration and a claim attempt the user confirms.
+ * The registration carries its workspace from the start: one whose entry for the issuer verified
+ * the ID-JAG (agent access on, room under its plan's cap), the one the ID-JAG's person owns when
+ * several did, else the oldest entry's. It is found again only by such a workspace with
+ * `(iss, sub)`, so an entry of another workspace (other keys under the same issuer) never
+ * re-scopes, renames or restarts it; the user approves it into that workspace.
+ */
 async function startLink(
   services: AgentServices,
   input: { providers: ProviderRow[]; issuer: string; subject: string; email: unknown; agentName: string | null; scopes: string[] },
@@ -131,38 +141,56 @@ async function startLink(
     _count: { _all: true },
   });
   const active = new Map(counts.map((row) => [row.workspaceId, row._count._all]));
-  const room = input.providers.some((p) => (active.get(p.workspaceId) ?? 0) < PLAN_LIMITS[p.workspace.plan].agent_registrations);
-  if (!room) {
+  const eligible = input.providers
+    .filter((p) => (active.get(p.workspaceId) ?? 0) < PLAN_LIMITS[p.workspace.plan].agent_registrations)
+    .map((p) => p.workspaceId);
+  if (eligible.length === 0) {
     throw new OAuthError(403, "plan_limit_reached", "The workspace that trusts this issuer has as many agents as its plan allows; an owner must revoke one first.");
   }
   const loginHint = typeof input.email === "string" && input.email.length <= 320 ? input.email : null;
   const pending = await services.prisma.agentRegistration.findFirst({
-    where: { type: "identity_assertion", providerIssuer: input.issuer, providerSubject: input.subject, status: "pending", revokedAt: null },
+    where: { type: "identity_assertion", providerIssuer: input.issuer, providerSubject: input.subject, status: "pending", revokedAt: null, workspaceId: { in: eligible } },
     orderBy: { createdAt: "desc" },
+    select: { id: true },
   });
-  const registration = pending
-    ? await services.prisma.agentRegistration.update({
-        where: { id: pending.id },
-        data: { postClaimScopes: input.scopes, ...(input.agentName !== null && { agentName: input.agentName }), loginHint },
-      })
-    : await services.prisma.agentRegistration.create({
-        data: {
-          id: newId("agentRegistration"),
-          type: "identity_assertion",
-          status: "pending",
-          agentName: input.agentName,
-          loginHint,
-          scopes: [],
-          postClaimScopes: input.scopes,
-          providerIssuer: input.issuer,
-          providerSubject: input.subject,
-        },
-      });
-  const { claim } = await startClaimAttempt(services.prisma, { registrationId: registration.id, loginHint, hostUrl: services.hostUrl });
+  const registrationId = pending?.id ?? newId("agentRegistration");
+  if (pending) {
+    await services.prisma.agentRegistration.update({
+      where: { id: registrationId },
+      data: { postClaimScopes: input.scopes, ...(input.agentName !== null && { agentName: input.agentName }), loginHint },
+    });
+  } else {
+    await services.prisma.agentRegistration.create({
+      data: {
+        id: registrationId,
+        workspaceId: await linkWorkspace(services, eligible, loginHint),
+        type: "identity_assertion",
+        status: "pending",
+        agentName: input.agentName,
+        loginHint,
+        scopes: [],
+        postClaimScopes: input.scopes,
+        providerIssuer: input.issuer,
+        providerSubject: input.subject,
+      },
+    });
+  }
+  const { claim } = await startClaimAttempt(services.prisma, { registrationId, loginHint, hostUrl: services.hostUrl });
   throw new OAuthError(
     401,
     "interaction_required",
     "The user must confirm this agent once: show them claim.verification_uri and claim.user_code, then send a new ID-JAG after they approve.",
-    { registration_id: registration.id, registration_type: "identity_assertion", claim },
+    { registration_id: registrationId, registration_type: "identity_assertion", claim },
   );
+}
+
+/** Of the workspaces a new link may go to (oldest entry first), the first that the ID-JAG's person owns, else the first. */
+async function linkWorkspace(services: AgentServices, workspaceIds: string[], email: string | null): Promise<string> {
+  if (workspaceIds.length === 1 || email === null) return workspaceIds[0]!;
+  const owned = await services.prisma.membership.findMany({
+    where: { role: "owner", workspaceId: { in: workspaceIds }, user: { email: normalEmail(email) } },
+    select: { workspaceId: true },
+  });
+  const mine = new Set(owned.map((m) => m.workspaceId));
+  return workspaceIds.find((id) => mine.has(id)) ?? workspaceIds[0]!;
 }

@@ -1,3 +1,4 @@
+import { recordProviderRevocations } from "../audit/record.ts";
 import { MAX_OAUTH_BODY_BYTES } from "./oauth.ts";
 import { agentRoutes, type AgentServices } from "./plugin.ts";
 import { CLOCK_SKEW_SECONDS, consumeJti, ProviderJwtError, verifyProviderJwt } from "./provider-keys.ts";
@@ -98,23 +99,27 @@ async function notify(request: Request, services: AgentServices): Promise<Respon
 }
 
 /**
- * Revokes the live registrations of `(issuer, subject)` and their tokens, in one transaction: those
- * not yet in a workspace, and those in the workspaces whose entry for the issuer verified the SET
- * (another workspace naming the same issuer with other keys cannot revoke them).
+ * Revokes the live registrations of `(issuer, subject)` and their tokens, in one transaction: only
+ * those in the workspaces whose entry for the issuer verified the SET (another workspace naming the
+ * same issuer with other keys cannot revoke them). Every identity_assertion registration carries
+ * its workspace from the start, so none is left that an arbitrary workspace's keys could reach.
  */
 async function revokeSubject(services: AgentServices, issuer: string, subject: string, workspaceIds: string[]) {
   const now = new Date();
-  await services.prisma.$transaction(async (tx) => {
+  const revoked = await services.prisma.$transaction(async (tx) => {
     const registrations = await tx.agentRegistration.findMany({
-      where: { providerIssuer: issuer, providerSubject: subject, revokedAt: null, OR: [{ workspaceId: null }, { workspaceId: { in: workspaceIds } }] },
-      select: { id: true },
+      where: { type: "identity_assertion", providerIssuer: issuer, providerSubject: subject, revokedAt: null, workspaceId: { in: workspaceIds } },
+      select: { id: true, workspaceId: true },
     });
     const ids = registrations.map((r) => r.id);
-    if (ids.length === 0) return;
+    if (ids.length === 0) return ids;
     await tx.agentRegistration.updateMany({ where: { id: { in: ids } }, data: { status: "revoked", revokedAt: now } });
     await tx.agentToken.updateMany({ where: { registrationId: { in: ids }, revokedAt: null }, data: { revokedAt: now } });
     await tx.claimAttempt.updateMany({ where: { registrationId: { in: ids }, status: "pending" }, data: { status: "dead" } });
+    await recordProviderRevocations(tx, issuer, registrations);
+    return ids;
   });
+  await services.revocations.revoked("agent_registration", revoked);
 }
 
 agentRoutes({ [NOTIFY_PATH]: { POST: notify } });

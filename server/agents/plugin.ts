@@ -1,6 +1,7 @@
 import type { Plugin } from "graphql-yoga";
 import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import type { Revocations } from "../../schema/context.ts";
 import { clientAddress } from "../client-address.ts";
 import { baseUrl, type Config } from "../config.ts";
 import { describeError, log } from "../log.ts";
@@ -17,6 +18,8 @@ export interface AgentServices {
   redis: Redis | undefined;
   /** The deployment's Redis key prefix (server/redis.ts). */
   redisNamespace: string;
+  /** Tells every process that tokens or registrations were revoked, after the write committed. */
+  revocations: Revocations;
   /** `{host_url}` and `{base_url}` of this deployment. */
   hostUrl: string;
   baseUrl: string;

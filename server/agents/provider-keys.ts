@@ -3,6 +3,7 @@ import https from "node:https";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { PlanName } from "../../schema/lib/plans.ts";
+import { onProviderRemoved } from "../../schema/lib/provider-trust.ts";
 import { providerUrl } from "../../schema/lib/provider-url.ts";
 import { checkWebhookTarget, guardedLookup } from "../webhooks/url-policy.ts";
 
@@ -11,56 +12,108 @@ export const MAX_JWKS_BYTES = 64 * 1024;
 const FETCH_TIMEOUT_MS = 5_000;
 /** How long a fetched key set is used before it is fetched again. */
 const CACHE_MS = 10 * 60_000;
-/** A kid that was still unknown after a refetch is not refetched for again until this has passed. */
-const UNKNOWN_KID_MS = 60_000;
+/** A key set that failed to load is not fetched again for this long (negative caching per JWKS URL). */
+export const FAILED_FETCH_MS = 60_000;
+/** An unknown kid makes at most one refetch of a key set in this long. */
+export const KID_REFETCH_MS = 60_000;
+/** Past this many URLs a cache map starts over (entries are cheap to rebuild). */
+const MAX_ENTRIES = 1000;
+
 interface CachedSet {
   getKey: JWTVerifyGetKey;
   kids: Set<string>;
   fetchedAt: number;
-  /** kid → until when a refetch for it is not tried again. */
-  missing: Map<string, number>;
+  /** When an unknown kid last made this set be fetched again (-Infinity: never). */
+  kidRefetchAt: number;
+}
+
+/** A key set that could not be loaded: refused without fetching until `until`. */
+interface FailedFetch {
+  error: Error;
+  until: number;
+}
+
+/** What a ProviderKeys cache may be given: a clock (epoch ms), injectable for tests. */
+export interface ProviderKeysOptions {
+  now?: () => number;
 }
 
 /**
- * The key sets of trusted ID-JAG providers, fetched from their JWKS URLs and kept in memory. A
- * JWT whose kid is not in the cached set makes one refetch (a provider rotated its keys); a kid
- * still unknown after that is remembered for a minute, so garbage kids cannot make Kontor hammer
- * a provider.
+ * The key sets of trusted ID-JAG providers, fetched from their JWKS URLs and kept in memory for 10
+ * minutes. Nothing lets a JWT make Kontor hammer a provider: a key set that fails to load (an
+ * error status, a timeout, garbage) is refused for a minute without being fetched again, and JWTs
+ * naming kids the cached set does not hold make at most one refetch of it a minute (the first
+ * picks up a provider's rotated-in key; the others are checked against the set as it is).
  */
 export class ProviderKeys {
   private readonly sets = new Map<string, CachedSet>();
+  private readonly failures = new Map<string, FailedFetch>();
   private readonly inflight = new Map<string, Promise<CachedSet>>();
+  private readonly now: () => number;
 
-  constructor(private readonly production: boolean) {}
+  constructor(
+    private readonly production: boolean,
+    options: ProviderKeysOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+  }
 
   /** A key resolver for jose's jwtVerify over the JWKS at `jwksUrl`. */
   resolver(jwksUrl: string): JWTVerifyGetKey {
     return async (header, token) => {
       let set = await this.current(jwksUrl);
       const kid = header.kid;
-      const now = Date.now();
-      if (kid !== undefined && !set.kids.has(kid) && (set.missing.get(kid) ?? 0) <= now) {
-        set = await this.fetch(jwksUrl);
-        if (!set.kids.has(kid)) {
-          if (set.missing.size > 1000) set.missing.clear();
-          set.missing.set(kid, now + UNKNOWN_KID_MS);
+      if (kid !== undefined && !set.kids.has(kid)) {
+        const inflight = this.inflight.get(jwksUrl);
+        if (inflight) set = await inflight.catch(() => set);
+        else if (this.now() - set.kidRefetchAt >= KID_REFETCH_MS && !this.failing(jwksUrl)) {
+          set.kidRefetchAt = this.now();
+          // A failed refetch keeps the set already held (and is itself not retried for a minute).
+          set = await this.fetch(jwksUrl).catch(() => set);
         }
       }
       return set.getKey(header, token);
     };
   }
 
+  /** Drops what is cached for `jwksUrl` (its workspace entry was removed): the next use fetches it afresh. */
+  forget(jwksUrl: string): void {
+    this.sets.delete(jwksUrl);
+    this.failures.delete(jwksUrl);
+  }
+
+  private failing(jwksUrl: string): FailedFetch | undefined {
+    const failed = this.failures.get(jwksUrl);
+    if (failed && failed.until > this.now()) return failed;
+    return undefined;
+  }
+
   private async current(jwksUrl: string): Promise<CachedSet> {
     const set = this.sets.get(jwksUrl);
-    if (set && Date.now() - set.fetchedAt < CACHE_MS) return set;
+    if (set && this.now() - set.fetchedAt < CACHE_MS) return set;
+    const failed = this.failing(jwksUrl);
+    if (failed) throw failed.error;
     return this.fetch(jwksUrl);
   }
 
-  /** One fetch per URL at a time: concurrent verifications share it. */
+  /** One fetch per URL at a time: concurrent verifications share it, and its failure is remembered. */
   private fetch(jwksUrl: string): Promise<CachedSet> {
     let pending = this.inflight.get(jwksUrl);
     if (!pending) {
-      pending = this.download(jwksUrl).finally(() => this.inflight.delete(jwksUrl));
+      pending = this.download(jwksUrl)
+        .then(
+          (set) => {
+            this.failures.delete(jwksUrl);
+            return set;
+          },
+          (error: unknown) => {
+            if (this.failures.size >= MAX_ENTRIES) this.failures.clear();
+            const failure = error instanceof Error ? error : new Error(String(error));
+            this.failures.set(jwksUrl, { error: failure, until: this.now() + FAILED_FETCH_MS });
+            throw failure;
+          },
+        )
+        .finally(() => this.inflight.delete(jwksUrl));
       this.inflight.set(jwksUrl, pending);
     }
     return pending;
@@ -75,10 +128,10 @@ export class ProviderKeys {
     const set: CachedSet = {
       getKey: createLocalJWKSet(jwks),
       kids: new Set(jwks.keys.map((key) => key.kid).filter((kid): kid is string => typeof kid === "string")),
-      fetchedAt: Date.now(),
-      missing: previous?.missing ?? new Map(),
+      fetchedAt: this.now(),
+      kidRefetchAt: previous?.kidRefetchAt ?? Number.NEGATIVE_INFINITY,
     };
-    if (this.sets.size > 1000) this.sets.clear();
+    if (this.sets.size >= MAX_ENTRIES) this.sets.clear();
     this.sets.set(jwksUrl, set);
     return set;
   }
@@ -121,6 +174,11 @@ export function providerKeys(production: boolean): ProviderKeys {
   return keys;
 }
 
+// A workspace that stops trusting a provider entry drops its cached key set (or remembered failure).
+onProviderRemoved((jwksUrl) => {
+  for (const keys of instances.values()) keys.forget(jwksUrl);
+});
+
 /** Why a provider's JWT was refused; each endpoint maps it to its own error shape. */
 export type ProviderJwtFailure = "malformed" | "unknown_issuer" | "typ" | "signature" | "audience" | "expired" | "claims";
 
@@ -152,14 +210,16 @@ export interface ProviderRow {
 export interface VerifiedProviderJwt {
   payload: JWTPayload & Record<string, unknown>;
   issuer: string;
-  /** The trusted-provider entries (of any workspace) for the JWT's issuer whose JWKS verified it. */
+  /** The trusted-provider entries (of any workspace) for the JWT's issuer whose JWKS verified it, oldest first. */
   providers: ProviderRow[];
 }
 
 /**
  * Verifies a JWT a trusted provider signed: its `iss` must be some workspace's trusted provider,
  * its header `typ` one of `typs`, its signature one of the keys at that provider's JWKS URL, its
- * `aud` `{host_url}` or `{base_url}`, and `requiredClaims` present.
+ * `aud` `{host_url}` or `{base_url}`, and `requiredClaims` present. Several workspaces may trust
+ * the same issuer with keys of their own: the answer names only the entries (oldest first) whose
+ * key set verified the JWT, and the JWT may act only in their workspaces.
  */
 export async function verifyProviderJwt(
   jwt: string,
@@ -177,33 +237,38 @@ export async function verifyProviderJwt(
   const providers = await options.prisma.trustedProvider.findMany({
     where: { issuer },
     select: { id: true, workspaceId: true, issuer: true, jwksUrl: true, maxAuthAge: true, workspace: { select: { plan: true, agentAuthEnabled: true } } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
   if (providers.length === 0) throw new ProviderJwtError("unknown_issuer", `No workspace trusts the issuer '${issuer.slice(0, 200)}'.`);
   if (typeof typ !== "string" || !options.typs.includes(normalizeTyp(typ))) {
     throw new ProviderJwtError("typ", `The JWT header typ must be ${options.typs.map((t) => `'${t}'`).join(" or ")}.`);
   }
   const keys = providerKeys(options.production);
-  let failure: ProviderJwtError | undefined;
-  let payload: JWTPayload | undefined;
-  const verifiedUrls = new Set<string>();
-  // Workspaces may give the same issuer different JWKS URLs: only the entries whose keys verify count.
-  for (const jwksUrl of new Set(providers.map((p) => p.jwksUrl))) {
-    try {
-      ({ payload } = await jwtVerify(jwt, keys.resolver(jwksUrl), {
-        algorithms: ALGORITHMS,
-        issuer,
-        audience: options.audiences,
-        requiredClaims: options.requiredClaims,
-        clockTolerance: CLOCK_SKEW_SECONDS,
-      }));
-      verifiedUrls.add(jwksUrl);
-    } catch (error) {
-      failure = classify(error);
-      // A claim failure means the signature was good: another JWKS URL would not change it.
-      if (failure.failure !== "signature") throw failure;
-    }
-  }
-  if (!payload) throw failure!;
+  // Trust is per entry: each JWKS URL given for the issuer is tried (at once, so one slow or failing
+  // entry does not hold up the others), and only the entries whose keys verify the JWT count.
+  const results = await Promise.all(
+    [...new Set(providers.map((p) => p.jwksUrl))].map(async (jwksUrl) => {
+      try {
+        const { payload } = await jwtVerify(jwt, keys.resolver(jwksUrl), {
+          algorithms: ALGORITHMS,
+          issuer,
+          audience: options.audiences,
+          requiredClaims: options.requiredClaims,
+          clockTolerance: CLOCK_SKEW_SECONDS,
+        });
+        return { jwksUrl, payload };
+      } catch (error) {
+        return { jwksUrl, failure: classify(error) };
+      }
+    }),
+  );
+  // A claim failure means the signature was good (or the token is malformed): no entry would accept it.
+  const refusal = results.find((r) => r.failure && r.failure.failure !== "signature")?.failure;
+  if (refusal) throw refusal;
+  const verified = results.filter((r) => r.payload !== undefined);
+  const payload = verified[0]?.payload;
+  if (!payload) throw results[0]!.failure!;
+  const verifiedUrls = new Set(verified.map((r) => r.jwksUrl));
   if (typeof payload.iat === "number" && payload.iat > Date.now() / 1000 + CLOCK_SKEW_SECONDS) {
     throw new ProviderJwtError("claims", "The token's iat is in the future.");
   }

@@ -34,7 +34,7 @@ export function agentName(value: unknown): string | null {
   return requiredString(value, "agent_name", MAX_AGENT_NAME).trim();
 }
 
-/** `scope` (space-separated) narrows what the agent asks for; agents.* and unknown scopes are refused. */
+/** `scope` (space-separated) narrows what the agent asks for; agents.*, audit.read and unknown scopes are refused. */
 export function requestedScopes(value: unknown): string[] {
   if (value === undefined || value === null) return [...AGENT_SCOPES];
   if (typeof value !== "string") throw new OAuthError(400, "invalid_request", "scope must be a space-separated string of scopes.");

@@ -1,5 +1,8 @@
 import { decodeProtectedHeader, errors } from "jose";
+import type { Revocations } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { recordAudit } from "../../schema/lib/audit.ts";
+import { requestOrigin } from "../audit/record.ts";
 import { ASSERTION_LIFETIME_SECONDS } from "./keys.ts";
 import { AGENT_PATHS } from "./metadata.ts";
 import { OAuthError, readForm, requiredString } from "./oauth.ts";
@@ -10,19 +13,32 @@ import { hashAgentToken, isAgentTokenFormat } from "./tokens.ts";
 const MAX_TOKEN_LENGTH = 8192;
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
-/** Revokes one access token; false when no live token has that value. */
-export async function revokeAgentToken(db: PrismaClient, token: string): Promise<boolean> {
-  const { count } = await db.agentToken.updateMany({ where: { hash: hashAgentToken(token), revokedAt: null }, data: { revokedAt: new Date() } });
+/** Revokes one access token, and tells every process; false when no live token has that value. */
+export async function revokeAgentToken(db: PrismaClient, revocations: Revocations, token: string): Promise<boolean> {
+  const row = await db.agentToken.findUnique({ where: { hash: hashAgentToken(token) }, select: { id: true } });
+  if (!row) return false;
+  const { count } = await db.agentToken.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: new Date() } });
+  if (count > 0) await revocations.revoked("agent_token", [row.id]);
   return count > 0;
 }
 
-/** Revokes a registration and every token it holds (its identity assertion is then refused too). */
-export async function revokeRegistration(db: PrismaClient, registrationId: string): Promise<boolean> {
+/**
+ * Revokes a registration and every token it holds (its identity assertion is then refused too), and
+ * tells every process. The agent revoked itself: a registration in a workspace records it there.
+ */
+export async function revokeRegistration(db: PrismaClient, revocations: Revocations, registrationId: string): Promise<boolean> {
   const now = new Date();
-  const [registration] = await db.$transaction([
-    db.agentRegistration.updateMany({ where: { id: registrationId, revokedAt: null }, data: { status: "revoked", revokedAt: now } }),
-    db.agentToken.updateMany({ where: { registrationId, revokedAt: null }, data: { revokedAt: now } }),
-  ]);
+  const registration = await db.$transaction(async (tx) => {
+    const revoked = await tx.agentRegistration.updateMany({ where: { id: registrationId, revokedAt: null }, data: { status: "revoked", revokedAt: now } });
+    await tx.agentToken.updateMany({ where: { registrationId, revokedAt: null }, data: { revokedAt: now } });
+    const row = await tx.agentRegistration.findUnique({ where: { id: registrationId }, select: { workspaceId: true } });
+    if (revoked.count > 0 && row?.workspaceId) {
+      const origin = requestOrigin({ type: "agent", id: registrationId, email: null });
+      await recordAudit(tx, origin, { action: "agent_registration.revoked", targetId: registrationId, workspaceId: row.workspaceId });
+    }
+    return revoked;
+  });
+  if (registration.count > 0) await revocations.revoked("agent_registration", [registrationId]);
   return registration.count > 0;
 }
 
@@ -65,10 +81,10 @@ async function revoke(request: Request, services: AgentServices): Promise<Respon
     throw new OAuthError(400, "invalid_request", "token_type_hint, when sent, must be a token type such as access_token.");
   }
   // The hint only orders the search (RFC 7009 §2.1); each kind of token has its own shape anyway.
-  if (isAgentTokenFormat(token)) await revokeAgentToken(services.prisma, token);
+  if (isAgentTokenFormat(token)) await revokeAgentToken(services.prisma, services.revocations, token);
   else {
     const registrationId = await assertedRegistration(token, services);
-    if (registrationId) await revokeRegistration(services.prisma, registrationId);
+    if (registrationId) await revokeRegistration(services.prisma, services.revocations, registrationId);
   }
   return new Response(null, { status: 200, headers: { "Cache-Control": "no-store", Pragma: "no-cache" } });
 }

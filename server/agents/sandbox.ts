@@ -1,13 +1,13 @@
 import type { Plugin } from "graphql-yoga";
+import type { Revocations } from "../../schema/context.ts";
 import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
-import { describeError, log } from "../log.ts";
+import { log } from "../log.ts";
+import { useSweep } from "../plugins/sweep.ts";
 
 /** An anonymous agent's sandbox is deleted this long after it was made, unless a user claims it. */
 export const SANDBOX_LIFETIME_SECONDS = 7 * 24 * 3600;
 export const SANDBOX_SWEEP_INTERVAL_MS = 3_600_000;
-/** The first sweep waits a little after start, so a process that starts does its own work first. */
-const FIRST_SWEEP_DELAY_MS = 60_000;
 
 /** A new sandbox workspace: free plan, agent auth on, no owner until a user claims it. */
 export async function createSandbox(tx: Prisma.TransactionClient, agentName: string | null): Promise<{ id: string; expiresAt: Date }> {
@@ -29,7 +29,7 @@ export async function createSandbox(tx: Prisma.TransactionClient, agentName: str
  * again before it goes, so a claim that lands meanwhile (it clears sandboxExpiresAt) keeps it, and
  * two processes sweeping at once delete each sandbox once.
  */
-export async function sweepExpiredSandboxes(db: PrismaClient, now = new Date()): Promise<number> {
+export async function sweepExpiredSandboxes(db: PrismaClient, revocations: Revocations, now = new Date()): Promise<number> {
   const due = await db.workspace.findMany({ where: { sandboxExpiresAt: { lte: now } }, select: { id: true }, take: 500 });
   let deleted = 0;
   for (const { id } of due) {
@@ -41,7 +41,10 @@ export async function sweepExpiredSandboxes(db: PrismaClient, now = new Date()):
       await tx.workspace.delete({ where: { id } });
       return true;
     });
-    if (gone) deleted++;
+    if (gone) {
+      deleted++;
+      await revocations.revoked("workspace", [id]);
+    }
   }
   return deleted;
 }
@@ -63,23 +66,10 @@ export async function sweepAgentLeftovers(db: PrismaClient, now = new Date()): P
 }
 
 /** Runs the sweep hourly in every process while the app lives (started at init, stopped on dispose). */
-export function useSandboxSweep(db: PrismaClient, intervalMs = SANDBOX_SWEEP_INTERVAL_MS): Plugin {
-  const timers: NodeJS.Timeout[] = [];
-  let running: Promise<unknown> = Promise.resolve();
-  const sweep = () => {
-    running = sweepExpiredSandboxes(db)
-      .then((count) => count > 0 && log("info", "expired sandboxes deleted", { count }))
-      .then(() => sweepAgentLeftovers(db))
-      .then((count) => count > 0 && log("info", "expired agent records deleted", { count }))
-      .catch((error: unknown) => log("error", "sandbox sweep failed", describeError(error)));
-  };
-  return {
-    onYogaInit() {
-      timers.push(setTimeout(sweep, Math.min(FIRST_SWEEP_DELAY_MS, intervalMs)).unref(), setInterval(sweep, intervalMs).unref());
-    },
-    async onDispose() {
-      for (const timer of timers) clearTimeout(timer);
-      await running;
-    },
-  };
-}
+export const useSandboxSweep = (db: PrismaClient, revocations: Revocations, intervalMs = SANDBOX_SWEEP_INTERVAL_MS): Plugin =>
+  useSweep("sandbox sweep", intervalMs, async () => {
+    const sandboxes = await sweepExpiredSandboxes(db, revocations);
+    if (sandboxes > 0) log("info", "expired sandboxes deleted", { count: sandboxes });
+    const leftovers = await sweepAgentLeftovers(db);
+    if (leftovers > 0) log("info", "expired agent records deleted", { count: leftovers });
+  });

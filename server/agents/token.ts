@@ -55,7 +55,9 @@ async function issue(services: AgentServices, registration: Grantee, scopes: str
     select: { id: true },
   });
   if (surplus.length > 0) {
-    await services.prisma.agentToken.updateMany({ where: { id: { in: surplus.map((t) => t.id) }, revokedAt: null }, data: { revokedAt: now } });
+    const ids = surplus.map((t) => t.id);
+    await services.prisma.agentToken.updateMany({ where: { id: { in: ids }, revokedAt: null }, data: { revokedAt: now } });
+    await services.revocations.revoked("agent_token", ids);
   }
   return { access_token: issued.token, token_type: "Bearer", expires_in: lifetimeSeconds, scope: issued.scopes.join(" ") };
 }

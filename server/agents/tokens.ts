@@ -1,8 +1,10 @@
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Credential } from "../../schema/context.ts";
 import { newId } from "../../schema/lib/ids.ts";
+import { isAgentScope } from "../../schema/lib/scopes.ts";
 import { hashApiKey, randomBase62 } from "../auth/api-keys.ts";
 import { LastUsed } from "../auth/last-used.ts";
+import { CredentialCache, tag, type Loaded, type RevocationBus } from "../auth/revocations.ts";
 
 export const AGENT_TOKEN_PREFIX = "ktr_agt_";
 const TOKEN_PATTERN = /^ktr_agt_[0-9A-Za-z]{43}$/;
@@ -40,40 +42,38 @@ export async function issueAgentToken(
 
 /**
  * Resolves a presented `ktr_agt_…` token: live (not expired, not revoked), of an active or
- * pre-claim registration, in a workspace that has agent auth on. Cached briefly like API keys: the
- * cache lifetime bounds how long a revoked token keeps working on any process. Each use stamps the
- * registration's `last_used_at` (at most once a minute).
+ * pre-claim registration, in a workspace that has agent auth on. Cached like API keys, while the
+ * process hears of revocations (server/auth/revocations.ts). Each use stamps the registration's
+ * `last_used_at` (at most once a minute).
  */
 export class AgentTokenResolver {
-  private readonly cache = new Map<string, { credential: Credential | null; expires: number }>();
+  private readonly cache: CredentialCache<Credential | null>;
   private readonly lastUsed: LastUsed;
 
   constructor(
     private readonly db: PrismaClient,
-    // Under the API keys' 4 s: a revoked agent must stop within 5 s on every process, polls included.
-    private readonly ttlMs = 3_000,
-    private readonly maxEntries = 10_000,
+    bus: RevocationBus,
+    ttlMs = 3_000,
   ) {
+    this.cache = new CredentialCache(bus, ttlMs);
     this.lastUsed = new LastUsed("an agent registration", (id, now, since) =>
       db.agentRegistration.updateMany({ where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: since } }] }, data: { lastUsedAt: now } }),
     );
   }
 
   async resolve(token: string): Promise<Credential | null> {
-    const credential = await this.lookup(token);
-    if (credential) this.lastUsed.touch(credential.id);
+    if (!isAgentTokenFormat(token)) return null;
+    const credential = await this.cache.get(hashAgentToken(token), () => this.load(token));
+    if (!credential || credential.expiresAt! <= Date.now()) return null;
+    this.lastUsed.touch(credential.id);
     return credential;
   }
 
-  private async lookup(token: string): Promise<Credential | null> {
-    if (!isAgentTokenFormat(token)) return null;
-    const hash = hashAgentToken(token);
-    const now = Date.now();
-    const cached = this.cache.get(hash);
-    if (cached && cached.expires > now) return cached.credential && cached.credential.expiresAt! > now ? cached.credential : null;
+  private async load(token: string): Promise<Loaded<Credential | null>> {
     const row = await this.db.agentToken.findUnique({
-      where: { hash },
+      where: { hash: hashAgentToken(token) },
       select: {
+        id: true,
         scopes: true,
         expiresAt: true,
         revokedAt: true,
@@ -82,25 +82,27 @@ export class AgentTokenResolver {
         workspace: { select: { plan: true, agentAuthEnabled: true } },
       },
     });
+    if (!row) return { value: null, tags: [] };
+    // A token refused only because agent auth is off works again when it is turned back on.
+    const tags = [tag("agent_token", row.id), tag("agent_registration", row.registration.id), tag("workspace", row.workspaceId)];
     const live =
-      row &&
       !row.revokedAt &&
-      row.expiresAt.getTime() > now &&
+      row.expiresAt.getTime() > Date.now() &&
       !row.registration.revokedAt &&
       (row.registration.status === "active" || row.registration.status === "pending") &&
       row.workspace.agentAuthEnabled;
-    const credential: Credential | null = live
-      ? {
-          kind: "agent",
-          id: row.registration.id,
-          workspaceId: row.workspaceId,
-          plan: row.workspace.plan,
-          scopes: new Set(row.scopes.filter((scope) => !scope.startsWith("agents."))),
-          expiresAt: row.expiresAt.getTime(),
-        }
-      : null;
-    if (this.cache.size >= this.maxEntries) this.cache.clear();
-    this.cache.set(hash, { credential, expires: now + this.ttlMs });
-    return credential;
+    if (!live) return { value: null, tags };
+    return {
+      value: {
+        kind: "agent",
+        id: row.registration.id,
+        workspaceId: row.workspaceId,
+        plan: row.workspace.plan,
+        // Never agents.* or audit.read, whatever the row says (isAgentScope).
+        scopes: new Set(row.scopes.filter(isAgentScope)),
+        expiresAt: row.expiresAt.getTime(),
+      },
+      tags,
+    };
   }
 }

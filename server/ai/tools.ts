@@ -70,8 +70,8 @@ export type ToolResult =
 /** The most UTF-8 bytes of JSON one tool call hands back to the model. */
 export const TOOL_OUTPUT_MAX_BYTES = 64 * 1024;
 
-/** Resources whose data is not the workspace's business (configuration, traffic, identities): never tools. */
-const NOT_BUSINESS_DATA = new Set(["webhooks", "logs", "agents"]);
+/** Resources whose data is not the workspace's business (configuration, traffic, identities, the audit log): never tools. */
+const NOT_BUSINESS_DATA = new Set(["webhooks", "logs", "agents", "audit"]);
 
 /** JSON Schemas of the scalars; an unknown scalar is a string (its description says more). */
 const SCALARS: Record<string, JsonSchema> = {
@@ -262,7 +262,7 @@ function build(schema: GraphQLSchema): Built {
 
 /**
  * The workspace's read-only tools: every Query field that has a REST route, except those guarded
- * by a webhooks, logs or agents scope. Built once per schema; a new resource's queries become
+ * by a webhooks, logs, agents or audit scope. Built once per schema; a new resource's queries become
  * tools by being in the schema. Scopes are read from the field's scope-auth config
  * (`field.extensions.pothosOptions.authScopes`).
  */

@@ -1,5 +1,7 @@
 import { parseArgs } from "node:util";
-import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
+import type { Revocations } from "../../schema/context.ts";
+import { CLI_ORIGIN, recordAudit } from "../../schema/lib/audit.ts";
 import { PLANS, type PlanName } from "../../schema/lib/plans.ts";
 import { isScope, SCOPES } from "../../schema/lib/scopes.ts";
 import { KEY_PUBLISH_LEAD_MS, type SigningKeys } from "../agents/keys.ts";
@@ -33,6 +35,8 @@ export interface CommandContext {
   migrate(): Promise<string[]>;
   /** The keys that sign agents' identity assertions (made on demand: only this command needs the server secret). */
   signingKeys(): SigningKeys;
+  /** Tells the deployment's servers that credentials were revoked (through Redis, or the server's own bus). */
+  revocations: Revocations;
 }
 
 export interface PreparedCommand {
@@ -80,7 +84,9 @@ const commands: Record<string, Command> = {
     const ownerEmail = required(values, "owner-email");
     if (!PLANS.includes(plan as PlanName)) throw new UsageError(`--plan must be one of ${PLANS.join(", ")}.`);
     return async ({ prisma }) => {
-      const created = await createWorkspace(prisma, { name, plan: plan as PlanName, ownerEmail, ownerPassword: values["owner-password"] });
+      const created = await createWorkspace(prisma, { name, plan: plan as PlanName, ownerEmail, ownerPassword: values["owner-password"] }, (tx, made) =>
+        recordAudit(tx, CLI_ORIGIN, { action: "workspace.created", targetId: made.workspaceId, workspaceId: made.workspaceId }),
+      );
       const generated = values["owner-password"] ? null : created.owner_password;
       const json = { workspace_id: created.workspace_id, owner_id: created.owner_id, ...(generated && { owner_password: generated }) };
       const text = `workspace ${created.workspace_id} created, owner ${created.owner_id}${generated ? `\nowner password (shown once): ${generated}` : ""}`;
@@ -100,7 +106,11 @@ const commands: Record<string, Command> = {
     const scopes = parseScopes(required(values, "scopes"));
     return async ({ prisma }) => {
       if (!(await prisma.workspace.findUnique({ where: { id }, select: { id: true } }))) throw new CommandError(`No workspace ${id}.`);
-      const key = await createApiKey(prisma, { workspaceId: id, scopes, name: values.name });
+      const key = await prisma.$transaction(async (tx) => {
+        const made = await createApiKey(tx, { workspaceId: id, scopes, name: values.name });
+        await recordAudit(tx, CLI_ORIGIN, { action: "api_key.created", targetId: made.id, workspaceId: id });
+        return made;
+      });
       return { json: key, text: `key ${key.id} created (shown once):\n${key.key}\nscopes: ${key.scopes.join(" ")}` };
     };
   },
@@ -117,8 +127,11 @@ const commands: Record<string, Command> = {
     const id = positionals[0];
     if (!id || positionals.length > 1) throw new UsageError("keys revoke takes exactly one key id (key_…).");
     if (!KEY_ID.test(id)) throw new UsageError(`keys revoke takes a key id (key_…), not '${id}'.`);
-    return async ({ prisma }) => {
-      if (!(await revokeApiKey(prisma, id))) throw new CommandError(`No key ${id}.`);
+    return async ({ prisma, revocations }) => {
+      const audit = (tx: Prisma.TransactionClient, key: { workspaceId: string }) =>
+        recordAudit(tx, CLI_ORIGIN, { action: "api_key.revoked", targetId: id, workspaceId: key.workspaceId });
+      if (!(await revokeApiKey(prisma, id, audit))) throw new CommandError(`No key ${id}.`);
+      await revocations.revoked("api_key", [id]);
       return { json: { id, revoked: true }, text: `key ${id} revoked` };
     };
   },

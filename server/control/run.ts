@@ -4,6 +4,7 @@ import { DatabaseLockedError } from "../db/lock.ts";
 import { MigrationError } from "../db/migrate.ts";
 import { openDatabase, type Database } from "../db/open.ts";
 import { prepare, USAGE, type PreparedCommand } from "./commands.ts";
+import { CliRevocations } from "./revocations.ts";
 import { classify, errorText, oneLine, type Failure } from "./errors.ts";
 import { controlSocketPath, type ControlResponse } from "./protocol.ts";
 import { sendCommand, SocketUnavailableError } from "./socket-client.ts";
@@ -60,7 +61,12 @@ async function execute(command: PreparedCommand, argv: string[], config: Config)
   }
   try {
     const signingKeys = () => new SigningKeys(db.prisma, agentKeyBox(config));
-    return { exit: 0, ...(await command.run({ prisma: db.prisma, migrate: async () => db.migrated, signingKeys })) };
+    const revocations = new CliRevocations(config.redisUrl, db.deploymentId);
+    try {
+      return { exit: 0, ...(await command.run({ prisma: db.prisma, migrate: async () => db.migrated, signingKeys, revocations })) };
+    } finally {
+      await revocations.close();
+    }
   } catch (error) {
     return classify(error);
   } finally {

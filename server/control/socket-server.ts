@@ -6,6 +6,7 @@ import type { SigningKeys } from "../agents/keys.ts";
 import type { Database } from "../db/open.ts";
 import { log } from "../log.ts";
 import { prepare, type CommandContext } from "./commands.ts";
+import type { Revocations } from "../../schema/context.ts";
 import { classify, CommandError } from "./errors.ts";
 import {
   controlSocketPath,
@@ -43,14 +44,14 @@ async function pendingMigrations(prisma: PrismaClient): Promise<string[]> {
  * server's database handle: with the embedded database no other process may open it.
  * The caller holds the database lock, so a socket file left by a dead server is ours to remove.
  */
-export async function startControlSocket(dataDir: string, prisma: PrismaClient, signingKeys: SigningKeys): Promise<ControlSocket> {
+export async function startControlSocket(dataDir: string, prisma: PrismaClient, signingKeys: SigningKeys, revocations: Revocations): Promise<ControlSocket> {
   const path = controlSocketPath(dataDir);
   const problem = socketPathProblem(path);
   if (problem) throw new Error(problem);
   rmSync(path, { force: true });
 
   let closing = false;
-  const context: CommandContext = { prisma, migrate: () => pendingMigrations(prisma), signingKeys: () => signingKeys };
+  const context: CommandContext = { prisma, migrate: () => pendingMigrations(prisma), signingKeys: () => signingKeys, revocations };
   const sockets = new Set<Socket>();
   /** Connections whose request has not arrived yet: shutdown drops them rather than wait. */
   const waiting = new Set<Socket>();
@@ -153,10 +154,10 @@ export async function startControlSocket(dataDir: string, prisma: PrismaClient, 
  * The server's hook: embedded databases only (PostgreSQL lets the CLI open its own connection).
  * A socket that cannot be made costs the CLI, not the API, so the server starts anyway.
  */
-export async function openControlSocket(db: Database, dataDir: string, signingKeys: SigningKeys): Promise<ControlSocket | undefined> {
+export async function openControlSocket(db: Database, dataDir: string, signingKeys: SigningKeys, revocations: Revocations): Promise<ControlSocket | undefined> {
   if (db.kind !== "embedded") return undefined;
   try {
-    return await startControlSocket(dataDir, db.prisma, signingKeys);
+    return await startControlSocket(dataDir, db.prisma, signingKeys, revocations);
   } catch (error) {
     log("warn", "no control socket: CLI commands fail while this server runs", { error: (error as Error).message });
     return undefined;

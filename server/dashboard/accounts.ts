@@ -16,7 +16,7 @@ import {
   findSession,
   PRE_SESSION_COOKIE,
   preSessionCsrf,
-  readCookies,
+  readCookie,
   sameSecret,
   SESSION_COOKIE,
   SESSION_TTL_SECONDS,
@@ -27,6 +27,9 @@ import {
 } from "../sessions.ts";
 import { createAccount, EmailTakenError, isEmail, MAX_PASSWORD, MAX_WORKSPACE_NAME, MIN_PASSWORD, normalEmail } from "../workspaces.ts";
 import { acceptInvitation } from "./invitations.ts";
+import { recordAudit } from "../../schema/lib/audit.ts";
+import { recordAccountAudit, recordSignInFailure, requestOrigin, userActor } from "../audit/record.ts";
+import { crossOriginRefusal } from "./same-origin.ts";
 import { CSRF_HEADER, csrfFailed } from "./session-auth.ts";
 
 /** The dashboard's account API: sign-up, sign-in and the rest, JSON in and out. */
@@ -171,9 +174,9 @@ async function sessionBody(db: PrismaClient, session: SignedInSession): Promise<
 
 /** Signs `userId` in: a new session (ending the one the request had), its cookie, and the pre-session cookie cleared. */
 async function signedIn(services: Services, request: Request, userId: string, status: number): Promise<Response> {
-  const previous = await findSession(services.prisma, request);
+  const previous = await findSession(services.prisma, services.config, request);
   if (previous) await endSession(services.prisma, previous);
-  const { token, session } = await createSession(services.prisma, userId);
+  const { token, session } = await createSession(services.prisma, userId, (tx, user) => recordAccountAudit(tx, user, "session.signed_in"));
   return json(status, await sessionBody(services.prisma, session), [
     cookieHeader(services.config, SESSION_COOKIE, token, SESSION_TTL_SECONDS),
     cookieHeader(services.config, PRE_SESSION_COOKIE, "", 0),
@@ -183,16 +186,16 @@ async function signedIn(services: Services, request: Request, userId: string, st
 /** Before sign-in: the double-submit token of the `kontor_csrf` cookie (or the live session's token, when there is one). */
 async function checkPreSessionCsrf(services: Services, request: Request): Promise<void> {
   const given = request.headers.get(CSRF_HEADER) ?? undefined;
-  const cookie = readCookies(request).get(PRE_SESSION_COOKIE);
+  const cookie = readCookie(services.config, request, PRE_SESSION_COOKIE);
   if (cookie && sameSecret(cookie, given)) return;
-  const session = await findSession(services.prisma, request);
+  const session = await findSession(services.prisma, services.config, request);
   if (session && sameSecret(session.csrfToken, given)) return;
   throw csrfFailed();
 }
 
 /** After sign-in: the session (else 401 session_required) and its CSRF token. */
 async function signedInSession(services: Services, request: Request): Promise<SignedInSession> {
-  const session = await findSession(services.prisma, request);
+  const session = await findSession(services.prisma, services.config, request);
   if (!session) throw sessionRequired();
   if (!sameSecret(session.csrfToken, request.headers.get(CSRF_HEADER) ?? undefined)) throw csrfFailed();
   return session;
@@ -201,7 +204,7 @@ async function signedInSession(services: Services, request: Request): Promise<Si
 const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
   "/session": {
     async GET(request, services) {
-      const session = await findSession(services.prisma, request);
+      const session = await findSession(services.prisma, services.config, request);
       if (session) return json(200, await sessionBody(services.prisma, session));
       const csrf = preSessionCsrf(services.config, request);
       const body: SessionBody = { user: null, csrf_token: csrf.token, expires_at: null, workspaces: [] };
@@ -220,7 +223,8 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       if (wait !== null) throw tooMany("sign-ups", wait);
       let created: { userId: string };
       try {
-        created = await createAccount(services.prisma, { email: address, password: secret, workspaceName: name, plan: "free" }, async (tx, userId) => {
+        created = await createAccount(services.prisma, { email: address, password: secret, workspaceName: name, plan: "free" }, async (tx, userId, workspaceId) => {
+          await recordAudit(tx, requestOrigin(userActor({ id: userId, email: address })), { action: "workspace.created", targetId: workspaceId, workspaceId });
           if (invitation !== undefined) await acceptInvitation(tx, invitation, { id: userId, email: address }, "invitation_token");
         });
       } catch (error) {
@@ -239,16 +243,19 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       const secret = password(body, "password", false);
       const result = await services.signIn.attempt({ email: address, password: secret, ip });
       if (result.outcome === "wait") throw tooMany("sign-in attempts", result.retryAfterSeconds);
-      if (result.outcome === "wrong") throw invalidCredentials();
+      if (result.outcome === "wrong") {
+        await recordSignInFailure(services.prisma, address);
+        throw invalidCredentials();
+      }
       return signedIn(services, request, result.userId, 200);
     },
   },
   "/sign-out": {
     async POST(request, services) {
-      const session = await findSession(services.prisma, request);
+      const session = await findSession(services.prisma, services.config, request);
       if (session) {
         if (!sameSecret(session.csrfToken, request.headers.get(CSRF_HEADER) ?? undefined)) throw csrfFailed();
-        await endSession(services.prisma, session);
+        await endSession(services.prisma, session, (tx, user) => recordAccountAudit(tx, user, "session.signed_out"));
       }
       return noContent([cookieHeader(services.config, SESSION_COOKIE, "", 0)]);
     },
@@ -263,7 +270,7 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       const result = await services.signIn.attempt({ email: session.email, password: current, ip });
       if (result.outcome === "wait") throw tooMany("password attempts", result.retryAfterSeconds);
       if (result.outcome === "wrong") throw validationFailed("current_password", "current_password is not right.");
-      await changePassword(services.prisma, session, next);
+      await changePassword(services.prisma, session, next, (tx, user) => recordAccountAudit(tx, user, "user.password_changed"));
       return noContent();
     },
   },
@@ -282,8 +289,9 @@ const isAccountPath = (pathname: string) => pathname === DASHBOARD_API_PATH || p
 
 /**
  * `/dashboard/api/*`: JSON account requests of the dashboard (README "Dashboard"). Public paths
- * (they authenticate by their own means: the session cookie and a CSRF token on every POST);
- * errors in the API's shape; nothing here is ever cached.
+ * (they authenticate by their own means: the session cookie and a CSRF token on every POST), served
+ * to the dashboard's own origin only (./same-origin.ts), with no CORS headers; errors in the API's
+ * shape; nothing here is ever cached.
  */
 export function useDashboardAccounts(options: { config: Config; prisma: PrismaClient; redis: Redis | undefined; redisNamespace: string }): Plugin {
   const services: Services = {
@@ -305,6 +313,9 @@ export function useDashboardAccounts(options: { config: Config; prisma: PrismaCl
           const allow = Object.keys(handlers).join(", ");
           throw new ApiError(405, "invalid_request_error", "method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allow}.`, { headers: { Allow: allow } });
         }
+        // Every request of this API, GET /session (which hands out the CSRF token) included.
+        const refusal = crossOriginRefusal(services.config, request);
+        if (refusal) throw refusal;
         endResponse(await handler(request, services, clientAddress(serverContext, services.config) ?? "unknown"));
       } catch (error) {
         if (error instanceof ApiError) return endResponse(errorResponse(error, url.pathname));

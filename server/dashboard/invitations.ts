@@ -1,6 +1,8 @@
 import type { Prisma } from "../../schema/generated/prisma/client.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
+import { recordAudit } from "../../schema/lib/audit.ts";
 import { hashInvitationToken, isInvitationToken } from "../../schema/lib/members.ts";
+import { requestOrigin, userActor } from "../audit/record.ts";
 
 export const invitationInvalid = (param: string) =>
   new ApiError(400, "invalid_request_error", "invitation_invalid", "The invitation is unknown, already used, revoked or expired, or it was made for another e-mail address.", {
@@ -9,8 +11,8 @@ export const invitationInvalid = (param: string) =>
 
 /**
  * Accepts the invitation `token` names for `user`, in the caller's transaction: the user joins its
- * workspace with the invited role (a user already a member keeps their role), and the invitation
- * is used up. Anything but a pending, unexpired invitation for the user's own e-mail is
+ * workspace with the invited role (a user already a member keeps their role), the invitation
+ * is used up, and `invitation.accepted` is recorded in its workspace's audit log. Anything but a pending, unexpired invitation for the user's own e-mail is
  * invitation_invalid (`param` names the field that carried the token).
  */
 export async function acceptInvitation(
@@ -36,5 +38,6 @@ export async function acceptInvitation(
     create: { workspaceId: invitation.workspaceId, userId: user.id, role: invitation.role },
     update: {},
   });
+  await recordAudit(tx, requestOrigin(userActor(user)), { action: "invitation.accepted", targetId: invitation.id, workspaceId: invitation.workspaceId });
   return { workspaceId: invitation.workspaceId };
 }

@@ -2,7 +2,9 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Credential } from "../../schema/context.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { roleScopes } from "../../schema/lib/members.ts";
-import { findSession, readCookies, sameSecret, SESSION_COOKIE } from "../sessions.ts";
+import type { Config } from "../config.ts";
+import { findSession, readCookie, sameSecret, SESSION_COOKIE } from "../sessions.ts";
+import { crossOriginRefusal } from "./same-origin.ts";
 
 /** The header that carries the session's CSRF token on every request made with the cookie. */
 export const CSRF_HEADER = "x-csrf-token";
@@ -21,15 +23,18 @@ export const notAMember = () =>
   new ApiError(403, "permission_error", "not_a_member", "You are not a member of the workspace named by Kontor-Workspace (or of any workspace).");
 
 /** Whether the request carries a session cookie (whose value may still be unknown or expired). */
-export const hasSessionCookie = (request: Request) => readCookies(request).has(SESSION_COOKIE);
+export const hasSessionCookie = (config: Pick<Config, "env">, request: Request) => readCookie(config, request, SESSION_COOKIE) !== undefined;
 
 /**
  * The credential of a request made with the dashboard's session cookie and no Authorization header:
- * the session must be live, `X-CSRF-Token` must be its token (on every method: the cookie rides
- * along on any request a browser makes), and the user must be a member of the workspace it names.
+ * it must come from the dashboard's own origin (./same-origin.ts), the session must be live,
+ * `X-CSRF-Token` must be its token (on every method: the cookie rides along on any request a browser
+ * makes), and the user must be a member of the workspace it names.
  */
-export async function sessionCredential(db: PrismaClient, request: Request, challenge: Record<string, string>): Promise<Credential | ApiError> {
-  const session = await findSession(db, request);
+export async function sessionCredential(db: PrismaClient, config: Pick<Config, "env" | "publicUrl">, request: Request, challenge: Record<string, string>): Promise<Credential | ApiError> {
+  const refusal = crossOriginRefusal(config, request);
+  if (refusal) return refusal;
+  const session = await findSession(db, config, request);
   if (!session) return sessionExpired(challenge);
   if (!sameSecret(session.csrfToken, request.headers.get(CSRF_HEADER) ?? undefined)) return csrfFailed();
   const wanted = request.headers.get(WORKSPACE_HEADER)?.trim() || undefined;

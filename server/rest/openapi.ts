@@ -80,8 +80,9 @@ const ERROR_CODES: ErrorCode[] = [
   // The dashboard's session cookie (sent without an Authorization header) answers these instead.
   { status: 401, code: "session_expired", when: "the dashboard session of the cookie is unknown or expired", on: always },
   { status: 403, code: "csrf_failed", when: "a request made with the dashboard's session cookie lacks its `X-CSRF-Token`", on: always },
+  { status: 403, code: "cross_origin_request", when: "a request made with the dashboard's session cookie came from a page of another origin than the deployment's", on: always },
   { status: 403, code: "not_a_member", when: "the signed-in user is not a member of the workspace `Kontor-Workspace` names", on: always },
-  { status: 403, code: "owner_required", when: "a workspace member signed in to the dashboard asked to write; `required_role` is `owner`", on: writes },
+  { status: 403, code: "owner_required", when: "a workspace member signed in to the dashboard asked to write, or to read the audit log; `required_role` is `owner`", on: writes },
   { status: 403, code: "plan_limit_reached", when: "the workspace's plan allows no more of these; delete one or upgrade" },
   { status: 403, code: "agent_auth_disabled", when: "agent access is turned off for the workspace" },
   { status: 404, code: "not_found", when: "no object with that id in the caller's workspace; `param` names the path parameter", on: (r) => r.hasPathParams },

@@ -1,7 +1,8 @@
 import type { Plugin } from "graphql-yoga";
 import { decodeTime } from "ulid";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { describeError, log } from "../log.ts";
+import { log } from "../log.ts";
+import { useSweep } from "../plugins/sweep.ts";
 import type { ByteStore } from "./byte-store.ts";
 
 /**
@@ -59,21 +60,8 @@ export async function sweepUnreferencedBytes(
 }
 
 /** Runs the sweep every 6 hours in every process (deleting twice is harmless). */
-export function useBytesSweep(db: PrismaClient, store: ByteStore): Plugin {
-  const timers: NodeJS.Timeout[] = [];
-  let running: Promise<unknown> = Promise.resolve();
-  const sweep = () => {
-    running = sweepUnreferencedBytes(db, store)
-      .then(({ deleted }) => deleted > 0 && log("info", "unreferenced stored bytes deleted", { count: deleted }))
-      .catch((error: unknown) => log("error", "storage sweep failed", describeError(error)));
-  };
-  return {
-    onYogaInit() {
-      timers.push(setTimeout(sweep, FIRST_SWEEP_DELAY_MS).unref(), setInterval(sweep, SWEEP_INTERVAL_MS).unref());
-    },
-    async onDispose() {
-      for (const timer of timers) clearTimeout(timer);
-      await running;
-    },
-  };
-}
+export const useBytesSweep = (db: PrismaClient, store: ByteStore): Plugin =>
+  useSweep("storage sweep", SWEEP_INTERVAL_MS, async () => {
+    const { deleted } = await sweepUnreferencedBytes(db, store);
+    if (deleted > 0) log("info", "unreferenced stored bytes deleted", { count: deleted });
+  }, FIRST_SWEEP_DELAY_MS);

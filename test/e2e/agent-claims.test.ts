@@ -179,13 +179,13 @@ e2e("agent claim decisions", (server) => {
     });
   });
 
-  it("an agent token works on /v1 and /graphql like an API key, and never carries agents.* scopes whatever its row says", async () => {
+  it("an agent token works on /v1 and /graphql like an API key, and never carries agents.* or audit.read whatever its row says", async () => {
     const { registration, attemptId, code } = await pending();
     await decideClaim(db(), { attemptId, userId: ownerId, approve: true, code, workspaceId });
     const token = await issueAgentToken(db(), { registrationId: registration.id, workspaceId, scopes: [...SCOPES], lifetimeSeconds: 3600 });
-    const credential = await new AgentTokenResolver(db()).resolve(token.token);
+    const credential = await new AgentTokenResolver(db(), server().running.revocations).resolve(token.token);
     expect(credential).toMatchObject({ kind: "agent", id: registration.id, workspaceId, plan: "pro" });
-    expect([...credential!.scopes].sort()).toEqual(SCOPES.filter((scope) => !scope.startsWith("agents.")).sort());
+    expect([...credential!.scopes].sort()).toEqual(SCOPES.filter((scope) => !scope.startsWith("agents.") && scope !== "audit.read").sort());
     const res = await fetch(`${server().api}/workspace`, { headers: { authorization: `Bearer ${token.token}` } });
     expect(res.status).toBe(200);
     const gql = await fetch(`${server().url}/graphql`, {

@@ -31,6 +31,7 @@ const SCOPE_CATALOG = [
   "payments.write",
   "ai.responses",
   "ai.coding",
+  "audit.read",
 ];
 
 const UNKNOWN_LIVE_KEY = `ktr_live_${"A".repeat(43)}`;

@@ -202,6 +202,8 @@ e2e("compliance", (server) => {
           "GET /agent-registrations",
           "GET /agent-registrations/{id}",
           "POST /agent-registrations/{id}/revoke",
+          "GET /audit-events",
+          "GET /audit-events/{id}",
           "GET /buckets",
           "POST /buckets",
           "GET /buckets/{id}",

@@ -1,5 +1,6 @@
 import * as oauth from "oauth4webapi";
 import { expect } from "vitest";
+import { newId } from "../../schema/lib/ids.ts";
 import { decideClaim, findClaimAttempt } from "../../server/agents/claims.ts";
 import { CLAIM_GRANT_TYPE, JWT_BEARER_GRANT_TYPE } from "../../server/agents/token.ts";
 import { raw } from "./http.ts";
@@ -85,6 +86,22 @@ export async function ownerOf(server: TestServer, workspaceId: string) {
   return { userId: membership.userId, email: membership.user.email };
 }
 
+/**
+ * The account with `email` (made when missing, with an unusable password) as an owner of the
+ * workspace: the person a claim names, who alone may approve it into that workspace.
+ */
+export async function ownerNamed(server: TestServer, workspaceId: string, email: string) {
+  const db = server.running.db.prisma;
+  const address = email.trim().toLowerCase();
+  const user = await db.user.upsert({ where: { email: address }, create: { id: newId("user"), email: address, passwordHash: "-" }, update: {} });
+  await db.membership.upsert({
+    where: { workspaceId_userId: { workspaceId, userId: user.id } },
+    create: { workspaceId, userId: user.id, role: "owner" },
+    update: { role: "owner" },
+  });
+  return { userId: user.id, email: address };
+}
+
 /** What the claim page does when the user types `code` (default: the right one) and approves or denies. */
 export async function decide(server: TestServer, claim: ClaimBlock, userId: string, options: { approve?: boolean; code?: string; workspaceId?: string } = {}) {
   const attemptToken = new URL(claim.verification_uri).searchParams.get("claim_attempt_token")!;
@@ -96,7 +113,7 @@ export async function decide(server: TestServer, claim: ClaimBlock, userId: stri
     approve: options.approve ?? true,
     code: options.code ?? claim.user_code,
     ...(options.workspaceId && { workspaceId: options.workspaceId }),
-  });
+  }, server.running.revocations);
 }
 
 /** Lets the next claim-grant poll through at once (instead of waiting out `interval`). */

@@ -19,32 +19,40 @@ export interface SignOptions {
 }
 
 /**
- * A local ID-JAG provider for tests: its own ES256 keys, a JWKS on 127.0.0.1 (counting fetches),
- * and helpers that sign ID-JAGs and Security Event Tokens for a given audience.
+ * A local ID-JAG provider for tests: its own ES256 keys, a JWKS on 127.0.0.1 (counting fetches,
+ * and answering `jwksStatus`), and helpers that sign ID-JAGs and Security Event Tokens for a given
+ * audience. Its issuer is its own URL unless `start` is given another (a second key set under the
+ * same issuer string).
  */
 export class IdJagProvider {
   readonly keys: ProviderKey[] = [];
   jwksFetches = 0;
+  /** What the JWKS answers: 200 with the published keys, or this status with no body. */
+  jwksStatus = 200;
   private constructor(
     private readonly server: ReturnType<typeof createServer>,
+    /** Where it listens: `http://127.0.0.1:<port>`. */
+    readonly url: string,
     readonly issuer: string,
   ) {}
 
   get jwksUrl() {
-    return `${this.issuer}/jwks.json`;
+    return `${this.url}/jwks.json`;
   }
 
-  static async start(): Promise<IdJagProvider> {
+  static async start(options: { issuer?: string } = {}): Promise<IdJagProvider> {
     let provider: IdJagProvider | undefined;
     const server = createServer((request, response) => {
       if (request.url === "/jwks.json" && provider) {
         provider.jwksFetches++;
+        if (provider.jwksStatus !== 200) return void response.writeHead(provider.jwksStatus).end();
         const body = JSON.stringify({ keys: provider.keys.filter((k) => k.published).map((k) => k.publicJwk) });
         response.writeHead(200, { "content-type": "application/json" }).end(body);
       } else response.writeHead(404).end();
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    provider = new IdJagProvider(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    provider = new IdJagProvider(server, url, options.issuer ?? url);
     await provider.addKey(true);
     return provider;
   }

@@ -58,6 +58,8 @@ const NOT_BUSINESS = [
   "trustedProvider",
   "agentRegistrations",
   "agentRegistration",
+  "auditEvents",
+  "auditEvent",
 ];
 
 describe("workspaceTools: the tools derived from the schema", () => {
@@ -71,10 +73,10 @@ describe("workspaceTools: the tools derived from the schema", () => {
     }
   });
 
-  it("leaves out webhooks, logs and agents, and nothing else of the REST queries", () => {
+  it("leaves out webhooks, logs, agents and the audit log, and nothing else of the REST queries", () => {
     const names = tools.map((t) => t.name);
     for (const name of NOT_BUSINESS) expect(names).not.toContain(name);
-    for (const t of tools) expect(t.scopes.flat().filter((s) => /^(webhooks|logs|agents)\./.test(s))).toEqual([]);
+    for (const t of tools) expect(t.scopes.flat().filter((s) => /^(webhooks|logs|agents|audit)\./.test(s))).toEqual([]);
     // Every other Query field with a REST route is a tool: storage included, no list of names.
     const restQueries = Object.keys(restView(schema).getQueryType()!.getFields());
     expect(names.sort()).toEqual(restQueries.filter((name) => !NOT_BUSINESS.includes(name)).sort());
@@ -287,6 +289,7 @@ function contextFor(prisma: Context["db"], tenant: Tenant, scopes: readonly stri
     hostUrl: "http://localhost:4000",
     webhooks: { seal: refuse, checkUrl: refuse, wake: refuse },
     storage: { quotaBytes: refuse, put: refuse, discard: refuse },
+    revocations: { revoked: refuse },
   };
 }
 

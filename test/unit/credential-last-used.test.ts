@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { ApiKeyResolver, generateApiKey } from "../../server/auth/api-keys.ts";
+import { RevocationBus } from "../../server/auth/revocations.ts";
 import { LAST_USED_INTERVAL_MS } from "../../server/auth/last-used.ts";
 import { AGENT_TOKEN_PREFIX, AgentTokenResolver } from "../../server/agents/tokens.ts";
 import { randomBase62 } from "../../server/auth/api-keys.ts";
@@ -36,6 +37,9 @@ function keyDb(row: { revokedAt: Date | null }, write: () => Promise<unknown> = 
   return { db: db as unknown as PrismaClient, calls };
 }
 
+/** A bus of one process without Redis (the embedded database's): its caches always serve. */
+const localBus = () => RevocationBus.open(undefined, "kontor:{test}:", { shared: false });
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -45,7 +49,7 @@ describe("ApiKeyResolver", () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const now = Date.now();
     const { db, calls } = keyDb({ revokedAt: new Date(now + 2_000) });
-    const resolver = new ApiKeyResolver(db, 60_000);
+    const resolver = new ApiKeyResolver(db, await localBus(), 60_000);
     const key = generateApiKey();
     expect(await resolver.resolve(key)).toMatchObject({ kind: "api_key", id: "key_1", expiresAt: now + 2_000 });
     vi.setSystemTime(now + 1_999);
@@ -57,13 +61,13 @@ describe("ApiKeyResolver", () => {
 
   it("refuses a key revoked now or earlier", async () => {
     const { db } = keyDb({ revokedAt: new Date() });
-    expect(await new ApiKeyResolver(db).resolve(generateApiKey())).toBeNull();
+    expect(await new ApiKeyResolver(db, await localBus()).resolve(generateApiKey())).toBeNull();
   });
 
   it("writes last_used_at at most once a minute per key, only for rows older than that", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const { db, calls } = keyDb({ revokedAt: null });
-    const resolver = new ApiKeyResolver(db);
+    const resolver = new ApiKeyResolver(db, await localBus());
     const key = generateApiKey();
     for (let i = 0; i < 5; i++) await resolver.resolve(key);
     await flush();
@@ -87,7 +91,7 @@ describe("ApiKeyResolver", () => {
     const { db, calls } = keyDb({ revokedAt: null }, async () => {
       throw new Error("database gone");
     });
-    expect(await new ApiKeyResolver(db).resolve(generateApiKey())).not.toBeNull();
+    expect(await new ApiKeyResolver(db, await localBus()).resolve(generateApiKey())).not.toBeNull();
     await flush();
     await flush();
     expect(calls.writes).toHaveLength(1);
@@ -101,6 +105,7 @@ describe("AgentTokenResolver", () => {
     const db = {
       agentToken: {
         findUnique: async () => ({
+          id: "agt_1",
           scopes: ["leads.read"],
           expiresAt: new Date(Date.now() + 3_600_000),
           revokedAt: null,
@@ -116,7 +121,7 @@ describe("AgentTokenResolver", () => {
         },
       },
     } as unknown as PrismaClient;
-    const resolver = new AgentTokenResolver(db);
+    const resolver = new AgentTokenResolver(db, await localBus());
     const token = `${AGENT_TOKEN_PREFIX}${randomBase62(43)}`;
     for (let i = 0; i < 3; i++) expect(await resolver.resolve(token)).toMatchObject({ kind: "agent", id: "areg_1" });
     await flush();

@@ -28,7 +28,7 @@ export type AgentRegistrationType =
 export type CreateApiKeyInput = {
   /** What the key is for (1–200 characters). */
   name: string;
-  /** What it may do: one or more of clients.read, clients.write, leads.read, leads.write, inventory.read, inventory.write, invoices.read, invoices.write, projects.read, projects.write, storage.read, storage.write, webhooks.read, webhooks.write, logs.read, logs.write, agents.read, agents.write, payments.write, ai.responses, ai.coding. */
+  /** What it may do: one or more of clients.read, clients.write, leads.read, leads.write, inventory.read, inventory.write, invoices.read, invoices.write, projects.read, projects.write, storage.read, storage.write, webhooks.read, webhooks.write, logs.read, logs.write, agents.read, agents.write, payments.write, ai.responses, ai.coding, audit.read. */
   scopes: Array<string>;
 };
 
@@ -42,7 +42,7 @@ export type InviteMemberInput = {
 
 /** What a user may do in a workspace. */
 export type MembershipRole =
-  /** Reading: every `.read` scope. */
+  /** Reading: every `.read` scope but audit.read (the audit log is for owners). */
   | 'member'
   /** Everything: every scope, and managing keys, members and invitations. */
   | 'owner';

@@ -260,6 +260,26 @@ export type RestAgentRegistrationQueryVariables = Exact<{
 
 export type RestAgentRegistrationQuery = { agentRegistration: { object: string, id: string, type: Types.AgentRegistrationType, status: Types.AgentRegistrationStatus, agent_name: string | null, login_hint: string | null, scopes: Array<string>, provider_issuer: string | null, provider_subject: string | null, live_tokens: number, last_used_at: string | null, claimed_at: string | null, revoked_at: string | null, created_at: string } | null };
 
+export type RestAuditEventsQueryVariables = Exact<{
+  action?: string | null | undefined;
+  actor_id?: string | null | undefined;
+  target_id?: string | null | undefined;
+  from?: string | null | undefined;
+  to?: string | null | undefined;
+  limit?: number | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type RestAuditEventsQuery = { auditEvents: { object: string, has_more: boolean, next_cursor: string | null, data: Array<{ object: string, id: string, action: string, client_ip: string | null, user_agent: string | null, request_id: string | null, created_at: string, actor: { type: Types.AuditActorType, id: string | null, email: string | null }, target: { type: string, id: string | null } }> } };
+
+export type RestAuditEventQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type RestAuditEventQuery = { auditEvent: { object: string, id: string, action: string, client_ip: string | null, user_agent: string | null, request_id: string | null, created_at: string, actor: { type: Types.AuditActorType, id: string | null, email: string | null }, target: { type: string, id: string | null } } | null };
+
 export type RestCreateClientMutationVariables = Exact<{
   name: string;
   email?: string | null | undefined;

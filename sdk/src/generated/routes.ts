@@ -251,6 +251,22 @@ export interface RestRoutes {
     result: NonNullable<R.RestAgentRegistrationQuery["agentRegistration"]>;
     variables: R.RestAgentRegistrationQueryVariables;
   };
+  /** List audit events (GraphQL `auditEvents`). */
+  "GET /audit-events": {
+    field: "auditEvents";
+    status: 200;
+    pathParams: never;
+    result: NonNullable<R.RestAuditEventsQuery["auditEvents"]>;
+    variables: R.RestAuditEventsQueryVariables;
+  };
+  /** Retrieve an audit event (GraphQL `auditEvent`). */
+  "GET /audit-events/{id}": {
+    field: "auditEvent";
+    status: 200;
+    pathParams: "id";
+    result: NonNullable<R.RestAuditEventQuery["auditEvent"]>;
+    variables: R.RestAuditEventQueryVariables;
+  };
   /** Create a client (GraphQL `createClient`). */
   "POST /clients": {
     field: "createClient";

@@ -180,6 +180,69 @@ export type ApiKeyList = {
   object: Scalars['String']['output'];
 };
 
+/** Who made the change. */
+export type AuditActor = {
+  /** The user's e-mail address when the actor is a user (for a failed sign-in, the one typed); null otherwise. */
+  email: Maybe<Scalars['String']['output']>;
+  /** The user (`usr_…`), API key (`key_…`), agent registration (`areg_…`) or trusted provider (`tpr_…`); null for the CLI and for a failed sign-in. */
+  id: Maybe<Scalars['String']['output']>;
+  /** user, api_key, agent or system. */
+  type: AuditActorType;
+};
+
+/** What kind of caller made the change. */
+export type AuditActorType =
+  /** An agent with its access token or identity assertion (`id` is its registration's `areg_…`). */
+  | 'agent'
+  /** An API key (`id` is `key_…`). */
+  | 'api_key'
+  /** Kontor: its operator's CLI (`id` null), or a trusted ID-JAG provider's revocation (`id` the provider entry's `tpr_…`). */
+  | 'system'
+  /** A person signed in to the dashboard or the claim page (`id` is `usr_…`, `email` theirs). */
+  | 'user';
+
+/** A change to who may do what in the workspace, kept 400 days. Needs audit.read. */
+export type AuditEvent = {
+  /** What happened, e.g. api_key.revoked (docs/security.md lists every action). */
+  action: Scalars['String']['output'];
+  /** Who did it. */
+  actor: AuditActor;
+  /** The address the request came from; null for the CLI. */
+  client_ip: Maybe<Scalars['String']['output']>;
+  /** When it happened. */
+  created_at: Scalars['DateTime']['output'];
+  /** `aud_…`. */
+  id: Scalars['ID']['output'];
+  /** Always "audit_event". */
+  object: Scalars['String']['output'];
+  /** The X-Request-Id of the response that made the change; null for the CLI. */
+  request_id: Maybe<Scalars['String']['output']>;
+  /** What it was done to. */
+  target: AuditTarget;
+  /** The request's User-Agent (at most 512 characters); null when none was sent, and for the CLI. */
+  user_agent: Maybe<Scalars['String']['output']>;
+};
+
+/** A page of AuditEvent objects, newest first. */
+export type AuditEventList = {
+  /** This page's objects, newest first: at most `limit` of them. */
+  data: Array<AuditEvent>;
+  /** Whether more objects follow this page. */
+  has_more: Scalars['Boolean']['output'];
+  /** Pass it as `cursor` to get the next page; null on the last page. */
+  next_cursor: Maybe<Scalars['String']['output']>;
+  /** Always "list". */
+  object: Scalars['String']['output'];
+};
+
+/** What the change was made to. */
+export type AuditTarget = {
+  /** Its id (`key_…`, `usr_…`, `invt_…`, …). */
+  id: Maybe<Scalars['String']['output']>;
+  /** What kind of object: user, workspace, api_key, invitation, trusted_provider, agent_registration, webhook_endpoint. */
+  type: Scalars['String']['output'];
+};
+
 /** A named container of stored objects. Visible with storage.read or storage.write. */
 export type Bucket = {
   /** When the bucket was created. */
@@ -250,7 +313,7 @@ export type ClientList = {
 export type CreateApiKeyInput = {
   /** What the key is for (1–200 characters). */
   name: Scalars['String']['input'];
-  /** What it may do: one or more of clients.read, clients.write, leads.read, leads.write, inventory.read, inventory.write, invoices.read, invoices.write, projects.read, projects.write, storage.read, storage.write, webhooks.read, webhooks.write, logs.read, logs.write, agents.read, agents.write, payments.write, ai.responses, ai.coding. */
+  /** What it may do: one or more of clients.read, clients.write, leads.read, leads.write, inventory.read, inventory.write, invoices.read, invoices.write, projects.read, projects.write, storage.read, storage.write, webhooks.read, webhooks.write, logs.read, logs.write, agents.read, agents.write, payments.write, ai.responses, ai.coding, audit.read. */
   scopes: Array<Scalars['String']['input']>;
 };
 
@@ -659,7 +722,7 @@ export type Member = {
 
 /** What a user may do in a workspace. */
 export type MembershipRole =
-  /** Reading: every `.read` scope. */
+  /** Reading: every `.read` scope but audit.read (the audit log is for owners). */
   | 'member'
   /** Everything: every scope, and managing keys, members and invitations. */
   | 'owner';
@@ -708,7 +771,7 @@ export type Mutation = {
   deleteProject: Deleted;
   /** Deletes a task for good. Needs projects.write. */
   deleteTask: Deleted;
-  /** Stops trusting the provider: its ID-JAGs are refused here from now on (agents already linked keep their registrations until revoked). Needs agents.write. */
+  /** Stops trusting the provider: its ID-JAGs and security events are refused here from now on, and the agents linked through it (this workspace's registrations of its issuer, pending and active) are revoked at once: their tokens stop working. Needs agents.write. */
   deleteTrustedProvider: Deleted;
   /** Deletes the endpoint and its delivery history; nothing more is sent to it. Needs webhooks.write. */
   deleteWebhookEndpoint: Deleted;
@@ -722,7 +785,7 @@ export type Mutation = {
   replayWebhookDelivery: WebhookDelivery;
   /** Revokes the agent: every token it holds stops working, and its identity assertion can no longer be exchanged. Revoking a revoked one changes nothing. Needs agents.write. */
   revokeAgentRegistration: AgentRegistration;
-  /** Revokes a key at once (a rotated key's grace period ends too): within 5 seconds it works on no server process. Revoking a revoked key changes nothing. For the dashboard: no scope is needed, but only an owner signed in to it may do this (a member gets 403 owner_required; an API key or agent token 403 session_required). */
+  /** Revokes a key at once (a rotated key's grace period ends too): once this answers it works on no server process. Revoking a revoked key changes nothing. For the dashboard: no scope is needed, but only an owner signed in to it may do this (a member gets 403 owner_required; an API key or agent token 403 session_required). */
   revokeApiKey: ApiKey;
   /** Revokes a pending invitation: its link no longer works. Revoking a revoked one changes nothing; an accepted one is invalid_state. no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required); a member gets 403 owner_required. */
   revokeInvitation: Invitation;
@@ -1285,6 +1348,10 @@ export type Query = {
   agentSettings: AgentSettings;
   /** The workspace's API keys, newest first: live ones (rotated keys in their grace period included), or every key with include_revoked. For the dashboard: no scope is needed, but only an owner signed in to it may do this (a member gets 403 owner_required; an API key or agent token 403 session_required). */
   apiKeys: ApiKeyList;
+  /** One audit record by id; an unknown id, or one older than 400 days, is a not_found error. Needs audit.read. */
+  auditEvent: Maybe<AuditEvent>;
+  /** The workspace's audit log, newest first, kept 400 days. Needs audit.read. API keys and owners' sessions only: agent tokens never hold it, and members get owner_required. */
+  auditEvents: AuditEventList;
   /** One bucket by id; an unknown id is a not_found error. Needs storage.read. */
   bucket: Maybe<Bucket>;
   /** The workspace's buckets, newest first. Needs storage.read. */
@@ -1369,6 +1436,24 @@ export type QueryApiKeysArgs = {
   cursor: InputMaybe<Scalars['String']['input']>;
   include_revoked?: InputMaybe<Scalars['Boolean']['input']>;
   limit: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** Reads. Each field is also a GET route under /v1 and says which scope it needs. */
+export type QueryAuditEventArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** Reads. Each field is also a GET route under /v1 and says which scope it needs. */
+export type QueryAuditEventsArgs = {
+  action: InputMaybe<Scalars['String']['input']>;
+  actor_id: InputMaybe<Scalars['String']['input']>;
+  cursor: InputMaybe<Scalars['String']['input']>;
+  from: InputMaybe<Scalars['DateTime']['input']>;
+  limit: InputMaybe<Scalars['Int']['input']>;
+  target_id: InputMaybe<Scalars['String']['input']>;
+  to: InputMaybe<Scalars['DateTime']['input']>;
 };
 
 
