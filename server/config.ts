@@ -85,7 +85,7 @@ export interface WebhookConfig {
   jitter: number;
 }
 
-/** decisions.md §6: about 1 m, 5 m, 30 m, 2 h, 5 h, 10 h, then every 12 h — about 3 days in all. */
+/** README "Webhooks": about 1 m, 5 m, 30 m, 2 h, 5 h, 10 h, then every 12 h — about 3 days in all. */
 export const DEFAULT_RETRY_SCHEDULE = "1m,5m,30m,2h,5h,10h,12h,12h,12h,12h,12h";
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -34,7 +34,7 @@ function agentCaps(registrations: number, tokens: number, lifetimeHours: number,
   };
 }
 
-/** api-spec.md §8 and decisions.md §4 and §8: data, so later policies read it rather than hard-code it. */
+/** README "Limits", "The API in short" and "Agents": data, so later policies read it rather than hard-code it. */
 export const PLAN_LIMITS: Record<PlanName, PlanLimits> = {
   free: { requests_per_minute: 120, ai_requests_per_minute: 20, storage_bytes: 1e9, storage_label: "1 GB", ...agentCaps(3, 2, 1, 0), ...codingPlan(200_000, 1) },
   plus: { requests_per_minute: 300, ai_requests_per_minute: 40, storage_bytes: 1e10, storage_label: "10 GB", ...agentCaps(10, 5, 4, 1), ...codingPlan(1_000_000, 2) },
@@ -42,5 +42,5 @@ export const PLAN_LIMITS: Record<PlanName, PlanLimits> = {
   max: { requests_per_minute: 1200, ai_requests_per_minute: 120, storage_bytes: 1e12, storage_label: "1 TB", ...agentCaps(200, 25, 24, 10), ...codingPlan(20_000_000, 8) },
 };
 
-/** Agent authentication is opt-in on free and on by default elsewhere (api-spec.md §5). */
+/** Agent authentication is opt-in on free and on by default elsewhere (README "Agents"). */
 export const agentAuthDefault = (plan: PlanName) => plan !== "free";

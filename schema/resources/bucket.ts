@@ -7,7 +7,7 @@ import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
 
-/** decisions.md §4: 3–63 of a-z, 0-9 and -, unique in the workspace. */
+/** README "The API in short": 3–63 of a-z, 0-9 and -, unique in the workspace. */
 const BUCKET_NAME = /^[a-z0-9-]{3,63}$/;
 
 export const Bucket = builder.prismaObject("Bucket", {

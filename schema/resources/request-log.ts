@@ -7,7 +7,7 @@ import { rest } from "../lib/rest.ts";
 import { listType, objectKind, pageArgs } from "./shared.ts";
 
 /**
- * Request logs (api-spec.md §1, decisions.md §3): one row per request, written by
+ * Request logs (README "Logs", README "Errors"): one row per request, written by
  * server/plugins/request-log.ts. Read-only, always limited to the caller's workspace.
  */
 export const RequestLog = builder.prismaObject("RequestLog", {

@@ -1,5 +1,5 @@
 /**
- * The agent flow (README "Agents", server/agents/auth.md, decisions.md §8): an AI agent that knows
+ * The agent flow (README "Agents", server/agents/auth.md): an AI agent that knows
  * only Kontor's URL discovers the endpoints from a 401, registers, hands its person a link and a
  * code, polls the token endpoint until the person approves, and then holds short-lived `ktr_agt_…`
  * access tokens that it renews with its identity assertion (RFC 7523) shortly before they expire.

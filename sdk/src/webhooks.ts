@@ -1,5 +1,5 @@
 /**
- * Verifying Kontor's webhook deliveries (README "Webhooks", decisions.md §6).
+ * Verifying Kontor's webhook deliveries (README "Webhooks").
  *
  * Self-contained: Web Crypto (`globalThis.crypto.subtle`), `TextEncoder`/`TextDecoder` and `atob`,
  * which Node 20+ and browsers provide. No Node-only import, no dependency; the only import is the

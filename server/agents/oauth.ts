@@ -1,4 +1,4 @@
-/** RFC 6749 §5.2 error codes Kontor answers, and those of decisions.md §8 for /agent/identity. */
+/** RFC 6749 §5.2 error codes Kontor answers, and those of README "Agents" for /agent/identity. */
 export type OAuthErrorCode =
   | "invalid_request"
   | "invalid_client"

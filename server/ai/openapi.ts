@@ -14,7 +14,7 @@ const MODEL = {
 
 const codingHeader = (description: string, schema: Record<string, unknown>) => ({ description, required: true, schema });
 
-/** decisions.md §7: on every coding response, streams included. */
+/** README "Limits": on every coding response, streams included. */
 const CODING_HEADERS = {
   "x-codingplan-5h-used-percent": codingHeader("Percent of the 5-hour token pool used.", { type: "number", minimum: 0, maximum: 100 }),
   "x-codingplan-5h-reset": codingHeader("When the 5-hour pool refills (ISO 8601).", { type: "string", format: "date-time" }),

@@ -80,7 +80,7 @@ function shape(error: GraphQLError, requestId: string | null, schema: GraphQLSch
   });
 }
 
-/** Every GraphQL error carries `code`, `type` and `request_id` in `extensions` (decisions.md §3). */
+/** Every GraphQL error carries `code`, `type` and `request_id` in `extensions` (README "Errors"). */
 export function useGraphQLErrorShape(): Plugin {
   let schema: GraphQLSchema | undefined;
   return {

@@ -100,7 +100,7 @@ function replay(stored: StoredResponse, pathname: string): Response {
 }
 
 /**
- * `Idempotency-Key` on any POST (decisions.md §7): the first request claims the key for its
+ * `Idempotency-Key` on any POST (README "Limits"): the first request claims the key for its
  * workspace, and its response is kept 24 h and replayed to repeats with the same payload.
  */
 export function useIdempotency(redis: Redis | undefined, redisNamespace: string): Plugin {

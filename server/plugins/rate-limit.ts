@@ -21,7 +21,7 @@ interface Quota {
   ai: boolean;
 }
 
-/** api-spec.md §8: general AI (POST /v1/responses with ai.responses) has its own per-minute column. */
+/** README "Limits": general AI (POST /v1/responses with ai.responses) has its own per-minute column. */
 function isGeneralAi(request: Request, state: RequestState): boolean {
   if (request.method !== "POST" || !state.credential?.scopes.has("ai.responses")) return false;
   const path = new URL(request.url).pathname.replace(/\/$/, "");
@@ -57,7 +57,7 @@ const tooManyRequests = (quota: Quota, pathname: string) => {
 };
 
 /**
- * decisions.md §7: requests per credential per minute by plan. Requests without a credential
+ * README "Limits": requests per credential per minute by plan. Requests without a credential
  * (401s, public documents) count per client IP at the free plan's rate. Every response carries
  * the X-RateLimit-* headers.
  */

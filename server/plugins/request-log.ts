@@ -227,7 +227,7 @@ export async function flushRequestLogs(db: Pick<Database, "prisma">): Promise<vo
 const text = (value: string | null | undefined, max: number) => (value ? value.slice(0, max) : null);
 
 /**
- * decisions.md §3: every request (authenticated or not) becomes one request_logs row keyed by its
+ * README "Errors": every request (authenticated or not) becomes one request_logs row keyed by its
  * request id, but for the dashboard's own requests (a session credential): logs are per key and
  * agent, and the dashboard reading them must not fill them. Register it last: every onResponse runs whichever plugin ended the request (401,
  * 404, 429…), and the last one sees the response the others settled on.

@@ -4,7 +4,7 @@ import { ApiError } from "../../schema/lib/errors.ts";
 import { baseUrl, type Config } from "../config.ts";
 import { errorResponse } from "../error-response.ts";
 
-/** RFC 9728 protected resource metadata, at the api-spec.md location and at the RFC's own. */
+/** RFC 9728 protected resource metadata, at the location the README gives and at the RFC's own. */
 export function protectedResourceMetadata(config: Config) {
   return {
     resource: baseUrl(config),

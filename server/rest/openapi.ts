@@ -67,7 +67,7 @@ const always = () => true;
 const writes = (r: RouteTraits) => r.method !== "GET";
 const posts = (r: RouteTraits) => r.method === "POST";
 
-/** Every error code a `/v1` route can answer (decisions.md §3), and which routes answer it. */
+/** Every error code a `/v1` route can answer (README "Errors"), and which routes answer it. */
 const ERROR_CODES: ErrorCode[] = [
   { status: 400, code: "validation_failed", when: "a parameter or body field is missing, unknown or invalid; `param` names it", on: always },
   { status: 400, code: "invalid_json", when: "the body is not valid JSON", on: writes },

@@ -93,7 +93,7 @@ class DeliveryQueue {
 }
 
 /**
- * The delivery worker of one process (decisions.md §6). It fans committed outbox events out to
+ * The delivery worker of one process (README "Webhooks"). It fans committed outbox events out to
  * deliveries and sends the due ones: with Redis through BullMQ, without by polling the database.
  * Either way the database lease in `claim` is what keeps two processes from sending one delivery
  * at the same time.

@@ -11,7 +11,7 @@ import type { Tenant, TestServer } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
- * identity_assertion registrations and Security Event Tokens (decisions.md §8) against a local
+ * identity_assertion registrations and Security Event Tokens (README "Agents") against a local
  * ID-JAG provider: its own ES256 keys and a JWKS on 127.0.0.1, trusted through /v1.
  */
 

@@ -13,7 +13,7 @@ import { EVENT_RETENTION_DAYS } from "../../schema/events.ts";
 import { deleteExpiredEvents } from "../../server/webhooks/store.ts";
 
 /**
- * Webhooks end to end (decisions.md §6, api-spec.md §2 and §6): endpoints over REST and GraphQL,
+ * Webhooks end to end (README "Webhooks" and "The API in short"): endpoints over REST and GraphQL,
  * and real deliveries to a loopback receiver through the production code path, with a short retry
  * schedule and timeout set through the server's configuration.
  */

@@ -12,7 +12,7 @@ export const NEVER_INVOICE = "inv_01J00000000000000000000000";
 export const today = () => new Date().toISOString().slice(0, 10);
 export const year = () => new Date().getUTCFullYear();
 
-/** The api-spec.md sample: lines totalling 1200. */
+/** The README's sample: lines totalling 1200. */
 export const SAMPLE_ITEMS = [
   { description: "Website design", quantity: 10, unit_price: 100 },
   { description: "Hosting, one year", quantity: 2, unit_price: 100 },

@@ -94,7 +94,7 @@ describe("the envelope", () => {
     return { ...data, notes: unit.repeat((bytes - bare) / unitBytes) };
   };
 
-  it("is decisions.md §6's event object, with the resource as stored", () => {
+  it("is the event object README \"Webhooks\" shows, with the resource as stored", () => {
     const body = envelope(event({ object: "lead", id: "lead_1", b: 1, a: 2 }), BASE_URL);
     expect(body).toBe(
       '{"id":"evt_1","object":"event","type":"invoice.created","created_at":"2026-11-21T10:00:00.000Z","workspace_id":"ws_1","data":{"object":{"object":"lead","id":"lead_1","b":1,"a":2}}}',
