@@ -21,6 +21,7 @@ import { useCors } from "./plugins/cors.ts";
 import { useGraphQLLimits } from "./plugins/graphql-limits.ts";
 import { guarded } from "./plugins/guard.ts";
 import { useGraphQLTransport } from "./plugins/graphql-transport.ts";
+import { useGraphQLParams } from "./plugins/graphql-params.ts";
 import { useIdempotency } from "./plugins/idempotency.ts";
 import { useRateLimit } from "./plugins/rate-limit.ts";
 import { useRequestLog } from "./plugins/request-log.ts";
@@ -115,6 +116,7 @@ export function createApp(config: Config, { db, redis, redisNamespace, revocatio
       useCors(),
       useWellKnown(config),
       useGraphQLTransport(),
+      useGraphQLParams(),
       useGraphiQLAssets(),
       useDashboardStatic(),
       useAuthentication(

@@ -32,18 +32,28 @@ export function graphqlErrorBody(error: ApiError) {
   return { errors: [{ message: error.message, extensions: { ...extensions, request_id: requestState()?.id ?? null } }] };
 }
 
-/** The agent-registration protocol's endpoints answer errors in RFC 6749's shape. */
-const OAUTH_PATHS = /^\/(oauth2|agent)\//;
+/** Renders an error as one family of routes answers errors: its body, status and headers. */
+export type ErrorShape = (error: ApiError, pathname: string, requestId: string | null) => Response;
 
-/** The same error as an OAuth endpoint answers it: `{"error": code, "error_description": message}`. */
-function oauthErrorBody(error: ApiError) {
-  noteErrorCode(error.code);
-  return { error: error.code, error_description: error.message, request_id: requestState()?.id ?? null };
+const families: { test: (pathname: string) => boolean; render: ErrorShape }[] = [];
+
+/**
+ * Lets a family of routes answer the errors raised before its handlers run (the per-address rate
+ * limit's 429, a 413) as its handlers answer theirs: the agent protocol's endpoints in RFC 6749's
+ * shape, never cached (server/agents/plugin.ts). The first family registered for a path wins.
+ */
+export function routeErrorShape(test: (pathname: string) => boolean, render: ErrorShape): void {
+  families.push({ test, render });
 }
 
 /** Renders an error raised before GraphQL execution, in the shape the caller's interface speaks. */
 export function errorResponse(error: ApiError, pathname: string): Response {
-  const body = pathname === GRAPHQL_PATH ? graphqlErrorBody(error) : OAUTH_PATHS.test(pathname) ? oauthErrorBody(error) : restErrorBody(error);
+  const family = families.find((f) => f.test(pathname));
+  if (family) {
+    noteErrorCode(error.code);
+    return family.render(error, pathname, requestState()?.id ?? null);
+  }
+  const body = pathname === GRAPHQL_PATH ? graphqlErrorBody(error) : restErrorBody(error);
   return Response.json(body, { status: error.status, headers: error.headers });
 }
 

@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 import { agentKeyBox, SigningKeys } from "./agents/keys.ts";
 import { createApp } from "./app.ts";
 import { openControlSocket } from "./control/socket-server.ts";
-import { answerClientError } from "./client-error.ts";
+import { answerClientError, answerConnect } from "./client-error.ts";
+import { answerRequestTarget } from "./request-target.ts";
 import { RequestTracker, type DrainResult } from "./drain.ts";
 import type { Config } from "./config.ts";
 import type { Redis } from "ioredis";
@@ -63,7 +64,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await db.close();
     throw error;
   }
-  const server = createServer();
+  // A request without Host is answered by answerRequestTarget, in the API's error shape, not Node's bare 400.
+  const server = createServer({ requireHostHeader: false });
   server.keepAliveTimeout = 5_000;
   // Node's default (5 min) would cut a big raw upload short; headersTimeout still stops slow headers.
   server.requestTimeout = 60 * 60 * 1000;
@@ -94,10 +96,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     meter: new CodingMeter(redis, namespace),
   };
   const app = createApp(served, { db, redis, redisNamespace: namespace, revocations, webhooks, agentKeys, storage, ai, metrics });
-  // GET /metrics is answered here, before any API policy (limits, logs) sees it.
-  server.on("request", (req, res) => metrics.serveScrape(req, res) || withRequestState(() => app(req, res)));
+  // The request line and Host are settled first (server/request-target.ts); GET /metrics is answered
+  // next, before any API policy (limits, logs) sees it.
+  server.on("request", (req, res) => answerRequestTarget(req, res) || metrics.serveScrape(req, res) || withRequestState(() => app(req, res)));
   const control = await openControlSocket(db, config.dataDir, agentKeys, revocations);
   server.on("clientError", answerClientError);
+  server.on("connect", answerConnect);
   let draining: Promise<DrainResult> | undefined;
   const drain = (timeoutMs: number) =>
     (draining ??= (async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hashPassword } from "./auth/passwords.ts";
 import type { Prisma, PrismaClient } from "../schema/generated/prisma/client.ts";
 import { newId } from "../schema/lib/ids.ts";
+import { textProblem } from "../schema/lib/limits.ts";
 import { agentAuthDefault, type PlanName } from "../schema/lib/plans.ts";
 
 export interface NewWorkspace {
@@ -29,7 +30,8 @@ export const MAX_WORKSPACE_NAME = 100;
 
 /** How Kontor stores every e-mail address: trimmed and lower case. */
 export const normalEmail = (email: string) => email.trim().toLowerCase();
-export const isEmail = (email: string) => email.length <= MAX_EMAIL && EMAIL.test(email);
+/** An address of at most MAX_EMAIL characters (code points), as the API's text rule counts them (schema/lib/limits.ts). */
+export const isEmail = (email: string) => textProblem(email, MAX_EMAIL) === null && EMAIL.test(email);
 
 /**
  * Creates a workspace and its owner (an existing user with that e-mail becomes the owner). `then`
@@ -44,7 +46,7 @@ export async function createWorkspace(
   if (!name) throw new WorkspaceInputError("The workspace name cannot be empty.");
   const email = input.ownerEmail.trim().toLowerCase();
   if (!EMAIL.test(email)) throw new WorkspaceInputError(`'${input.ownerEmail}' is not an e-mail address.`);
-  if (input.ownerPassword !== undefined && input.ownerPassword.length < MIN_PASSWORD) {
+  if (input.ownerPassword !== undefined && [...input.ownerPassword].length < MIN_PASSWORD) {
     throw new WorkspaceInputError(`The owner password must have at least ${MIN_PASSWORD} characters.`);
   }
   const password = input.ownerPassword ?? randomBytes(18).toString("base64url");

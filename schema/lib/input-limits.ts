@@ -47,6 +47,16 @@ function check(param: string, owner: string, name: string, value: unknown, type:
 }
 
 /**
+ * The check every text argument gets, for a text a route outside GraphQL reads itself (a path
+ * segment of a byte route): too long (in characters), control characters or a lone surrogate is a
+ * validation_failed naming `param`, worded as for an argument.
+ */
+export function checkText(param: string, value: string, maxLength: number): void {
+  const problem = textProblem(value, maxLength);
+  if (problem) throw validationFailed(param, `${param} ${problem}.`);
+}
+
+/**
  * Every field with arguments checks them before its resolver runs: no string longer than its limit
  * or carrying NUL, control characters or lone surrogates, no list longer than its limit. REST runs
  * the same fields, so both interfaces refuse the same input with the same `param`.

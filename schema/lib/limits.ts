@@ -10,7 +10,7 @@ export const DEFAULT_TEXT_LENGTH = 200;
 export const DEFAULT_LIST_ITEMS = 100;
 
 /** Longest string by the name of the argument or input field. */
-const TEXT_BY_NAME: Record<string, number> = {
+export const TEXT_BY_NAME: Readonly<Record<string, number>> = {
   currency: 3,
   notes: 10_000,
   description: 10_000,
@@ -34,8 +34,13 @@ const TEXT_BY_NAME: Record<string, number> = {
   content_base64: 4 * Math.ceil((25 * 1024 * 1024) / 3),
 };
 
+/** A bucket's name: 3 to this many of a-z, 0-9 and `-` (schema/resources/bucket.ts). */
+export const BUCKET_NAME_LENGTH = 63;
+
 /** Where one owner's field differs from the rule of its name (`Owner.field`; arguments: `Mutation.field.arg`). */
-const TEXT_BY_FIELD: Record<string, number> = {
+export const TEXT_BY_FIELD: Readonly<Record<string, number>> = {
+  "Mutation.createBucket.name": BUCKET_NAME_LENGTH,
+  "Bucket.name": BUCKET_NAME_LENGTH,
   "InvoiceItemInput.description": 500,
   "InvoiceItem.description": 500,
   "Mutation.recordPayment.notes": 500,
@@ -50,6 +55,8 @@ const TEXT_BY_FIELD: Record<string, number> = {
 
 /** Identifiers (`id`, `client_id`, …): far longer than any Kontor id, short enough to refuse garbage early. */
 export const ID_LENGTH = 100;
+/** An AI model id (GET /v1/models/{model}): the rule of a text without one of its own. */
+export const MODEL_ID_LENGTH = DEFAULT_TEXT_LENGTH;
 
 /** Most items of a list, by name. */
 const ITEMS_BY_NAME: Record<string, number> = {
@@ -122,12 +129,18 @@ const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/;
 /** A UTF-16 surrogate that is not half of a pair: not a character, and not storable. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** Why `text` is not Unicode Kontor can store as sent (a lone surrogate, `"\ud800"` in JSON), or null. */
+export function unicodeProblem(text: string): string | null {
+  return LONE_SURROGATE.test(text) ? "must be valid Unicode (it contains a lone surrogate)" : null;
+}
+
 /** Why `text` is refused, or null when it is fine. */
 export function textProblem(text: string, maxLength: number): string | null {
   if (CONTROL.test(text)) {
     return text.includes("\u0000") ? "must not contain NUL characters" : "must not contain control characters other than tab and line breaks";
   }
-  if (LONE_SURROGATE.test(text)) return "must be valid Unicode (it contains a lone surrogate)";
+  const unicode = unicodeProblem(text);
+  if (unicode) return unicode;
   // Code points: a character outside the BMP counts once, as a reader would count it.
   if (text.length > maxLength && countCodePoints(text, maxLength) > maxLength) {
     return `must be at most ${maxLength} characters`;
@@ -139,4 +152,40 @@ function countCodePoints(text: string, stopAfter: number): number {
   let count = 0;
   for (const _ of text) if (++count > stopAfter) break;
   return count;
+}
+
+/**
+ * The first string of a parsed JSON value, keys included, that unicodeProblem refuses, with where it
+ * is as `param` names it (`items[2].name`); null when there is none. The body readers outside
+ * GraphQL (the agent endpoints, the dashboard's account API) run it over their whole body, so no
+ * field of theirs escapes it; REST and GraphQL check each argument (schema/lib/input-limits.ts).
+ */
+export function findUnicodeProblem(value: unknown, root = ""): { param: string; problem: string } | null {
+  // Where a node is, as a chain to its parent: paths are spelled only for the one refused.
+  interface At {
+    parent: At | null;
+    key: string | number;
+  }
+  const spell = (at: At | null): string => {
+    const keys: (string | number)[] = [];
+    for (let step = at; step; step = step.parent) keys.push(step.key);
+    return keys.reverse().reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : out ? `${out}.${key}` : key), root);
+  };
+  const stack: [unknown, At | null][] = [[value, null]];
+  while (stack.length > 0) {
+    const [node, at] = stack.pop()!;
+    if (typeof node === "string") {
+      const problem = unicodeProblem(node);
+      if (problem) return { param: spell(at).slice(0, 200), problem };
+    } else if (Array.isArray(node)) {
+      node.forEach((child, index) => stack.push([child, { parent: at, key: index }]));
+    } else if (typeof node === "object" && node !== null) {
+      for (const [key, child] of Object.entries(node)) {
+        const problem = unicodeProblem(key);
+        if (problem) return { param: spell({ parent: at, key }).slice(0, 200), problem: "is a field name that is not valid Unicode (it contains a lone surrogate)" };
+        stack.push([child, { parent: at, key }]);
+      }
+    }
+  }
+  return null;
 }

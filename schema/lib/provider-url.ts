@@ -1,6 +1,9 @@
+import { maxTextLength } from "./limits.ts";
+
 /** The URLs of trusted ID-JAG providers: checked where they are saved (schema) and where they are fetched (server). */
 
-const MAX_URL_LENGTH = 2048;
+/** The API's limit of `issuer` and `jwks_url` (schema/lib/limits.ts), in characters. */
+const MAX_URL_LENGTH = maxTextLength("Mutation.createTrustedProvider", "issuer");
 
 export class ProviderUrlError extends Error {}
 
@@ -15,7 +18,7 @@ const HTTP_HOSTS: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1
 export function providerUrl(raw: string, name: string, production: boolean): URL {
   let url: URL;
   try {
-    if (raw.length > MAX_URL_LENGTH) throw new Error("too long");
+    if (raw.length > MAX_URL_LENGTH && [...raw].length > MAX_URL_LENGTH) throw new Error("too long");
     url = new URL(raw);
   } catch {
     throw new ProviderUrlError(`${name} must be an absolute https URL of at most ${MAX_URL_LENGTH} characters.`);

@@ -4,7 +4,8 @@ import { maxTextLength, textProblem } from "./limits.ts";
 /** RFC 6838 names: `type/subtype`, then `; name=value` parameters (values may be quoted). */
 const TOKEN = "[A-Za-z0-9!#$&^_.+-]{1,127}";
 const MIME = new RegExp(`^(${TOKEN})/(${TOKEN})((?:\\s*;\\s*${TOKEN}=(?:${TOKEN}|"[^"\\\\\\x00-\\x1f\\x7f]*"))*)\\s*$`);
-const MIME_LENGTH = 255;
+/** The API's bound for a `content_type` (schema/lib/limits.ts). */
+const MIME_LENGTH = maxTextLength("Mutation.uploadFile", "content_type");
 
 /** The MIME type as stored: type and subtype in lower case, parameters as sent; null when it is not one. */
 export function normalMimeType(text: string): string | null {

@@ -187,7 +187,7 @@ async function keepAnOwner(tx: Tx, workspaceId: string, member: MemberShape): Pr
 
 function invitedEmail(value: string): string {
   const email = value.trim().toLowerCase();
-  if (email.length > MAX_EMAIL || !EMAIL.test(email) || textProblem(email, MAX_EMAIL) !== null) {
+  if (textProblem(email, MAX_EMAIL) !== null || !EMAIL.test(email)) {
     throw validationFailed("input.email", `input.email must be an e-mail address of at most ${MAX_EMAIL} characters.`);
   }
   return email;
@@ -276,13 +276,14 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: "The invitation's id (`invt_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       const workspaceId = ctx.credential.workspaceId;
-      const invitation = found("invitation", id, await ctx.db.invitation.findFirst({ where: { id, workspaceId } }));
-      if (invitation.acceptedAt) throw invalidState("This invitation was accepted already: remove the member instead.");
-      if (invitation.revokedAt) return invitation;
       return ctx.db.$transaction(async (tx) => {
-        const revoked = await tx.invitation.update({ where: { id: invitation.id }, data: { revokedAt: new Date() } });
-        await recordAudit(tx, ctx, { action: "invitation.revoked", targetId: revoked.id });
-        return revoked;
+        // One statement decides, like accepting (server/dashboard/invitations.ts): of a revoke and an accept, or
+        // of two revokes, at once, exactly one changes the invitation; the others read what it left.
+        const { count } = await tx.invitation.updateMany({ where: { id, workspaceId, acceptedAt: null, revokedAt: null }, data: { revokedAt: new Date() } });
+        const invitation = found("invitation", id, await tx.invitation.findFirst({ where: { id, workspaceId } }));
+        if (count === 0 && invitation.acceptedAt) throw invalidState("This invitation was accepted already: remove the member instead.");
+        if (count > 0) await recordAudit(tx, ctx, { action: "invitation.revoked", targetId: invitation.id });
+        return invitation;
       });
     },
   }),

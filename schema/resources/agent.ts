@@ -299,14 +299,17 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: "The registration's id (`areg_…`)." }) },
     resolve: async (query, _root, { id }, ctx) => {
       const registration = await ctx.db.$transaction(async (tx) => {
-        const registration = found("agent_registration", id, await tx.agentRegistration.findFirst({ where: inWorkspace(ctx, id), select: { revokedAt: true } }));
-        if (registration.revokedAt) return tx.agentRegistration.findFirstOrThrow({ ...query, where: inWorkspace(ctx, id) });
+        found("agent_registration", id, await tx.agentRegistration.findFirst({ where: inWorkspace(ctx, id), select: { id: true } }));
         const now = new Date();
-        await tx.agentToken.updateMany({ where: { registrationId: id, revokedAt: null }, data: { revokedAt: now } });
+        // In decideClaim's order (its attempt, the registration, the tokens), so a revoke and a claim decided at once cannot deadlock.
         await tx.claimAttempt.updateMany({ where: { registrationId: id, status: "pending" }, data: { status: "dead" } });
-        const revoked = await tx.agentRegistration.update({ ...query, where: { id }, data: { status: "revoked", revokedAt: now } });
-        await recordAudit(tx, ctx, { action: "agent_registration.revoked", targetId: id });
-        return revoked;
+        // One statement decides: of concurrent revokes one revokes (and is recorded), the others find it revoked.
+        const { count } = await tx.agentRegistration.updateMany({ where: { ...inWorkspace(ctx, id), revokedAt: null }, data: { status: "revoked", revokedAt: now } });
+        if (count > 0) {
+          await tx.agentToken.updateMany({ where: { registrationId: id, revokedAt: null }, data: { revokedAt: now } });
+          await recordAudit(tx, ctx, { action: "agent_registration.revoked", targetId: id });
+        }
+        return tx.agentRegistration.findFirstOrThrow({ ...query, where: inWorkspace(ctx, id) });
       });
       await ctx.revocations.revoked("agent_registration", [String(id)]);
       return registration;

@@ -3,12 +3,14 @@ import type { Context } from "../context.ts";
 import { listPage } from "../lib/cursor.ts";
 import { ApiError, invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { BUCKET_NAME_LENGTH } from "../lib/limits.ts";
+import { lockOwned } from "../lib/locks.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
 
 /** README "The API in short": 3–63 of a-z, 0-9 and -, unique in the workspace. */
-const BUCKET_NAME = /^[a-z0-9-]{3,63}$/;
+const BUCKET_NAME = new RegExp(`^[a-z0-9-]{3,${BUCKET_NAME_LENGTH}}$`);
 
 export const Bucket = builder.prismaObject("Bucket", {
   description: "A named container of stored objects. Visible with storage.read or storage.write.",
@@ -77,9 +79,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { id }, ctx) =>
       ctx.db.$transaction(async (tx) => {
         // Locked, so an upload cannot land in the bucket between the count and the delete.
-        const locked = await tx.$queryRaw<{ id: string }[]>`
-          select id from buckets where id = ${id} and workspace_id = ${ctx.credential.workspaceId} for update`;
-        found("bucket", id, locked[0] ?? null);
+        await lockOwned(tx, "bucket", id, ctx.credential.workspaceId);
         const objects = await tx.storedObject.count({ where: { bucketId: id } });
         if (objects > 0) throw invalidState(`Bucket '${id}' still holds ${objects} object(s): delete them first.`);
         await tx.bucket.delete({ where: { id } });

@@ -2,6 +2,7 @@ import { builder } from "../builder.ts";
 import type { Client as ClientRow } from "../generated/prisma/client.ts";
 import { listPage, searchWhere } from "../lib/cursor.ts";
 import { newId } from "../lib/ids.ts";
+import { lockOwned } from "../lib/locks.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { currency, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import type { Context } from "../context.ts";
@@ -200,8 +201,11 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: "The client's id (`cli_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       await ctx.db.$transaction(async (tx) => {
-        const client = found("client", id, await tx.client.findFirst({ where: where(ctx, id), select: { _count: { select: { invoices: true } } } }));
-        if (client._count.invoices > 0) throw invalidState(`Client '${id}' has invoices or quotes and cannot be deleted.`);
+        // Locked: a concurrent delete waits here and then finds no client (404), and no invoice can be
+        // written for the client between the count and the delete.
+        await lockOwned(tx, "client", id, ctx.credential.workspaceId);
+        const invoices = await tx.invoice.count({ where: { clientId: id } });
+        if (invoices > 0) throw invalidState(`Client '${id}' has invoices or quotes and cannot be deleted.`);
         await tx.client.delete({ where: { id } });
       });
       return { id, object: "client", deleted: true as const };

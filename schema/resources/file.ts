@@ -5,6 +5,7 @@ import type { StoredObject } from "../generated/prisma/client.ts";
 import { listPage, searchWhere } from "../lib/cursor.ts";
 import { notFound, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { lockRow } from "../lib/locks.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { bytesLabel, fileName, mimeType, normalMimeType, quotaExceeded, storeKey, strictBase64 } from "../lib/storage.ts";
@@ -107,9 +108,8 @@ export async function commitUpload(ctx: Context, upload: WrittenUpload): Promise
   const quota = ctx.storage.quotaBytes(ctx.credential.plan);
   try {
     return await ctx.db.$transaction(async (tx) => {
-      const bucket = await tx.$queryRaw<{ id: string }[]>`
-        select id from buckets where id = ${upload.bucketId} and workspace_id = ${workspaceId} for share`;
-      if (!bucket[0]) throw notFound("bucket", upload.bucketId, "bucket_id");
+      const bucket = await lockRow(tx, "bucket", upload.bucketId, workspaceId, "share");
+      if (!bucket) throw notFound("bucket", upload.bucketId, "bucket_id");
       const size = BigInt(upload.size);
       const taken = await tx.$queryRaw<{ storage_bytes: bigint }[]>`
         update workspaces set storage_bytes = storage_bytes + ${size}

@@ -4,8 +4,9 @@ import { emit, type EventType, type Tx } from "../events.ts";
 import { DocumentType, InvoiceStatus } from "../generated/prisma/enums.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { listPage } from "../lib/cursor.ts";
-import { notFound, validationFailed } from "../lib/errors.ts";
+import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { lockOwned, lockRow } from "../lib/locks.ts";
 import {
   assertAllowed,
   balanceDue,
@@ -153,9 +154,7 @@ const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.w
  * (payments, edits, state changes) queue here instead of acting on a stale balance or status.
  */
 export async function lockInvoice(tx: Tx, ctx: Context, id: string) {
-  const rows = await tx.$queryRaw<{ id: string }[]>`
-    select id from invoices where id = ${id} and workspace_id = ${ctx.credential.workspaceId} for update`;
-  if (rows.length === 0) throw notFound("invoice", id);
+  await lockOwned(tx, "invoice", id, ctx.credential.workspaceId);
   return tx.invoice.findUniqueOrThrow({ where: { id } });
 }
 
@@ -177,7 +176,9 @@ async function nextNumber(tx: Tx, ctx: Context, type: DocumentType, issueDate: D
 
 /** client_id is a body field: a client that is not the caller's is bad input, not a missing resource. */
 async function clientOf(tx: Tx, ctx: Context, clientId: string) {
-  const client = await tx.client.findFirst({ where: where(ctx, clientId), select: { id: true, currency: true } });
+  // A share lock: the client cannot be deleted before the document referring to it commits.
+  const shared = await lockRow(tx, "client", clientId, ctx.credential.workspaceId, "share");
+  const client = shared ? await tx.client.findUniqueOrThrow({ where: { id: clientId }, select: { id: true, currency: true } }) : null;
   if (!client) throw validationFailed("client_id", `client_id '${clientId}' is not a client of this workspace.`);
   return client;
 }

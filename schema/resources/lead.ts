@@ -5,6 +5,7 @@ import type { LeadStage } from "../generated/prisma/enums.ts";
 import { listPage, searchWhere } from "../lib/cursor.ts";
 import { invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { lockOwned } from "../lib/locks.ts";
 import { splitFullName } from "../lib/names.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { currency, notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
@@ -205,7 +206,9 @@ builder.mutationFields((t) => ({
       owned("lead", id, () =>
         ctx.db.$transaction(async (tx) => {
           const data = leadData(args);
-          const current = found("lead", id, await tx.lead.findFirst({ where: where(ctx, id), select: { stage: true } }));
+          // Locked: of concurrent stage changes, each sees the stage the one before it left (one event per change).
+          await lockOwned(tx, "lead", id, ctx.credential.workspaceId);
+          const current = await tx.lead.findUniqueOrThrow({ where: { id }, select: { stage: true } });
           const stageChanged = data.stage !== undefined && data.stage !== current.stage;
           const lead = await tx.lead.update({
             ...query,
@@ -237,7 +240,9 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: "The lead's id (`lead_…`)." }) },
     resolve: (query, _root, { id }, ctx) =>
       ctx.db.$transaction(async (tx) => {
-        const lead = found("lead", id, await tx.lead.findFirst({ where: where(ctx, id) }));
+        // Locked before it is read: of concurrent conversions one converts, the others find client_id set.
+        await lockOwned(tx, "lead", id, ctx.credential.workspaceId);
+        const lead = await tx.lead.findUniqueOrThrow({ where: { id } });
         if (lead.clientId) throw invalidState(`Lead '${id}' was already converted into client '${lead.clientId}'.`);
         const name = [lead.firstName, lead.lastName].filter(Boolean).join(" ");
         const client = await tx.client.create({

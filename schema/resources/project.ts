@@ -5,6 +5,7 @@ import { ProjectStatus } from "../generated/prisma/enums.ts";
 import { listPage, searchWhere } from "../lib/cursor.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { lockOwned, lockRow } from "../lib/locks.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { currency, notNull, optionalText, requiredText } from "../lib/validate.ts";
@@ -94,8 +95,9 @@ function projectData(args: ProjectArgs) {
 /** The checks that need the database: the client belongs to the caller, the dates are in order. */
 async function checkProject(tx: Tx, ctx: Context, data: ReturnType<typeof projectData>, current?: { startDate: Date | null; dueDate: Date | null }) {
   if (data.clientId != null) {
-    const client = await tx.client.findFirst({ where: where(ctx, data.clientId), select: { id: true } });
-    if (!client) throw validationFailed("client_id", `client_id '${data.clientId}' is not a client of this workspace.`);
+    // A share lock: the client cannot be deleted before the project referring to it commits.
+    const shared = await lockRow(tx, "client", data.clientId, ctx.credential.workspaceId, "share");
+    if (!shared) throw validationFailed("client_id", `client_id '${data.clientId}' is not a client of this workspace.`);
   }
   const start = data.startDate === undefined ? current?.startDate : data.startDate;
   const due = data.dueDate === undefined ? current?.dueDate : data.dueDate;
@@ -166,7 +168,9 @@ builder.mutationFields((t) => ({
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = projectData(args);
       return ctx.db.$transaction(async (tx) => {
-        const current = found("project", id, await tx.project.findFirst({ where: where(ctx, id), select: { startDate: true, dueDate: true } }));
+        // Locked: concurrent edits of start_date and due_date each check the dates the other left.
+        await lockOwned(tx, "project", id, ctx.credential.workspaceId);
+        const current = await tx.project.findUniqueOrThrow({ where: { id }, select: { startDate: true, dueDate: true } });
         await checkProject(tx, ctx, data, current);
         return tx.project.update({ ...query, where: where(ctx, id), data });
       });

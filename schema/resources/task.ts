@@ -5,6 +5,7 @@ import { TaskStatus, type Priority } from "../generated/prisma/enums.ts";
 import { listPage } from "../lib/cursor.ts";
 import { notFound, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { lockOwned, lockRow } from "../lib/locks.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
@@ -142,7 +143,8 @@ builder.mutationFields((t) => ({
       const data = { ...taskData(args), title: requiredText("title", args.title) };
       const done = data.status === "done";
       return ctx.db.$transaction(async (tx) => {
-        await ownProject(tx, ctx, project_id);
+        // A share lock: the project cannot be deleted under the new task, and other creators are not held up.
+        if (!(await lockRow(tx, "project", project_id, ctx.credential.workspaceId, "share"))) throw notFound("project", project_id, "project_id");
         const task = await tx.task.create({
           ...query,
           data: {
@@ -168,7 +170,9 @@ builder.mutationFields((t) => ({
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = taskData(args);
       return ctx.db.$transaction(async (tx) => {
-        const current = found("task", id, await tx.task.findFirst({ where: where(ctx, id), select: { status: true } }));
+        // Locked: of concurrent moves to done one completes the task (completed_at, task.completed), the rest find it done.
+        await lockOwned(tx, "task", id, ctx.credential.workspaceId);
+        const current = await tx.task.findUniqueOrThrow({ where: { id }, select: { status: true } });
         const completed = data.status === "done" && current.status !== "done";
         const reopened = data.status !== undefined && data.status !== "done" && current.status === "done";
         const task = await tx.task.update({

@@ -3,7 +3,9 @@ import type { Context } from "../context.ts";
 import { WebhookDeliveryStatus } from "../generated/prisma/enums.ts";
 import { listPage } from "../lib/cursor.ts";
 import { EVENT_RETENTION_DAYS, TEST_EVENT_TYPE } from "../events.ts";
+import { notFound } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { lockRow } from "../lib/locks.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { listType, objectKind, pageArgs } from "./shared.ts";
@@ -107,22 +109,25 @@ builder.mutationFields((t) => ({
     authScopes: { scope: "webhooks.write" },
     args: { id: t.arg.id({ required: true, description: "The delivery to replay (`whd_…`)." }) },
     resolve: async (query, _root, { id }, ctx) => {
-      const original = found(
-        "webhook_delivery",
-        id,
-        await ctx.db.webhookDelivery.findFirst({ where: where(ctx, id), include: { endpoint: { select: { isActive: true } } } }),
-      );
-      const delivery = await ctx.db.webhookDelivery.create({
-        ...query,
-        data: {
-          id: newId("webhookDelivery"),
-          workspaceId: ctx.credential.workspaceId,
-          endpointId: original.endpointId,
-          eventId: original.eventId,
-          eventType: original.eventType,
-          // A paused endpoint holds the replay like any other delivery (test events excepted).
-          nextAttemptAt: original.endpoint.isActive || original.eventType === TEST_EVENT_TYPE ? new Date() : null,
-        },
+      const delivery = await ctx.db.$transaction(async (tx) => {
+        const original = found("webhook_delivery", id, await tx.webhookDelivery.findFirst({ where: where(ctx, id) }));
+        // A share lock on the endpoint: deleting it waits for the replay (or the replay finds it gone), and a
+        // pause or resume, which locks it for update, either comes after the replay or is seen by it.
+        const shared = await lockRow(tx, "webhook_endpoint", original.endpointId, ctx.credential.workspaceId, "share");
+        if (!shared) throw notFound("webhook_delivery", id);
+        const endpoint = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: original.endpointId }, select: { isActive: true } });
+        return tx.webhookDelivery.create({
+          ...query,
+          data: {
+            id: newId("webhookDelivery"),
+            workspaceId: ctx.credential.workspaceId,
+            endpointId: original.endpointId,
+            eventId: original.eventId,
+            eventType: original.eventType,
+            // A paused endpoint holds the replay like any other delivery (test events excepted).
+            nextAttemptAt: endpoint.isActive || original.eventType === TEST_EVENT_TYPE ? new Date() : null,
+          },
+        });
       });
       ctx.webhooks.wake("deliveries");
       return delivery;

@@ -7,14 +7,13 @@ import { listPage } from "../lib/cursor.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { ENDPOINT_DELIVERIES_SHOWN } from "../lib/limits.ts";
+import { lockOwned, lockRow } from "../lib/locks.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { holdDeliveries } from "../lib/webhook-hold.ts";
 import { notNull, optionalText } from "../lib/validate.ts";
 import { newSigningSecret } from "../lib/webhook-secret.ts";
 import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
-
-const MAX_DESCRIPTION = 500;
 
 export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus", {
   description: "Whether an endpoint is sent its deliveries; follows is_active.",
@@ -94,10 +93,9 @@ function eventsArg(events: string[]): string[] {
   return unique;
 }
 
+/** Trimmed; "" and null clear it. Its bound is the API's one for long text (schema/lib/limits.ts), checked before any resolver runs. */
 function description(value: string | null | undefined) {
-  const text = optionalText(value);
-  if (text && text.length > MAX_DESCRIPTION) throw validationFailed("description", `description is at most ${MAX_DESCRIPTION} characters.`);
-  return text;
+  return optionalText(value);
 }
 
 const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.workspaceId });
@@ -186,7 +184,9 @@ builder.mutationFields((t) => ({
       });
       if (data.url !== undefined) data.url = await ctx.webhooks.checkUrl(data.url);
       const endpoint = await ctx.db.$transaction(async (tx) => {
-        const current = found("webhook_endpoint", id, await tx.webhookEndpoint.findFirst({ where: where(ctx, id), select: { isActive: true } }));
+        // Locked: of concurrent pauses and resumes each holds or releases the deliveries as the one before it left them.
+        await lockOwned(tx, "webhook_endpoint", id, ctx.credential.workspaceId);
+        const current = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id }, select: { isActive: true } });
         const updated = await tx.webhookEndpoint.update({ ...query, where: where(ctx, id), data });
         if (isActive !== undefined && isActive !== current.isActive) await holdDeliveries(tx, id, !isActive);
         return updated;
@@ -238,7 +238,9 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }) },
     resolve: async (query, _root, { id }, ctx) => {
       const delivery = await ctx.db.$transaction(async (tx) => {
-        const endpoint = found("webhook_endpoint", id, await tx.webhookEndpoint.findFirst({ where: where(ctx, id) }));
+        // A share lock: the endpoint cannot be deleted before the delivery to it commits.
+        const shared = await lockRow(tx, "webhook_endpoint", id, ctx.credential.workspaceId, "share");
+        const endpoint = found("webhook_endpoint", id, shared ? await tx.webhookEndpoint.findUnique({ where: { id } }) : null);
         const data = await represent(tx, ctx, "WebhookEndpoint", endpoint);
         const now = new Date();
         const event = await tx.event.create({

@@ -2,6 +2,7 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { recordAccountAudit, recordSignInFailure } from "../audit/record.ts";
 import { crossOriginRefusal } from "../dashboard/same-origin.ts";
 import { describeError, log } from "../log.ts";
+import { formEntries, MalformedFormError } from "../utf8.ts";
 import {
   cookieHeader,
   createSession,
@@ -60,8 +61,15 @@ async function readPageForm(request: Request): Promise<Map<string, string>> {
       chunks.push(value);
     }
   }
+  let entries: [string, string][];
+  try {
+    entries = formEntries(Buffer.concat(chunks).toString("utf8"));
+  } catch (error) {
+    if (error instanceof MalformedFormError) throw new PageError(400, "Malformed form", "The form sent text that is not UTF-8. Go back and submit the form again.");
+    throw error;
+  }
   const form = new Map<string, string>();
-  for (const [name, value] of new URLSearchParams(Buffer.concat(chunks).toString("utf8"))) {
+  for (const [name, value] of entries) {
     if (form.has(name)) throw new PageError(400, "Malformed form", `The field '${name}' was sent more than once.`);
     form.set(name, value);
   }

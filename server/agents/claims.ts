@@ -2,6 +2,7 @@ import { createHash, randomInt, timingSafeEqual } from "node:crypto";
 import type { Revocations } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
+import { lockWorkspace } from "../../schema/lib/locks.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { linkRefusal } from "../../schema/lib/provider-trust.ts";
 import { randomBase62 } from "../auth/api-keys.ts";
@@ -153,6 +154,14 @@ export async function decideClaim(
       await tx.claimAttempt.update({ where: { id: attempt.id }, data: { status: "dead" } });
       return { outcome: "closed", reason: "expired" } as const;
     }
+    // The registration's row too (after the attempt's, the order its update below has always taken): two
+    // attempts of one registration, started at the same time, cannot both decide it.
+    await tx.$queryRaw`select id from agent_registrations where id = ${attempt.registrationId} for update`;
+    const current = await tx.agentRegistration.findUniqueOrThrow({ where: { id: attempt.registrationId }, select: { status: true, revokedAt: true } });
+    if (current.status !== "pending" || current.revokedAt) {
+      await tx.claimAttempt.update({ where: { id: attempt.id }, data: { status: "dead" } });
+      return { outcome: "closed", reason: "decided" } as const;
+    }
     if (input.approve && attempt.loginHint !== null) {
       const user = await tx.user.findUnique({ where: { id: input.userId }, select: { email: true } });
       if (!user || !claimIsFor(attempt.loginHint, user.email)) return { outcome: "wrong_person", loginHint: attempt.loginHint } as const;
@@ -182,6 +191,8 @@ export async function decideClaim(
 
     const workspaceId = registration.type === "anonymous" ? registration.workspaceId! : input.workspaceId;
     if (!workspaceId) return { outcome: "refused", reason: "not_owner", message: "Choose the workspace the agent may work in." } as const;
+    // Claims into one workspace take turns: two at once cannot both pass its plan's cap, nor miss agent access turned off.
+    await lockWorkspace(tx, workspaceId);
     const workspace = await tx.workspace.findUnique({
       where: { id: workspaceId },
       select: { plan: true, agentAuthEnabled: true, sandboxExpiresAt: true, memberships: { where: { userId: input.userId }, select: { role: true } } },

@@ -1,4 +1,5 @@
 import { newId } from "../../schema/lib/ids.ts";
+import { textProblem } from "../../schema/lib/limits.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { AGENT_SCOPES } from "../../schema/lib/scopes.ts";
 import { startClaimAttempt } from "./claims.ts";
@@ -147,7 +148,7 @@ async function startLink(
   if (eligible.length === 0) {
     throw new OAuthError(403, "plan_limit_reached", "The workspace that trusts this issuer has as many agents as its plan allows; an owner must revoke one first.");
   }
-  const loginHint = typeof input.email === "string" && input.email.length <= 320 ? input.email : null;
+  const loginHint = typeof input.email === "string" && textProblem(input.email, 320) === null ? input.email : null;
   const pending = await services.prisma.agentRegistration.findFirst({
     where: { type: "identity_assertion", providerIssuer: input.issuer, providerSubject: input.subject, status: "pending", revokedAt: null, workspaceId: { in: eligible } },
     orderBy: { createdAt: "desc" },

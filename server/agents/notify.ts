@@ -1,6 +1,6 @@
 import { recordProviderRevocations } from "../audit/record.ts";
 import { MAX_OAUTH_BODY_BYTES } from "./oauth.ts";
-import { agentRoutes, type AgentServices } from "./plugin.ts";
+import { agentErrorShape, agentRoutes, type AgentServices } from "./plugin.ts";
 import { CLOCK_SKEW_SECONDS, consumeJti, ProviderJwtError, verifyProviderJwt } from "./provider-keys.ts";
 
 export const NOTIFY_PATH = "/agent/event/notify";
@@ -32,8 +32,14 @@ const FAILURES: Record<ProviderJwtError["failure"], SetErrorCode> = {
   audience: "invalid_audience",
 };
 
-const setError = (error: SetError) =>
-  Response.json({ err: error.code, description: error.message }, { status: 400, headers: { "Cache-Control": "no-store" } });
+/** RFC 8935 §2.3's error body, `{err, description}`, never cached. */
+const setErrorJson = (code: string, description: string, status = 400, headers: Record<string, string> = {}) =>
+  Response.json({ err: code, description }, { status, headers: { ...headers, "Cache-Control": "no-store" } });
+
+const setError = (error: SetError) => setErrorJson(error.code, error.message);
+
+// Errors raised before the handler (the per-address rate limit's 429 with its Retry-After, a 413) in the same shape.
+agentErrorShape(NOTIFY_PATH, (error) => setErrorJson(error.code, error.message, error.status, error.headers));
 
 /** The subject a revocation names: the SET's `sub`, or the event's own (`sub`, or an iss_sub subject identifier). */
 function subjectOf(payload: Record<string, unknown>, event: Record<string, unknown>, issuer: string): string | undefined {

@@ -1,3 +1,6 @@
+import { findUnicodeProblem, textProblem } from "../../schema/lib/limits.ts";
+import { formEntries, MalformedFormError } from "../utf8.ts";
+
 /** RFC 6749 §5.2 error codes Kontor answers, and those of README "Agents" for /agent/identity. */
 export type OAuthErrorCode =
   | "invalid_request"
@@ -69,7 +72,13 @@ export async function readForm(request: Request): Promise<Map<string, string>> {
   if (mediaType(request) !== "application/x-www-form-urlencoded") {
     throw new OAuthError(400, "invalid_request", "Send the parameters form-encoded, with Content-Type: application/x-www-form-urlencoded.");
   }
-  const params = new URLSearchParams(await bodyText(request));
+  let params: [string, string][];
+  try {
+    params = formEntries(await bodyText(request));
+  } catch (error) {
+    if (error instanceof MalformedFormError) throw invalidField(error.param, error.message);
+    throw error;
+  }
   const form = new Map<string, string>();
   for (const [name, value] of params) {
     if (form.has(name)) throw new OAuthError(400, "invalid_request", `The parameter '${name}' was sent more than once.`);
@@ -89,13 +98,27 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
     throw new OAuthError(400, "invalid_request", "The body is not valid JSON.");
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw new OAuthError(400, "invalid_request", "The body must be a JSON object.");
+  const malformed = findUnicodeProblem(body);
+  if (malformed) throw invalidField(malformed.param, `${malformed.param} ${malformed.problem}.`);
   return body as Record<string, unknown>;
 }
 
-/** A required string field or parameter, bounded; `invalid_request` otherwise. */
+/**
+ * A malformed field: RFC 6749's `invalid_request` (these endpoints speak OAuth's error shape, not
+ * the API's `validation_failed`), with `param` naming the field as the API's errors do.
+ */
+export function invalidField(name: string, message: string): OAuthError {
+  return new OAuthError(400, "invalid_request", message, /^[\w.[\]-]+$/.test(name) ? { param: name } : {});
+}
+
+/**
+ * A required string field or parameter, bounded in characters (code points) by the API's one text
+ * rule (schema/lib/limits.ts: no lone surrogates); no control characters at all. `invalid_request` otherwise.
+ */
 export function requiredString(value: unknown, name: string, maxLength = 4096): string {
-  if (typeof value !== "string" || value.trim() === "") throw new OAuthError(400, "invalid_request", `${name} is required.`);
-  if (value.length > maxLength) throw new OAuthError(400, "invalid_request", `${name} is longer than ${maxLength} characters.`);
-  if (/[\u0000-\u001f]/.test(value)) throw new OAuthError(400, "invalid_request", `${name} must not contain control characters.`);
+  if (typeof value !== "string" || value.trim() === "") throw invalidField(name, `${name} is required.`);
+  if (/[\u0000-\u001f]/.test(value)) throw invalidField(name, `${name} must not contain control characters.`);
+  const problem = textProblem(value, maxLength);
+  if (problem) throw invalidField(name, `${name} ${problem}.`);
   return value;
 }

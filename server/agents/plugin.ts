@@ -4,10 +4,11 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Revocations } from "../../schema/context.ts";
 import { clientAddress } from "../client-address.ts";
 import { baseUrl, type Config } from "../config.ts";
+import { routeErrorShape, type ErrorShape } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
 import { requestState } from "../request-state.ts";
 import type { SigningKeys } from "./keys.ts";
-import { OAuthError, oauthErrorResponse } from "./oauth.ts";
+import { OAuthError, oauthErrorResponse, oauthJson } from "./oauth.ts";
 
 /** What the agent endpoints work with. */
 export interface AgentServices {
@@ -42,6 +43,28 @@ const ROUTES: AgentRoutes = {};
 export function agentRoutes(routes: AgentRoutes): void {
   for (const [path, handlers] of Object.entries(routes)) ROUTES[path] = { ...ROUTES[path], ...handlers };
 }
+
+/** The protocol's paths: what the handlers answer and what is answered before them share one shape. */
+const AGENT_PATHS = /^\/(oauth2|agent)\//;
+
+/** The paths whose errors are not RFC 6749-shaped (the SET receiver's RFC 8935 `{err, description}`). */
+const ERROR_SHAPES: Record<string, ErrorShape> = {};
+
+/** Declares the error shape of `path` when it is not RFC 6749's (called at import time, as agentRoutes). */
+export function agentErrorShape(path: string, render: ErrorShape): void {
+  ERROR_SHAPES[path] = render;
+}
+
+/** RFC 6749 §5.2's `{"error", "error_description"}`, never cached (§5.1), its headers (Retry-After…) kept. */
+const oauthShape: ErrorShape = (error, _pathname, requestId) =>
+  oauthJson({ error: error.code, error_description: error.message, ...(requestId && { request_id: requestId }) }, error.status, error.headers);
+
+// An error raised before a handler runs (the per-address rate limit's 429, a 413 of the body limit)
+// is answered as the path's handler answers its own.
+routeErrorShape(
+  (pathname) => AGENT_PATHS.test(pathname),
+  (error, pathname, requestId) => (ERROR_SHAPES[pathname] ?? oauthShape)(error, pathname, requestId),
+);
 
 /**
  * The auth.md agent-registration protocol over OAuth 2.0: discovery, registration, the claim page,

@@ -1,4 +1,5 @@
 import { newId } from "../../schema/lib/ids.ts";
+import { textProblem } from "../../schema/lib/limits.ts";
 import { AGENT_SCOPES } from "../../schema/lib/scopes.ts";
 import { hashClaimToken, newClaimToken, startClaimAttempt, type StartedAttempt } from "./claims.ts";
 import { ASSERTION_LIFETIME_SECONDS } from "./keys.ts";
@@ -22,7 +23,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_AGENT_NAME = 100;
 
 export function loginHint(value: unknown): string {
-  if (typeof value !== "string" || value.length > 254 || !EMAIL.test(value.trim())) {
+  if (typeof value !== "string" || textProblem(value, 254) !== null || !EMAIL.test(value.trim())) {
     throw new OAuthError(400, "invalid_login_hint", "login_hint must be the user's e-mail address.");
   }
   return value.trim().toLowerCase();

@@ -1,3 +1,4 @@
+import { MODEL_ID_LENGTH } from "../../schema/lib/limits.ts";
 import type { OpenApiExtension } from "../rest/openapi.ts";
 
 const MODEL = {
@@ -57,7 +58,7 @@ export const aiOpenApi: OpenApiExtension = ({ paths, errors, headers }) => {
       operationId: "retrieveModel",
       summary: "Retrieve a model of the plan",
       tags: ["ai"],
-      parameters: [{ name: "model", in: "path", required: true, description: "A model id.", schema: { type: "string", maxLength: 200 } }],
+      parameters: [{ name: "model", in: "path", required: true, description: "A model id.", schema: { type: "string", maxLength: MODEL_ID_LENGTH } }],
       responses: {
         200: { description: "The model.", headers, content: { "application/json": { schema: MODEL } } },
         ...errors({ method: "GET", hasPathParams: false, declared: ["model_not_available"] }),

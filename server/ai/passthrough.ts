@@ -1,3 +1,6 @@
+import { tokenCount } from "./tokens.ts";
+import { isApiError } from "../../schema/lib/errors.ts";
+import { EventSplitter, MAX_ERROR_BYTES, readAnswer } from "./limits.ts";
 import { upstreamError } from "./upstream.ts";
 
 export interface Usage {
@@ -5,11 +8,14 @@ export interface Usage {
   output_tokens: number;
 }
 
-/** `usage` of a chat completion (or of a stream's last chunk) as tokens in and out. */
+/**
+ * `usage` of a chat completion (or of a stream's last chunk) as tokens in and out, each a count
+ * Kontor can record (tokenCount: `1e308` is clamped, `-5` counts 0); null when neither is a number.
+ */
 export function chatUsage(value: unknown): Usage | null {
   const usage = (value as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } } | null)?.usage;
-  if (!usage || typeof usage.prompt_tokens !== "number" || typeof usage.completion_tokens !== "number") return null;
-  return { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens };
+  if (!usage || (typeof usage.prompt_tokens !== "number" && typeof usage.completion_tokens !== "number")) return null;
+  return { input_tokens: tokenCount(usage.prompt_tokens), output_tokens: tokenCount(usage.completion_tokens) };
 }
 
 /** A short, plain message from a provider's error body, or null: nothing else of it is passed on. */
@@ -25,7 +31,8 @@ export function upstreamMessage(text: string): string | null {
 
 /** The provider refused the request itself (400, 404, 422): the caller's input, as a 400 the caller can read. */
 export async function providerFailure(response: Response): Promise<Error> {
-  const text = await response.text().catch(() => "");
+  // Its message is all that is read of it: a longer body is not read to its end.
+  const text = await readAnswer(response, MAX_ERROR_BYTES).catch(() => "");
   const message = upstreamMessage(text);
   const status = response.status;
   const detail = message ? `: ${message}` : "";
@@ -35,11 +42,12 @@ export async function providerFailure(response: Response): Promise<Error> {
 /**
  * Passes a chat-completion event stream through as it arrives, event by event. The last chunk's
  * `usage` is read on the way (Kontor asks for it) and dropped when the client did not ask for it.
+ * An event longer than MAX_EVENT_CHARS ends the stream with an error event.
  */
 export function passStream(body: ReadableStream<Uint8Array>, keepUsage: boolean, done: (usage: Usage | null) => void): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
-  let pending = "";
+  const events = new EventSplitter();
   let usage: Usage | null = null;
   let finished = false;
   let enqueued = 0;
@@ -77,14 +85,6 @@ export function passStream(body: ReadableStream<Uint8Array>, keepUsage: boolean,
     enqueued++;
   };
   const reader = body.getReader();
-  const split = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    let end: RegExpExecArray | null;
-    while ((end = /\r?\n\r?\n/.exec(pending))) {
-      const event = pending.slice(0, end.index);
-      pending = pending.slice(end.index + end[0].length);
-      forward(event, controller);
-    }
-  };
   // Pulled, not piped: a read only happens when the client takes the last one, and whatever
   // ends the stream (its end, an error, the client leaving) gives the coding slot back. A read
   // that completes no event (half an event, or the dropped usage chunk) reads on: a pull that
@@ -96,20 +96,23 @@ export function passStream(body: ReadableStream<Uint8Array>, keepUsage: boolean,
         while (enqueued === before) {
           const { done: ended, value } = await reader.read();
           if (ended) {
-            pending += decoder.decode();
-            if (pending.trim()) forward(pending, controller);
+            for (const event of events.push(decoder.decode())) forward(event, controller);
+            const rest = events.end();
+            if (rest.trim()) forward(rest, controller);
             finish();
             controller.close();
             return;
           }
-          pending += decoder.decode(value, { stream: true });
-          split(controller);
+          for (const event of events.push(decoder.decode(value, { stream: true }))) forward(event, controller);
         }
-      } catch {
-        // The provider broke off (or the client left, which aborted it): the stream ends with an
-        // error event, as OpenAI's do, rather than hanging or tearing the connection down.
+      } catch (failure) {
+        // The provider broke off (or the client left, which aborted it), or sent an event past the
+        // limit: the stream ends with an error event, as OpenAI's do, rather than hanging or
+        // tearing the connection down, and the provider's answer is read no further.
         finish();
-        const error = { error: { type: "api_error", code: "upstream_error", message: "The AI provider broke off the stream." } };
+        void reader.cancel().catch(() => {});
+        const message = isApiError(failure) ? failure.message : "The AI provider broke off the stream.";
+        const error = { error: { type: "api_error", code: "upstream_error", message } };
         try {
           controller.enqueue(encoder.encode(`data: ${JSON.stringify(error)}\n\n`));
           controller.close();

@@ -4,11 +4,13 @@ import { schema } from "../../schema/index.ts";
 import { createResponse } from "./responses.ts";
 import { runTool, toolsFor, workspaceTools } from "./tools.ts";
 import { ApiError, scopeRefused, isApiError, validationFailed } from "../../schema/lib/errors.ts";
+import { MODEL_ID_LENGTH, textProblem } from "../../schema/lib/limits.ts";
 import { errorResponse } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
 import { maskError } from "../plugins/graphql-errors.ts";
 import { requestState, type RequestState } from "../request-state.ts";
 import type { ModelCatalog } from "./catalog.ts";
+import { readAnswer } from "./limits.ts";
 import { codingHeaders, type CodingMeter } from "./metering.ts";
 import { chatUsage, passStream, providerFailure } from "./passthrough.ts";
 import { aiUnavailable, upstreamError, type ChatUpstream } from "./upstream.ts";
@@ -75,7 +77,9 @@ function checkModel(body: Record<string, unknown>, credential: Credential, catal
 /**
  * POST /v1/chat/completions (ai.coding): the provider gets the JSON Kontor parsed and checked,
  * serialised again (never the client's bytes, so a duplicate key cannot make it read another
- * `model` or `stream`), and its answer comes back as sent; a stream is passed on event by event.
+ * `model` or `stream`), and its answer comes back as sent (but for the provider's key, which
+ * HttpUpstream redacts; a non-streamed answer past MAX_ANSWER_BYTES is a 502); a stream is passed
+ * on event by event, read as the client reads it.
  * Kontor adds one thing, upstream only: `stream_options.include_usage`, to meter the tokens.
  */
 async function chatCompletions(services: AiServices, state: RequestState, request: Request): Promise<Response> {
@@ -128,12 +132,8 @@ async function completeChat(services: AiServices, state: RequestState, request: 
         headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", ...headers },
       });
     }
-    let text: string;
-    try {
-      text = await answer.text();
-    } catch {
-      throw upstreamError("The AI provider broke off its answer.");
-    }
+    // Read up to MAX_ANSWER_BYTES, no further: a larger answer is a 502.
+    const text = await readAnswer(answer);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -246,6 +246,8 @@ export function useAi(services: AiServices, contextFor: (state: RequestState) =>
         state.route = "/v1/models/{model}";
         if (request.method !== "GET") return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path));
         const id = safeDecode(model[1]!);
+        const problem = textProblem(id, MODEL_ID_LENGTH);
+        if (problem) return endResponse(errorResponse(validationFailed("model", `model ${problem}.`), path));
         const found = services.catalog.forPlan(state.credential.plan).find((m) => m.id === id);
         if (!found) return endResponse(errorResponse(modelNotAvailable(id, state.credential.plan), path));
         return endResponse(Response.json(found));

@@ -1,7 +1,9 @@
 import { ulid } from "ulid";
 import { ApiError, isApiError, validationFailed } from "../../schema/lib/errors.ts";
 import { describeError, log } from "../log.ts";
+import { AnswerBudget, EventSplitter, readAnswer } from "./limits.ts";
 import { providerFailure, upstreamMessage } from "./passthrough.ts";
+import { addTokens } from "./tokens.ts";
 import type { ToolDefinition } from "./tools.ts";
 import { upstreamError, type ChatUpstream } from "./upstream.ts";
 
@@ -295,11 +297,11 @@ class Meter {
   add(value: unknown): void {
     const usage = (value as { usage?: Record<string, unknown> } | null)?.usage;
     if (!isObject(usage)) return;
-    const count = (n: unknown) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0);
-    this.input += count(usage.prompt_tokens);
-    this.output += count(usage.completion_tokens);
-    this.cached += count((usage.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens);
-    this.reasoning += count((usage.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens);
+    // Each count clamped as it is added (tokens.ts): a provider's 1e308 or -5 never reaches the meter or the request log.
+    this.input = addTokens(this.input, usage.prompt_tokens);
+    this.output = addTokens(this.output, usage.completion_tokens);
+    this.cached = addTokens(this.cached, (usage.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens);
+    this.reasoning = addTokens(this.reasoning, (usage.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens);
   }
 
   get tokens(): TokenUsage {
@@ -330,7 +332,8 @@ interface Round {
 async function* sseData(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<string> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  let pending = "";
+  // One event at most MAX_EVENT_CHARS long: a longer one is 502 upstream_error.
+  const events = new EventSplitter();
   const cancel = () => void reader.cancel().catch(() => {});
   signal.addEventListener("abort", cancel, { once: true });
   const eventData = (event: string) =>
@@ -350,17 +353,15 @@ async function* sseData(body: ReadableStream<Uint8Array>, signal: AbortSignal): 
       }
       if (signal.aborted) throw signal.reason;
       if (chunk.done) break;
-      pending += decoder.decode(chunk.value, { stream: true });
-      let end: RegExpExecArray | null;
-      while ((end = /\r?\n\r?\n/.exec(pending))) {
-        const data = eventData(pending.slice(0, end.index));
-        pending = pending.slice(end.index + end[0].length);
+      for (const event of events.push(decoder.decode(chunk.value, { stream: true }))) {
+        const data = eventData(event);
         if (data) yield data;
       }
     }
-    pending += decoder.decode();
-    const data = eventData(pending);
-    if (data) yield data;
+    for (const event of [...events.push(decoder.decode()), events.end()]) {
+      const data = eventData(event);
+      if (data) yield data;
+    }
   } finally {
     signal.removeEventListener("abort", cancel);
     cancel();
@@ -373,8 +374,11 @@ function providerErrorIn(value: unknown): ApiError | undefined {
   return upstreamError(`The AI provider reported an error${message ? `: ${message}` : "."}`);
 }
 
-/** Reads one upstream answer (a JSON completion or an event stream), passing text on as it comes. */
-async function readRound(answer: Response, meter: Meter, onText: (delta: string) => void, signal: AbortSignal): Promise<Round> {
+/**
+ * Reads one upstream answer (a JSON completion or an event stream), passing text on as it comes
+ * (and reading on only once `onText` has taken it); what it gathers is taken from `budget`.
+ */
+async function readRound(answer: Response, meter: Meter, budget: AnswerBudget, onText: Loop["onText"], signal: AbortSignal): Promise<Round> {
   if (!answer.ok) throw await providerFailure(answer);
   const round: Round = { text: "", calls: [], finishReason: null };
   const type = answer.headers.get("content-type") ?? "";
@@ -401,8 +405,9 @@ async function readRound(answer: Response, meter: Meter, onText: (delta: string)
       if (!isObject(choice)) continue;
       const delta = isObject(choice.delta) ? choice.delta : {};
       if (typeof delta.content === "string" && delta.content.length > 0) {
+        budget.take(delta.content.length);
         round.text += delta.content;
-        onText(delta.content);
+        await onText(delta.content);
       }
       if (Array.isArray(delta.tool_calls)) {
         for (const [position, piece] of delta.tool_calls.entries()) {
@@ -413,7 +418,10 @@ async function readRound(answer: Response, meter: Meter, onText: (delta: string)
           if (typeof piece.id === "string" && piece.id) call.id = piece.id;
           const fn = isObject(piece.function) ? piece.function : {};
           if (typeof fn.name === "string" && fn.name) call.function.name = fn.name;
-          if (typeof fn.arguments === "string") call.function.arguments += fn.arguments;
+          if (typeof fn.arguments === "string") {
+            budget.take(fn.arguments.length);
+            call.function.arguments += fn.arguments;
+          }
         }
       }
       if (typeof choice.finish_reason === "string") round.finishReason = choice.finish_reason;
@@ -424,8 +432,10 @@ async function readRound(answer: Response, meter: Meter, onText: (delta: string)
   } else {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await answer.text());
-    } catch {
+      // Read up to MAX_ANSWER_BYTES, no further: a larger answer is a 502.
+      parsed = JSON.parse(await readAnswer(answer));
+    } catch (error) {
+      if (isApiError(error)) throw error;
       throw upstreamError("The AI provider answered something that is not JSON.");
     }
     const failure = providerErrorIn(parsed);
@@ -435,13 +445,15 @@ async function readRound(answer: Response, meter: Meter, onText: (delta: string)
     if (!isObject(choice) || !isObject(choice.message)) throw upstreamError("The AI provider answered without a message.");
     const message = choice.message;
     if (typeof message.content === "string" && message.content.length > 0) {
+      budget.take(message.content.length);
       round.text = message.content;
-      onText(message.content);
+      await onText(message.content);
     }
     if (Array.isArray(message.tool_calls)) {
       for (const call of message.tool_calls) {
         if (!isObject(call) || !isObject(call.function)) continue;
         const fn = call.function;
+        if (typeof fn.arguments === "string") budget.take(fn.arguments.length);
         round.calls.push({
           id: typeof call.id === "string" ? call.id : "",
           type: "function",
@@ -474,7 +486,10 @@ interface Loop {
   signal: AbortSignal;
   maxRounds: number;
   meter: Meter;
-  onText: (delta: string) => void;
+  /** What the answer gathers from the provider, over every round. */
+  budget: AnswerBudget;
+  /** Takes text as it comes; a promise holds the reading of the provider until the client has room. */
+  onText: (delta: string) => void | Promise<void>;
 }
 
 const toolFailure = (code: string, message: string) => JSON.stringify({ ok: false, error: { code, message } });
@@ -509,7 +524,7 @@ async function runLoop(loop: Loop, first: Response): Promise<Outcome> {
   let answer: Response | undefined = first;
   for (let round = 0; ; round += 1) {
     answer ??= await loop.upstream.chat(chatBody(loop.request, loop.tools, messages, round), loop.signal);
-    const result = await readRound(answer, loop.meter, loop.onText, loop.signal);
+    const result = await readRound(answer, loop.meter, loop.budget, loop.onText, loop.signal);
     answer = undefined;
     if (result.calls.length === 0) {
       if (result.finishReason === "length") return { status: "incomplete", reason: "max_output_tokens" };
@@ -585,13 +600,17 @@ function responseObject(
 }
 
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" };
+/** The bytes of a stream's events queued for a client that has not read them, past which the provider is read no further. */
+const STREAM_QUEUE_BYTES = 64 * 1024;
 
 /**
  * Answers a POST /v1/responses. Throws a 400 ApiError for a bad body, and the upstream's failure
  * (502 upstream_error, 504 upstream_timeout) when it fails before anything was sent: without
  * `stream`, at any round; with `stream`, at the first round's head (later failures end the stream
  * with `response.failed`). `usage` resolves, never rejects, once the answer is complete (for a
- * stream: when it ends, however it ends) with the tokens of every round.
+ * stream: when it ends, however it ends) with the tokens of every round. A stream reads the
+ * provider only as fast as its client reads (a bounded queue), and what an answer gathers is
+ * bounded (AnswerBudget): past it, 502 upstream_error, or `response.failed` once streaming.
  */
 export async function createResponse(input: CreateResponseInput): Promise<{ response: Response; usage: Promise<TokenUsage> }> {
   const request = parseRequest(input.body, input.tools);
@@ -601,7 +620,7 @@ export async function createResponse(input: CreateResponseInput): Promise<{ resp
 
   if (!request.stream) {
     let text = "";
-    const loop: Loop = { ...input, request, maxRounds, meter, onText: (delta) => (text += delta) };
+    const loop: Loop = { ...input, request, maxRounds, meter, budget: new AnswerBudget(), onText: (delta) => void (text += delta) };
     const first = await input.upstream.chat(chatBody(request, input.tools, request.messages, 0), input.signal);
     const outcome = await runLoop(loop, first);
     const output = outcome.status === "completed" || text ? [messageItem(draft, text, outcome.status)] : [];
@@ -623,66 +642,80 @@ export async function createResponse(input: CreateResponseInput): Promise<{ resp
   let closed = false;
   let text = "";
   let opened = false;
+  /** Ends the wait for room in the queue: the client has read (or left). */
+  let wake: (() => void) | undefined;
+  const woken = () => {
+    wake?.();
+    wake = undefined;
+  };
 
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const send = (type: string, payload: Record<string, unknown>) => {
-        if (closed) return;
-        const event = { type, sequence_number: sequence++, ...payload };
-        controller.enqueue(encoder.encode(`event: ${type}\ndata: ${JSON.stringify(event)}\n\n`));
-      };
-      const end = () => {
-        if (closed) return;
+  // A bounded queue: the loop reads the provider on only while the client keeps up (see onText).
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const send = (type: string, payload: Record<string, unknown>) => {
+          if (closed) return;
+          const event = { type, sequence_number: sequence++, ...payload };
+          controller.enqueue(encoder.encode(`event: ${type}\ndata: ${JSON.stringify(event)}\n\n`));
+        };
+        const end = () => {
+          if (closed) return;
+          closed = true;
+          settle(meter.tokens);
+          controller.close();
+        };
+        const open = () => {
+          if (opened) return;
+          opened = true;
+          send("response.output_item.added", { output_index: 0, item: messageItem(draft, "", "in_progress") });
+          send("response.content_part.added", { item_id: draft.messageId, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+        };
+        const onText = async (delta: string) => {
+          open();
+          text += delta;
+          send("response.output_text.delta", { item_id: draft.messageId, output_index: 0, content_index: 0, delta, logprobs: [] });
+          // The queue is full: the next read of the provider waits until the client has taken some.
+          while (!closed && (controller.desiredSize ?? 0) <= 0) await new Promise<void>((resolve) => (wake = resolve));
+        };
+        send("response.created", { response: responseObject(draft, { status: "in_progress", output: [] }) });
+        send("response.in_progress", { response: responseObject(draft, { status: "in_progress", output: [] }) });
+
+        const loop: Loop = { ...input, request, maxRounds, meter, budget: new AnswerBudget(), signal, onText };
+        void runLoop(loop, first).then(
+          (outcome) => {
+            const output: unknown[] = [];
+            if (outcome.status === "completed" || opened) {
+              open();
+              const part = { type: "output_text", text, annotations: [], logprobs: [] };
+              send("response.output_text.done", { item_id: draft.messageId, output_index: 0, content_index: 0, text, logprobs: [] });
+              send("response.content_part.done", { item_id: draft.messageId, output_index: 0, content_index: 0, part });
+              const item = messageItem(draft, text, outcome.status);
+              send("response.output_item.done", { output_index: 0, item });
+              output.push(item);
+            }
+            const response = responseObject(draft, { status: outcome.status, output, meter, ...(outcome.reason && { reason: outcome.reason }) });
+            send(outcome.status === "completed" ? "response.completed" : "response.incomplete", { response });
+            end();
+          },
+          (error: unknown) => {
+            if (signal.aborted) return end();
+            const failure = isApiError(error) ? error : new ApiError(500, "api_error", "internal_error", "An unexpected error occurred.");
+            if (!isApiError(error)) log("error", "AI response failed", describeError(error));
+            const output = opened ? [{ ...messageItem(draft, text, "incomplete") }] : [];
+            send("response.failed", { response: responseObject(draft, { status: "failed", output, meter, error: failure }) });
+            end();
+          },
+        );
+      },
+      pull: woken,
+      cancel() {
         closed = true;
+        woken();
         settle(meter.tokens);
-        controller.close();
-      };
-      const open = () => {
-        if (opened) return;
-        opened = true;
-        send("response.output_item.added", { output_index: 0, item: messageItem(draft, "", "in_progress") });
-        send("response.content_part.added", { item_id: draft.messageId, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
-      };
-      const onText = (delta: string) => {
-        open();
-        text += delta;
-        send("response.output_text.delta", { item_id: draft.messageId, output_index: 0, content_index: 0, delta, logprobs: [] });
-      };
-      send("response.created", { response: responseObject(draft, { status: "in_progress", output: [] }) });
-      send("response.in_progress", { response: responseObject(draft, { status: "in_progress", output: [] }) });
-
-      const loop: Loop = { ...input, request, maxRounds, meter, signal, onText };
-      void runLoop(loop, first).then(
-        (outcome) => {
-          const output: unknown[] = [];
-          if (outcome.status === "completed" || opened) {
-            open();
-            const part = { type: "output_text", text, annotations: [], logprobs: [] };
-            send("response.output_text.done", { item_id: draft.messageId, output_index: 0, content_index: 0, text, logprobs: [] });
-            send("response.content_part.done", { item_id: draft.messageId, output_index: 0, content_index: 0, part });
-            const item = messageItem(draft, text, outcome.status);
-            send("response.output_item.done", { output_index: 0, item });
-            output.push(item);
-          }
-          const response = responseObject(draft, { status: outcome.status, output, meter, ...(outcome.reason && { reason: outcome.reason }) });
-          send(outcome.status === "completed" ? "response.completed" : "response.incomplete", { response });
-          end();
-        },
-        (error: unknown) => {
-          if (signal.aborted) return end();
-          const failure = isApiError(error) ? error : new ApiError(500, "api_error", "internal_error", "An unexpected error occurred.");
-          if (!isApiError(error)) log("error", "AI response failed", describeError(error));
-          const output = opened ? [{ ...messageItem(draft, text, "incomplete") }] : [];
-          send("response.failed", { response: responseObject(draft, { status: "failed", output, meter, error: failure }) });
-          end();
-        },
-      );
+        cancelled.abort();
+      },
     },
-    cancel() {
-      closed = true;
-      settle(meter.tokens);
-      cancelled.abort();
-    },
-  });
+    new ByteLengthQueuingStrategy({ highWaterMark: STREAM_QUEUE_BYTES }),
+  );
   return { response: new Response(stream, { status: 200, headers: SSE_HEADERS }), usage };
 }

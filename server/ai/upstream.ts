@@ -1,4 +1,5 @@
 import { ApiError } from "../../schema/lib/errors.ts";
+import { Redactor } from "./redact.ts";
 
 /** An OpenAI-compatible provider (AI_UPSTREAM_URL, e.g. `https://host/v1`, and AI_UPSTREAM_API_KEY). */
 export interface ChatUpstream {
@@ -17,12 +18,21 @@ export const upstreamTimeout = (seconds: number) =>
 export const aiUnavailable = () =>
   new ApiError(503, "api_error", "ai_unavailable", "AI is not configured on this server (no AI_UPSTREAM_URL).", { headers: { "Retry-After": "60" } });
 
+/**
+ * The provider over HTTP. Its answers come back with the key (AI_UPSTREAM_API_KEY) taken out of
+ * every byte of their bodies, before anything reads them: whatever Kontor passes on or logs of an
+ * answer, streamed or not, cannot hold it, even where the provider echoes it.
+ */
 export class HttpUpstream implements ChatUpstream {
+  private readonly redactor: Redactor | undefined;
+
   constructor(
     private readonly baseUrl: string,
     private readonly apiKey: string | undefined,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.redactor = apiKey ? new Redactor(apiKey) : undefined;
+  }
 
   async chat(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
     const streaming = body.stream === true;
@@ -30,7 +40,7 @@ export class HttpUpstream implements ChatUpstream {
     const head = new AbortController();
     const timer = setTimeout(() => head.abort(), this.timeoutMs);
     try {
-      return await fetch(`${this.baseUrl.replace(/\/+$/, "")}/chat/completions`, {
+      const answer = await fetch(`${this.baseUrl.replace(/\/+$/, "")}/chat/completions`, {
         method: "POST",
         headers: {
           "content-type": "application/json",
@@ -40,6 +50,7 @@ export class HttpUpstream implements ChatUpstream {
         body: JSON.stringify(body),
         signal: AbortSignal.any([signal, head.signal]),
       });
+      return this.redactor ? this.redactor.response(answer) : answer;
     } catch (error) {
       if (signal.aborted) throw error;
       if (head.signal.aborted) throw upstreamTimeout(Math.round(this.timeoutMs / 1000));

@@ -2,7 +2,7 @@ import type { Plugin } from "graphql-yoga";
 import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { ApiError, internalError, validationFailed } from "../../schema/lib/errors.ts";
-import { textProblem } from "../../schema/lib/limits.ts";
+import { findUnicodeProblem, textProblem } from "../../schema/lib/limits.ts";
 import { clientAddress } from "../client-address.ts";
 import type { Config } from "../config.ts";
 import { errorResponse } from "../error-response.ts";
@@ -25,7 +25,7 @@ import {
   type SignedInSession,
   type SignIn,
 } from "../sessions.ts";
-import { createAccount, EmailTakenError, isEmail, MAX_PASSWORD, MAX_WORKSPACE_NAME, MIN_PASSWORD, normalEmail } from "../workspaces.ts";
+import { createAccount, EmailTakenError, isEmail, MAX_EMAIL, MAX_PASSWORD, MAX_WORKSPACE_NAME, MIN_PASSWORD, normalEmail } from "../workspaces.ts";
 import { acceptInvitation } from "./invitations.ts";
 import { recordAudit } from "../../schema/lib/audit.ts";
 import { recordAccountAudit, recordSignInFailure, requestOrigin, userActor } from "../audit/record.ts";
@@ -108,6 +108,8 @@ async function readBody(request: Request, allowed: readonly string[]): Promise<R
   const record = body as Record<string, unknown>;
   const unknown = Object.keys(record).find((name) => !allowed.includes(name));
   if (unknown !== undefined) throw validationFailed(unknown.slice(0, 100), `Unknown field '${unknown.slice(0, 100)}': this request takes ${allowed.join(", ")}.`);
+  const malformed = findUnicodeProblem(record);
+  if (malformed) throw validationFailed(malformed.param, `${malformed.param} ${malformed.problem}.`);
   return record;
 }
 
@@ -127,7 +129,7 @@ const codePoints = (value: string) => [...value].length;
 
 function email(body: Record<string, unknown>): string {
   const value = normalEmail(text(body, "email", true));
-  if (!isEmail(value) || textProblem(value, 254) !== null) throw validationFailed("email", "email must be an e-mail address of at most 254 characters.");
+  if (!isEmail(value)) throw validationFailed("email", `email must be an e-mail address of at most ${MAX_EMAIL} characters.`);
   return value;
 }
 
@@ -239,7 +241,7 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       await checkPreSessionCsrf(services, request);
       const body = await readBody(request, ["email", "password"]);
       const address = text(body, "email", true);
-      if (address.length > 254) throw validationFailed("email", "email must be an e-mail address of at most 254 characters.");
+      if (textProblem(address, MAX_EMAIL) !== null) throw validationFailed("email", `email must be an e-mail address of at most ${MAX_EMAIL} characters.`);
       const secret = password(body, "password", false);
       const result = await services.signIn.attempt({ email: address, password: secret, ip });
       if (result.outcome === "wait") throw tooMany("sign-in attempts", result.retryAfterSeconds);

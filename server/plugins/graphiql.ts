@@ -23,12 +23,22 @@ export function renderLocalGraphiQL(options: GraphiQLOptions): string {
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
+function decodeSafely(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Serves the GraphiQL bundle from the installed @graphql-yoga/graphiql package. */
 export function useGraphiQLAssets(): Plugin {
   return {
     async onRequest({ url, endResponse }) {
       if (!url.pathname.startsWith(ASSET_PATH)) return;
-      const file = resolve(ASSETS_DIR, decodeURIComponent(url.pathname.slice(ASSET_PATH.length)));
+      const name = decodeSafely(url.pathname.slice(ASSET_PATH.length));
+      if (name === undefined) return; // `%zz` names no asset: the 404 of any unknown path
+      const file = resolve(ASSETS_DIR, name);
       const type = TYPES[extname(file)];
       if (!type || !file.startsWith(`${ASSETS_DIR}${sep}`)) return;
       const body = await readFile(file).catch(() => null);

@@ -18,6 +18,15 @@ function guard<P>(hook: (payload: P) => unknown, fail: (payload: P, error: unkno
   };
 }
 
+/** The request's path, "/" when its URL is what failed: the 500 must not throw in turn (whatwg-node would answer its stack). */
+function pathnameOf(payload: Parameters<OnRequest>[0]): string {
+  try {
+    return payload.url.pathname;
+  } catch {
+    return "/";
+  }
+}
+
 /**
  * The HTTP layer under Yoga answers an exception thrown by a plugin hook with a 500 whose body is
  * the stack trace, as text/plain. Every hook is wrapped instead: a request hook that throws ends the
@@ -30,7 +39,7 @@ export function guarded(plugins: Plugin[]): Plugin[] {
     ...(plugin.onRequest && {
       onRequest: guard(plugin.onRequest, (payload: Parameters<OnRequest>[0], error) => {
         log("error", "unhandled error", describeError(error));
-        payload.endResponse(errorResponse(internalError(), payload.url.pathname));
+        payload.endResponse(errorResponse(internalError(), pathnameOf(payload)));
       }) as OnRequest,
     }),
     ...(plugin.onResponse && {

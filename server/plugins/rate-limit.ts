@@ -8,6 +8,7 @@ import type { Config } from "../config.ts";
 import { errorResponse } from "../error-response.ts";
 import { requestState, type RequestState } from "../request-state.ts";
 import { isDashboardFile } from "../dashboard/static.ts";
+import { HEALTH_PATH } from "./well-known.ts";
 
 const WINDOW_SECONDS = 60;
 
@@ -59,7 +60,8 @@ const tooManyRequests = (quota: Quota, pathname: string) => {
 /**
  * README "Limits": requests per credential per minute by plan. Requests without a credential
  * (401s, public documents) count per client IP at the free plan's rate. Every response carries
- * the X-RateLimit-* headers.
+ * the X-RateLimit-* headers, but for `/health` (never limited) and the dashboard's files. A refusal
+ * is rendered by errorResponse, so each family of routes answers it in its own error shape.
  */
 export function useRateLimit(config: Config, redis: Redis | undefined, redisNamespace: string): Plugin {
   const limiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, "requests_per_minute", redis, redisNamespace)])) as Record<
@@ -101,14 +103,16 @@ export function useRateLimit(config: Config, redis: Redis | undefined, redisName
 
   return {
     async onRequest({ request, url, serverContext, endResponse }) {
+      if (url.pathname === HEALTH_PATH) return;
       const quota = await count(requestState()!, request, serverContext);
       if (quota.exceeded) endResponse(tooManyRequests(quota, url.pathname));
     },
     async onResponse({ request, response, serverContext, setResponse }) {
       const state = requestState()!;
       let quota = quotas.get(state);
-      // The dashboard's page and hashed files are not API requests (a page load fetches several).
-      if (!quota && isDashboardFile(state)) return;
+      // The dashboard's page and hashed files are not API requests (a page load fetches several);
+      // the liveness check answers 200 however often a probe (or anyone) asks, and counts nothing.
+      if (!quota && (isDashboardFile(state) || new URL(request.url).pathname === HEALTH_PATH)) return;
       if (!quota) {
         // Answered before onRequest above ran (a 401, a well-known document): counted here instead.
         quota = await count(state, request, serverContext);

@@ -3,6 +3,7 @@ import { ApiError } from "../../schema/lib/errors.ts";
 import { MAX_QUERY_STRING_BYTES } from "../../schema/lib/limits.ts";
 import { errorResponse } from "../error-response.ts";
 import { requestState } from "../request-state.ts";
+import { bodyTextProblem, queryStringProblem } from "../utf8.ts";
 
 export const MAX_BODY_BYTES = 25 * 1024 * 1024;
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -55,6 +56,8 @@ async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Pro
 
 /**
  * Refuses a query string over MAX_QUERY_STRING_BYTES (414), and buffers every request body up to 25 MiB (413 beyond it) so later layers can read it freely.
+ * Bodies and query strings must be UTF-8 (server/utf8.ts): other bytes or another declared charset
+ * are refused here, once for every surface, never decoded into U+FFFD.
  * Declared lengths over the limit are refused before a byte is read. Bodies `streamed` picks
  * (raw uploads) are left alone, for the route that streams them to their destination.
  */
@@ -62,6 +65,8 @@ export function useRequestBody(streamed: (request: Request, url: URL) => boolean
   return {
     async onRequest({ request, url, setRequest, endResponse, fetchAPI }) {
       if (Buffer.byteLength(url.search) > MAX_QUERY_STRING_BYTES + 1) return endResponse(errorResponse(uriTooLong(), url.pathname));
+      const query = queryStringProblem(url.search);
+      if (query) return endResponse(errorResponse(query, url.pathname));
       if (!METHODS_WITH_BODY.has(request.method) || !request.body) return;
       if (streamed(request, url)) {
         requestState()!.streamedBody = true;
@@ -77,6 +82,9 @@ export function useRequestBody(streamed: (request: Request, url: URL) => boolean
           ? new Uint8Array(await request.arrayBuffer())
           : await readLimited(request.body, MAX_BODY_BYTES);
       if (bytes === null) return endResponse(errorResponse(tooLarge(), url.pathname));
+      // Every body read here is text (raw uploads are streamed past): UTF-8, as sent, or refused.
+      const unreadable = bodyTextProblem(request.headers.get("content-type"), bytes);
+      if (unreadable) return endResponse(errorResponse(unreadable, url.pathname));
       // The signal goes along: it fires when the client goes away, which long answers listen for.
       // Yoga's own Request class (whatwg-node's), not Node's global one (undici's): undici's constructor,
       // its stream body and its signal wiring cost about 7 % of the CPU of a POST /graphql.

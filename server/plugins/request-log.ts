@@ -4,9 +4,12 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { clientAddress } from "../client-address.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/open.ts";
+import { databaseAnswered, refusedValue, sqlState } from "../db/sql-state.ts";
 import { describeError, log } from "../log.ts";
 import { requestState } from "../request-state.ts";
 import { RouteTemplates } from "../rest/route-template.ts";
+import { storableRow } from "./request-log-row.ts";
+import { HEALTH_PATH } from "./well-known.ts";
 
 /** How long request logs are kept. */
 export const RETENTION_DAYS = 30;
@@ -19,7 +22,11 @@ export interface RequestLogOptions {
   batchSize: number;
   /** Rows kept in memory at most while the database is failing: beyond it the oldest are dropped. */
   maxBuffered: number;
-  /** A failed batch is retried (with exponential backoff, see `retryBackoffMs`) this many times before it is dropped. */
+  /**
+   * A failed batch is retried (with exponential backoff, see `retryBackoffMs`) this many times; its
+   * last attempt is split into smaller statements, so only rows failing alone are dropped. A batch
+   * the database refuses for a value (a data exception, a constraint) is split at once.
+   */
   maxAttempts: number;
   /** After a failed flush the background flush waits this long, doubling per failure up to 30 s. */
   retryBackoffMs: number;
@@ -58,6 +65,12 @@ export interface RequestLogRow {
 interface Pending {
   row: RequestLogRow;
   attempts: number;
+}
+
+/** Rows a statement did not write, and its error. */
+interface Failure {
+  rows: Pending[];
+  error: unknown;
 }
 
 /**
@@ -150,14 +163,16 @@ export class RequestLogWriter {
       this.buffer.shift();
       if (this.dropped++ % 1000 === 0) log("warn", "request log buffer full: dropping the oldest rows", { dropped: this.dropped });
     }
-    this.buffer.push({ row, attempts: 0 });
+    // Clamped and cleaned here: one value the table refuses would fail its whole batch's statement.
+    this.buffer.push({ row: storableRow(row), attempts: 0 });
     if (this.buffer.length >= this.options.batchSize && !this.flushing) setImmediate(this.kick);
   }
 
   /**
    * Writes everything buffered now (one flush at a time; a call during a flush waits for it and
    * then writes what is left). A failure is logged, never thrown: its rows stay buffered for a
-   * later attempt until `maxAttempts`.
+   * later attempt until `maxAttempts`, but for rows the database refused alone, which are dropped
+   * (and logged) while the rest of their batch is written.
    */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
@@ -171,28 +186,85 @@ export class RequestLogWriter {
   private async drain(): Promise<void> {
     while (this.buffer.length > 0) {
       const batch = this.buffer.splice(0, this.options.batchSize);
-      try {
-        await insertRows(this.prisma, batch.map((p) => p.row));
+      const failed = await this.insert(batch);
+      if (!failed) {
         this.failures = 0;
         this.retryAt = 0;
-      } catch (error) {
-        // Closing: no later attempt will come, so the batch is dropped and the others still tried once.
-        const retry = this.closed ? [] : batch.filter((p) => ++p.attempts < this.options.maxAttempts);
-        const kept = retry.slice(0, Math.max(0, this.options.maxBuffered - this.buffer.length));
-        this.failures++;
-        const backoff = Math.min(30_000, this.options.retryBackoffMs * 2 ** (this.failures - 1));
-        this.retryAt = Date.now() + backoff;
-        log("error", "request log flush failed", {
-          ...describeError(error),
-          rows: batch.length,
-          dropped: batch.length - kept.length,
-          ...(!this.closed && { retry_in_ms: backoff }),
-        });
-        if (this.closed) continue;
-        this.buffer.unshift(...kept);
-        return;
+        continue;
       }
+      const state = sqlState(failed.error);
+      // Closing, or the last attempt of some of its rows: no later attempt will come for them.
+      const last = this.closed || batch.some((p) => p.attempts + 1 >= this.options.maxAttempts);
+      // A refused value fails the same way every time: the batch is split at once, so that only the
+      // rows refused alone are lost. Another error of the database's (a trigger…) is retried whole,
+      // and split on its last attempt; an unreachable database is only retried.
+      const split = refusedValue(state) || (last && databaseAnswered(state));
+      const failures = split ? await this.split(batch, failed.error) : [{ rows: batch, error: failed.error }];
+      const retry = failures.flatMap((failure) => this.settle(failure));
+      const kept = retry.slice(0, Math.max(0, this.options.maxBuffered - this.buffer.length));
+      const unwritten = failures.reduce((n, failure) => n + failure.rows.length, 0);
+      const waiting = !this.closed && (kept.length > 0 || !databaseAnswered(state));
+      let backoff: number | undefined;
+      if (waiting) {
+        this.failures++;
+        backoff = Math.min(30_000, this.options.retryBackoffMs * 2 ** (this.failures - 1));
+        this.retryAt = Date.now() + backoff;
+      }
+      log("error", "request log flush failed", {
+        ...describeError(failed.error),
+        rows: batch.length,
+        written: batch.length - unwritten,
+        dropped: unwritten - kept.length,
+        ...(backoff !== undefined && { retry_in_ms: backoff }),
+      });
+      if (!waiting) continue;
+      this.buffer.unshift(...kept);
+      return;
     }
+  }
+
+  /** One statement for `rows`: resolves with its error, or undefined once they are written. */
+  private async insert(rows: Pending[]): Promise<Failure | undefined> {
+    try {
+      await insertRows(this.prisma, rows.map((p) => p.row));
+      return undefined;
+    } catch (error) {
+      return { rows, error };
+    }
+  }
+
+  /**
+   * After a statement of `rows` failed with `error`: writes them in halves, recursively, and
+   * resolves with what is left, the rows the database refused alone (each with its error). Once
+   * the database is out of reach the rest is not tried; it comes back with that error.
+   */
+  private async split(rows: Pending[], error: unknown): Promise<Failure[]> {
+    if (rows.length === 1 || !databaseAnswered(sqlState(error))) return [{ rows, error }];
+    const half = Math.ceil(rows.length / 2);
+    const failures: Failure[] = [];
+    for (const part of [rows.slice(0, half), rows.slice(half)]) {
+      const unreachable = failures.find((failure) => !databaseAnswered(sqlState(failure.error)));
+      if (unreachable) {
+        failures.push({ rows: part, error: unreachable.error });
+        continue;
+      }
+      const failed = await this.insert(part);
+      if (failed) failures.push(...(await this.split(part, failed.error)));
+    }
+    return failures;
+  }
+
+  /**
+   * The rows of a failed statement to try again: none of a refused value (it would fail again),
+   * none once closing or out of attempts. A row dropped after failing alone is logged with its id.
+   */
+  private settle(failure: Failure): Pending[] {
+    const again = !this.closed && !refusedValue(sqlState(failure.error));
+    const retry = failure.rows.filter((p) => again && ++p.attempts < this.options.maxAttempts);
+    if (failure.rows.length === 1 && retry.length === 0) {
+      log("error", "request log row dropped", { ...describeError(failure.error), request_log_id: failure.rows[0]!.row.id });
+    }
+    return retry;
   }
 
   private async runRetention(): Promise<void> {
@@ -229,7 +301,8 @@ const text = (value: string | null | undefined, max: number) => (value ? value.s
 /**
  * README "Errors": every request (authenticated or not) becomes one request_logs row keyed by its
  * request id, but for the dashboard's own requests (a session credential): logs are per key and
- * agent, and the dashboard reading them must not fill them. Register it last: every onResponse runs whichever plugin ended the request (401,
+ * agent, and the dashboard reading them must not fill them; and for the liveness check, which
+ * costs the database nothing however often it is probed. Register it last: every onResponse runs whichever plugin ended the request (401,
  * 404, 429…), and the last one sees the response the others settled on.
  */
 export function useRequestLog(config: Config, db: Database, options: Partial<RequestLogOptions> = {}): Plugin {
@@ -246,6 +319,7 @@ export function useRequestLog(config: Config, db: Database, options: Partial<Req
       if (!state || state.credential?.kind === "session") return;
       const latency = performance.now() - state.startedAt;
       const route = routes.of(request);
+      if (route === HEALTH_PATH) return;
       const row: RequestLogRow = {
         id: state.id,
         workspaceId: state.credential?.workspaceId ?? null,

@@ -70,7 +70,7 @@ const posts = (r: RouteTraits) => r.method === "POST";
 /** Every error code a `/v1` route can answer (README "Errors"), and which routes answer it. */
 const ERROR_CODES: ErrorCode[] = [
   { status: 400, code: "validation_failed", when: "a parameter or body field is missing, unknown or invalid; `param` names it", on: always },
-  { status: 400, code: "invalid_json", when: "the body is not valid JSON", on: writes },
+  { status: 400, code: "invalid_json", when: "the body is not valid JSON, or not valid UTF-8", on: writes },
   { status: 400, code: "invalid_state", when: "the object's state does not allow this change", on: writes },
   { status: 400, code: "amount_exceeds_balance", when: "a payment is larger than the balance due", on: writes },
   { status: 400, code: "idempotency_key_invalid", when: "`Idempotency-Key` is not 1–255 printable ASCII characters", on: posts },
@@ -98,7 +98,7 @@ const ERROR_CODES: ErrorCode[] = [
   { status: 413, code: "payload_too_large", when: "the body is over 25 MiB", on: writes },
   { status: 414, code: "uri_too_long", when: "the query string is too long", on: always },
   { status: 416, code: "range_not_satisfiable", when: "the `Range` starts past the object's last byte; `Content-Range` gives its size" },
-  { status: 415, code: "unsupported_media_type", when: "a body was sent that is not `application/json`", on: writes },
+  { status: 415, code: "unsupported_media_type", when: "a body was sent that is not `application/json`, or declared in a charset other than UTF-8", on: writes },
   { status: 429, code: "rate_limit_exceeded", when: "the credential (or, without one, the client address) used up its plan's requests for this minute; `Retry-After` says when to retry", on: always },
   { status: 429, code: "concurrency_limit_exceeded", when: "the plan's coding requests are all running; retry when one ends" },
   { status: 500, code: "internal_error", when: "an unexpected failure; quote `request_id` when reporting it", on: always },

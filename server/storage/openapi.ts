@@ -1,4 +1,9 @@
+import { ID_LENGTH, maxTextLength } from "../../schema/lib/limits.ts";
 import type { OpenApiExtension } from "../rest/openapi.ts";
+
+/** The raw form's query parameters are bound as the JSON form's fields of the same names. */
+const FILE_NAME_LENGTH = maxTextLength("Mutation.uploadFile", "file_name");
+const CONTENT_TYPE_LENGTH = maxTextLength("Mutation.uploadFile", "content_type");
 
 const binary = { schema: { type: "string", format: "binary" } };
 const text = (description: string, pattern?: string) => ({ description, required: true, schema: { type: "string", ...(pattern && { pattern }) } });
@@ -22,15 +27,15 @@ export const storageOpenApi: OpenApiExtension = ({ paths, errors, headers }) => 
       name: "file_name",
       in: "query",
       required: false,
-      description: "Raw form only, and required there: the file's name (1–255 characters, no / or \\).",
-      schema: { type: "string", maxLength: 255 },
+      description: `Raw form only, and required there: the file's name (1–${FILE_NAME_LENGTH} characters, no / or \\).`,
+      schema: { type: "string", maxLength: FILE_NAME_LENGTH },
     },
     {
       name: "content_type",
       in: "query",
       required: false,
       description: "Raw form only: the MIME type to store instead of the request's Content-Type.",
-      schema: { type: "string", maxLength: 255 },
+      schema: { type: "string", maxLength: CONTENT_TYPE_LENGTH },
     },
   );
   Object.assign(upload.responses, errors({ method: "POST", hasPathParams: true, declared: ["storage_quota_exceeded", "upload_incomplete"] }));
@@ -56,7 +61,7 @@ export const storageOpenApi: OpenApiExtension = ({ paths, errors, headers }) => 
         "The bytes as uploaded, with the object's Content-Type (never sniffed). `If-None-Match` with the ETag answers 304; one `Range` of bytes answers 206 " +
         "(several ranges, or a malformed one, get the whole object). HEAD answers the same headers. Needs storage.read.",
       tags: ["objects"],
-      parameters: [{ name: "id", in: "path", required: true, description: "The object's id (`obj_…`).", schema: { type: "string", maxLength: 100 } }],
+      parameters: [{ name: "id", in: "path", required: true, description: "The object's id (`obj_…`).", schema: { type: "string", maxLength: ID_LENGTH } }],
       responses: {
         200: { description: "The whole object.", headers: content, content: { "*/*": binary } },
         206: {

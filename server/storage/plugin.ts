@@ -5,6 +5,8 @@ import type { Context } from "../../schema/context.ts";
 import { represent } from "../../schema/events.ts";
 import { ApiError, scopeRefused, internalError, isApiError, notFound, validationFailed } from "../../schema/lib/errors.ts";
 import { checkUpload, commitUpload, newObject } from "../../schema/resources/file.ts";
+import { checkText } from "../../schema/lib/input-limits.ts";
+import { ID_LENGTH } from "../../schema/lib/limits.ts";
 import { fileName, mimeType } from "../../schema/lib/storage.ts";
 import { errorResponse } from "../error-response.ts";
 import { log } from "../log.ts";
@@ -76,6 +78,7 @@ function requireScope(ctx: Context, scope: string): void {
 
 async function upload(ctx: Context, storage: Storage, state: RequestState, request: Request, url: URL, bucketId: string): Promise<Response> {
   requireScope(ctx, "storage.write");
+  checkText("bucket_id", bucketId, ID_LENGTH);
   queryParams(url, UPLOAD_QUERY, ": a raw upload takes file_name, and content_type to override the Content-Type header");
   const name = url.searchParams.get("file_name");
   if (name === null) throw validationFailed("file_name", "file_name is required in the query string when the body is the file itself.");
@@ -112,6 +115,7 @@ async function upload(ctx: Context, storage: Storage, state: RequestState, reque
 
 async function download(ctx: Context, storage: Storage, request: Request, url: URL, id: string): Promise<Response> {
   requireScope(ctx, "storage.read");
+  checkText("id", id, ID_LENGTH);
   queryParams(url, new Set(), ", which takes none");
   const row = await ctx.db.storedObject.findFirst({ where: { id, workspaceId: ctx.credential.workspaceId } });
   if (!row) throw notFound("object", id);

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupAddress, LookupOptions } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
+import { maxTextLength } from "../../schema/lib/limits.ts";
 import { classifyAddress, REFUSED_EVERYWHERE, refusedKind } from "./address-policy.ts";
 
 export { blockedKind, classifyAddress, isBlockedAddress, refusedKind } from "./address-policy.ts";
@@ -55,7 +56,8 @@ export class AddressNotAllowedError extends UrlNotAllowedError {
   }
 }
 
-export const MAX_URL_LENGTH = 2048;
+/** A webhook endpoint's `url` as stored (percent-encoded): the API's limit of the field (schema/lib/limits.ts). */
+export const MAX_URL_LENGTH = maxTextLength("Mutation.createWebhookEndpoint", "url");
 
 export function parseWebhookUrl(raw: string, options: UrlPolicyOptions): URL {
   if (raw.length > MAX_URL_LENGTH) {

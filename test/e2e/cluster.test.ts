@@ -158,7 +158,7 @@ interface Pinned {
 
 /**
  * One connection to each of `pids` (the primary hands new connections to the workers in turn).
- * Probed with `key`'s requests: unauthenticated ones (even /health) count per client address.
+ * Probed with `key`'s requests: unauthenticated ones (a 401, a public document) count per client address.
  */
 async function pinTo(port: number, pids: number[], key: string): Promise<Pinned[]> {
   const pinned = new Map<number, Pinned>();

@@ -249,7 +249,8 @@ e2e("sdk retries", (server) => {
     it("an attempt past the time-out is abandoned and retried; per call the time-out can change", async () => {
       proxy.plan((_seen, index) => (index === 0 ? "hang" : "forward"));
       const started = performance.now();
-      const project = await viaProxy({ timeout: 10_000 }).projects.create({ name: "Slow start" }, { timeout: 300 });
+      // Long enough for a real create on a loaded machine (a second slow attempt would be retried too).
+      const project = await viaProxy({ timeout: 10_000 }).projects.create({ name: "Slow start" }, { timeout: 1_500 });
       expect(project.name).toBe("Slow start");
       expect(posts()).toHaveLength(2);
       expect(posts()[1]!.idempotencyKey).toBe(posts()[0]!.idempotencyKey);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { request as httpRequest, type ClientRequest } from "node:http";
 import { connect } from "node:net";
@@ -8,6 +8,7 @@ import { Readable } from "node:stream";
 import { join } from "node:path";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mb, sampleRss, vmOf } from "../support/rss.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { LocalByteStore } from "../../server/storage/local-store.ts";
 import { SWEEP_GRACE_MS, sweepUnreferencedBytes } from "../../server/storage/sweep.ts";
@@ -284,36 +285,6 @@ e2e("storage streaming", (server) => {
   });
 });
 
-/** VmRSS (or another Vm… line) of a process, in bytes. */
-function vm(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`));
-  if (!line) throw new Error(`no ${field} for ${pid}`);
-  return Number(/(\d+)\s*kB/.exec(line)![1]) * 1024;
-}
-
-/** Samples a process's VmRSS every few milliseconds until stopped; the peak seen. */
-function sampler(pid: number) {
-  let peak = 0;
-  let samples = 0;
-  const take = () => {
-    try {
-      peak = Math.max(peak, vm(pid, "VmRSS"));
-      samples++;
-    } catch {
-      // the process is gone: the test fails elsewhere
-    }
-  };
-  take();
-  const timer = setInterval(take, 3);
-  return {
-    stop() {
-      clearInterval(timer);
-      take();
-      return { peak, samples };
-    },
-  };
-}
-
 /** Resets the kernel's VmHWM (peak RSS) of a process to its current RSS; false where not allowed. */
 function resetPeak(pid: number): boolean {
   try {
@@ -324,7 +295,6 @@ function resetPeak(pid: number): boolean {
   }
 }
 
-const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 describe("a 200 MiB raw upload to a server in its own process [embedded]", () => {
   let scratch: Awaited<ReturnType<typeof provisionStack>>;
@@ -375,14 +345,14 @@ describe("a 200 MiB raw upload to a server in its own process [embedded]", () =>
     expect((await api.delete(`/objects/${JSON.parse(warm.res.text).id}`)).status).toBe(200);
 
     const size = 200 * MiB;
-    const baseline = vm(pid, "VmRSS");
+    const baseline = vmOf(pid, "VmRSS");
     const peakReset = resetPeak(pid);
-    const sampling = sampler(pid);
+    const sampling = sampleRss(pid, 3);
     const started = Date.now();
     const { res, sha256 } = await send(200);
     const uploadMs = Date.now() - started;
     const { peak, samples } = sampling.stop();
-    const hwm = vm(pid, "VmHWM");
+    const hwm = vmOf(pid, "VmHWM");
     expect(res.status, res.text).toBe(201);
     const body = JSON.parse(res.text);
     expect(body).toMatchObject({ object: "file", file_name: "big.bin", content_type: "application/octet-stream", size_bytes: size, sha256 });
@@ -408,9 +378,9 @@ describe("a 200 MiB raw upload to a server in its own process [embedded]", () =>
     expect(head.headers.get("etag")).toBe(`"${sha256}"`);
 
     // Downloaded as a stream, hashed as it arrives; the server's RSS watched again.
-    const downloadBaseline = vm(pid, "VmRSS");
+    const downloadBaseline = vmOf(pid, "VmRSS");
     resetPeak(pid);
-    const watching = sampler(pid);
+    const watching = sampleRss(pid, 3);
     const downloadStarted = Date.now();
     const download = await fetch(`${child.api}/objects/${body.id}/content`, { headers: { authorization: `Bearer ${key}` } });
     expect(download.status).toBe(200);
@@ -423,7 +393,7 @@ describe("a 200 MiB raw upload to a server in its own process [embedded]", () =>
     }
     const downloadMs = Date.now() - downloadStarted;
     const watched = watching.stop();
-    const downloadHwm = vm(pid, "VmHWM");
+    const downloadHwm = vmOf(pid, "VmHWM");
     console.info(
       `200 MiB download: ${downloadMs} ms; child VmRSS baseline ${mb(downloadBaseline)}, sampled peak ${mb(watched.peak)} ` +
         `(+${mb(watched.peak - downloadBaseline)}, ${watched.samples} samples)` + (peakReset ? `, VmHWM ${mb(downloadHwm)} (+${mb(downloadHwm - downloadBaseline)})` : ""),

@@ -10,6 +10,7 @@ import { eventually, startReceiver, type Received, type Receiver } from "../supp
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 import { EVENT_RETENTION_DAYS } from "../../schema/events.ts";
+import { maxTextLength } from "../../schema/lib/limits.ts";
 import { deleteExpiredEvents } from "../../server/webhooks/store.ts";
 
 /**
@@ -37,6 +38,8 @@ const EVENT_ID = new RegExp(`^evt_${ULID}$`);
 const NEVER_ENDPOINT = "we_01J00000000000000000000000";
 const NEVER_DELIVERY = "whd_01J00000000000000000000000";
 const NEVER_EVENT = "evt_01J00000000000000000000000";
+/** An endpoint's description: long text (README "Limits"), the bound the OpenAPI document states. */
+const DESCRIPTION = maxTextLength("Mutation.createWebhookEndpoint", "description");
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const header = (request: Received, name: string) => {
@@ -351,7 +354,7 @@ e2e(
         ["webhook.test", { events: ["webhook.test"] }, "events[0]"],
         ["webhook.test among others", { events: ["lead.created", "webhook.test"] }, "events[1]"],
         ["events as a string", { events: "lead.created" }, "events"],
-        ["a description over 500 characters", { description: "d".repeat(501) }, "description"],
+        [`a description over ${DESCRIPTION} characters`, { description: "d".repeat(DESCRIPTION + 1) }, "description"],
         ["an unknown field", { secret: "whsec_mine" }, "secret"],
         ["another unknown field", { enabled: true }, "enabled"],
       ])("rejects %s with 400 validation_failed and writes nothing", async (_name, change, param) => {
@@ -364,9 +367,11 @@ e2e(
         expect(await count()).toBe(before);
       });
 
-      it("accepts a description of exactly 500 characters, https and explicit ports", async () => {
-        const long = await createEndpoint(ws.api, { ...good(), description: "d".repeat(500) });
-        expect(long.description).toHaveLength(500);
+      it(`accepts a description of exactly ${DESCRIPTION} characters (emoji count once), https and explicit ports`, async () => {
+        const long = await createEndpoint(ws.api, { ...good(), description: "d".repeat(DESCRIPTION) });
+        expect(long.description).toHaveLength(DESCRIPTION);
+        const emoji = await createEndpoint(ws.api, { ...good(), description: "😀".repeat(DESCRIPTION) });
+        expect([...emoji.description].length).toBe(DESCRIPTION);
         const https = await createEndpoint(ws.api, { url: "https://127.0.0.1:8443/kontor?x=1", events: ["*"] });
         expect(https.url).toBe("https://127.0.0.1:8443/kontor?x=1");
         const repeated = await createEndpoint(ws.api, { ...good(), events: ["lead.created", "lead.created", "invoice.paid"] });
@@ -385,7 +390,7 @@ e2e(
           [{ events: ["webhook.test"] }, "events[0]"],
           [{ url: "ftp://127.0.0.1" }, "url"],
           [{ url: "https://a:b@example.com" }, "url"],
-          [{ description: "x".repeat(501) }, "description"],
+          [{ description: "x".repeat(DESCRIPTION + 1) }, "description"],
           [{ is_active: "false" }, "is_active"],
           [{ secret: "whsec_x" }, "secret"],
           [{ status: "paused" }, "status"],

@@ -284,7 +284,8 @@ export interface Case {
   path: () => Promise<string>;
   query?: string;
   headers?: Record<string, string>;
-  body?: string;
+  /** Text, or raw bytes (to send what is not UTF-8). */
+  body?: string | Uint8Array<ArrayBuffer>;
   contentType?: string;
 }
 
@@ -337,7 +338,9 @@ function badValues(doc: OpenApiDoc, schema: Schema, required: boolean): Bad[] {
       if (s.maxLength !== undefined) reject(`string of maxLength + 5 (${s.maxLength + 5})`, JSON.stringify("x".repeat(s.maxLength + 5)));
       else any("string of 100 000 characters", JSON.stringify("x".repeat(LONG)));
       any("string with \\u0000", '"a\\u0000b"');
-      any("string with a lone surrogate \\ud800", '"a\\ud800b"');
+      // Every text field of every surface refuses what cannot be stored as sent (README "Limits").
+      reject("string with a lone surrogate \\ud800", '"a\\ud800b"');
+      reject("string with a reversed surrogate pair \\udc00\\ud800", '"\\udc00\\ud800"');
       if (s.format === "date") {
         any("date 0000-01-01", '"0000-01-01"');
         reject("date 10000-01-01", '"10000-01-01"');
@@ -464,6 +467,9 @@ function badQueryValues(doc: OpenApiDoc, param: Parameter): { label: string; val
   const out: { label: string; value: string; expect: Expectation }[] = [
     { label: "100 000 characters", value: "x".repeat(LONG), expect: typed || s.maxLength !== undefined ? "reject" : "any" },
     { label: "NUL a%00b", value: NUL_QUERY, expect: typed ? "reject" : "any" },
+    // Percent-escapes that decode to no UTF-8: refused, never read as U+FFFD.
+    { label: "invalid UTF-8 a%FF", value: "a%FF", expect: "reject" },
+    { label: "encoded surrogate a%ED%A0%80", value: "a%ED%A0%80", expect: "reject" },
     { label: "1e308", value: "1e308", expect: s.type === "integer" || s.enum || s.format ? "reject" : "any" },
     { label: "99999999999999999999", value: "99999999999999999999", expect: s.type === "integer" || s.enum || s.format ? "reject" : "any" },
     { label: "-1", value: "-1", expect: s.enum || s.format || (s.minimum !== undefined && s.minimum > -1) ? "reject" : "any" },
@@ -562,7 +568,7 @@ export function casesFor(fixtures: Fixtures, endpoint: Endpoint): Case[] {
 
   if (endpoint.method === "GET") return cases;
 
-  const body = (variant: string, text: string | undefined, expect: Expectation, contentType = "application/json") =>
+  const body = (variant: string, text: string | Uint8Array<ArrayBuffer> | undefined, expect: Expectation, contentType = "application/json") =>
     cases.push(withBody({ family: "body", variant, expect, realId, path: real, body: text, contentType }));
   if (endpoint.body) {
     for (const c of propertyCases(fixtures, endpoint.body.schema, base, endpoint.body.schema, [], 2)) body(c.variant, c.body, c.expect);
@@ -577,6 +583,11 @@ export function casesFor(fixtures: Fixtures, endpoint: Endpoint): Case[] {
   body(`${DEEP} levels of [`, "[".repeat(DEEP) + "]".repeat(DEEP), "reject");
   body(`field nested ${DEEP} levels deep`, `{"${firstField ?? "sweep"}":${"[".repeat(DEEP)}${"]".repeat(DEEP)}}`, "reject");
   body("Content-Type text/plain", sample, "reject", "text/plain");
+  body("charset=latin1", sample, "reject", "application/json; charset=latin1");
+  const field = JSON.stringify(firstField ?? "sweep");
+  for (const [label, bytes] of [["FF", [0xff]], ["overlong C0 AF", [0xc0, 0xaf]], ["truncated F0 9F 98", [0xf0, 0x9f, 0x98]]] as const) {
+    body(`invalid UTF-8 (${label}) in a string`, new Uint8Array(Buffer.concat([Buffer.from(`{${field}:"a`), Buffer.from(bytes), Buffer.from('"}')])), "reject");
+  }
   body("Content-Type multipart/form-data", sample, "reject", "multipart/form-data; boundary=sweep");
   return cases;
 }
