@@ -7,6 +7,7 @@ import { TEXT_LIMITS } from "../../server/plugins/request-log-row.ts";
 import { completion, startFakeOpenAI, stream, type ChatUsage } from "../support/fake-openai.ts";
 import { raw, rest } from "../support/http.ts";
 import type { TestServer } from "../support/server.ts";
+import { logged } from "../support/request-logs.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
@@ -18,20 +19,6 @@ import { e2e } from "../support/suite.ts";
 const fake = await startFakeOpenAI();
 afterAll(() => fake.close());
 
-/** Flushes until every id is stored (bounded): the rows, by id. */
-async function logged(server: TestServer, ids: string[]) {
-  const prisma = server.running.db.prisma;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    await flushRequestLogs(server.running.db);
-    const rows = await prisma.requestLog.findMany({ where: { id: { in: ids } } });
-    if (rows.length === ids.length || Date.now() > deadline) {
-      expect(rows.map((r) => r.id).sort(), "logged request ids").toEqual([...ids].sort());
-      return new Map(rows.map((row) => [row.id, row]));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** A chat completion whose `usage` is `usage`, byte for byte (JSON.stringify cannot write `1e999`). */
 const answerWithUsage = (usage: string) =>

@@ -11,6 +11,7 @@ import { graphql } from "../support/graphql.ts";
 import { raw, rest, type ApiResponse } from "../support/http.ts";
 import { provisionStack, type TestServer, type Tenant } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
+import { logged } from "../support/request-logs.ts";
 import { e2e } from "../support/suite.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -19,24 +20,6 @@ const UA = "kontor-request-log-test/1.0";
 const DAY_MS = 86_400_000;
 
 type Api = ReturnType<typeof rest>;
-
-/**
- * Writes are batched after the response: flush the buffer, then wait (polling, bounded) until
- * every id is stored. With the flush this normally takes one round.
- */
-async function logged(server: TestServer, ids: string[]) {
-  const prisma = server.running.db.prisma;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    await flushRequestLogs(server.running.db);
-    const rows = await prisma.requestLog.findMany({ where: { id: { in: ids } } });
-    if (rows.length === ids.length || Date.now() > deadline) {
-      expect(rows.map((r) => r.id).sort(), "logged request ids").toEqual([...ids].sort());
-      return new Map(rows.map((row) => [row.id, row]));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 const idOf = (res: { headers: Headers }) => {
   const id = res.headers.get("x-request-id");
