@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { MAX_IDEMPOTENCY_MEMORY_BYTES } from "../schema/lib/limits.ts";
 
 /** A response kept for replay; the body is base64 so any bytes survive JSON. */
 export interface StoredResponse {
@@ -70,28 +71,41 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
 const SWEEP_INTERVAL_MS = 60_000;
 
-/** The single-process store of the embedded stack. */
+/**
+ * The single-process store (no Redis): a map in insertion order, so the oldest records go first
+ * once the records together pass `maxBytes` (a finished record is moved to the end). Claims still
+ * running are never dropped: a retry must not run the request twice.
+ */
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly entries = new Map<string, { record: IdempotencyRecord; expires: number }>();
+  private readonly entries = new Map<string, { record: IdempotencyRecord; expires: number; bytes: number }>();
+  private bytes = 0;
   private lastSweep = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxBytes = MAX_IDEMPOTENCY_MEMORY_BYTES,
+  ) {}
+
+  /** What the records hold now, in bytes (their JSON and keys). */
+  get size(): number {
+    return this.bytes;
+  }
 
   async claim(key: string, record: IdempotencyRecord, ttlMs: number): Promise<IdempotencyRecord | null> {
     const now = this.now();
     this.sweep(now);
     const current = this.entries.get(key);
     if (current && current.expires > now) return current.record;
-    this.entries.set(key, { record, expires: now + ttlMs });
+    this.put(key, record, now + ttlMs);
     return null;
   }
 
   async complete(key: string, record: IdempotencyRecord, ttlMs: number): Promise<void> {
-    if (this.held(key, record.owner)) this.entries.set(key, { record, expires: this.now() + ttlMs });
+    if (this.held(key, record.owner)) this.put(key, record, this.now() + ttlMs);
   }
 
   async release(key: string, owner: string): Promise<void> {
-    if (this.held(key, owner)) this.entries.delete(key);
+    if (this.held(key, owner)) this.remove(key);
   }
 
   private held(key: string, owner: string): boolean {
@@ -99,10 +113,28 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return current !== undefined && current.expires > this.now() && current.record.owner === owner;
   }
 
+  private put(key: string, record: IdempotencyRecord, expires: number): void {
+    this.remove(key);
+    const bytes = key.length + JSON.stringify(record).length;
+    this.entries.set(key, { record, expires, bytes });
+    this.bytes += bytes;
+    for (const [oldest, entry] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      if (entry.record.response) this.remove(oldest);
+    }
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+  }
+
   /** Keys nobody asks for again would otherwise stay for the life of the process. */
   private sweep(now: number): void {
     if (now - this.lastSweep < SWEEP_INTERVAL_MS) return;
     this.lastSweep = now;
-    for (const [key, entry] of this.entries) if (entry.expires <= now) this.entries.delete(key);
+    for (const [key, entry] of this.entries) if (entry.expires <= now) this.remove(key);
   }
 }

@@ -92,7 +92,9 @@ export const MAX_JSON_DEPTH = 32;
 /** The most a response may carry, in the worst case its query allows (GraphQL refuses more before running). */
 export const RESPONSE_BUDGET_BYTES = 32 * 1024 * 1024;
 /** The largest response an Idempotency-Key keeps for replay; a larger one is not replayable. */
-export const MAX_IDEMPOTENT_RESPONSE_BYTES = 1024 * 1024;
+export const MAX_IDEMPOTENT_RESPONSE_BYTES = 256 * 1024;
+/** What one process's in-memory idempotency records (no Redis) hold at most in all; the oldest go first. */
+export const MAX_IDEMPOTENCY_MEMORY_BYTES = 64 * 1024 * 1024;
 
 /** Calendar years a date or date-time may have. */
 export const MIN_YEAR = 1;

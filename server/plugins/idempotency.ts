@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Plugin } from "graphql-yoga";
+import { Kind, OperationTypeNode, parse, type OperationDefinitionNode } from "graphql";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { MAX_IDEMPOTENT_RESPONSE_BYTES } from "../../schema/lib/limits.ts";
 import { errorResponse, GRAPHQL_PATH, noteErrorCode } from "../error-response.ts";
@@ -11,6 +12,8 @@ import {
   type StoredResponse,
 } from "../idempotency-store.ts";
 import { requestState, type RequestState } from "../request-state.ts";
+// A longer document is refused by the GraphQL limits anyway, and is no write.
+import { GRAPHQL_LIMITS } from "./graphql-limits.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Node's default requestTimeout: no request outlives it, so a claim older than that is abandoned. */
@@ -91,6 +94,26 @@ function graphqlRetryable(body: Buffer): boolean {
   }
 }
 
+/**
+ * Whether a `/graphql` body asks for a mutation: the operation `operationName` names, or the
+ * document's only one. Anything malformed is not (it will be refused without running).
+ *
+ * @example isMutation(Buffer.from('{"query":"mutation { createLead(first_name: \\"A\\") { id } }"}')) // true
+ */
+export function isMutation(body: Uint8Array): boolean {
+  try {
+    const { query, operationName } = JSON.parse(Buffer.from(body).toString("utf8")) as { query?: unknown; operationName?: unknown };
+    if (typeof query !== "string") return false;
+    const operations = parse(query, { noLocation: true, maxTokens: GRAPHQL_LIMITS.maxTokens }).definitions.filter(
+      (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
+    );
+    const chosen = typeof operationName === "string" ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+    return chosen?.operation === OperationTypeNode.MUTATION;
+  } catch {
+    return false;
+  }
+}
+
 function replay(stored: StoredResponse, pathname: string): Response {
   if (stored.notKept) return errorResponse(notReplayable(stored.status, stored.notKept.bytes), pathname);
   if (stored.errorCode) noteErrorCode(stored.errorCode);
@@ -100,8 +123,9 @@ function replay(stored: StoredResponse, pathname: string): Response {
 }
 
 /**
- * `Idempotency-Key` on any POST (README "Limits"): the first request claims the key for its
- * workspace, and its response is kept 24 h and replayed to repeats with the same payload.
+ * `Idempotency-Key` on writes (README "Traffic policies"): a REST POST or a `/graphql` mutation
+ * claims the key for its workspace, and its response is kept 24 h and replayed to repeats with the
+ * same payload. A GraphQL query sent with a key runs as if it had none.
  */
 export function useIdempotency(redis: Redis | undefined, redisNamespace: string): Plugin {
   const store = redis ? new RedisIdempotencyStore(redis, redisNamespace) : new MemoryIdempotencyStore();
@@ -134,7 +158,10 @@ export function useIdempotency(redis: Redis | undefined, redisNamespace: string)
       const claim = (bodySha256: string) => begin(state, url, header, bodySha256);
       // A streamed body is hashed as it is stored: the route claims the key with the digest then.
       if (state.streamedBody) return void (state.claimIdempotency = claim);
-      const answered = await claim(sha256(new Uint8Array(await request.clone().arrayBuffer())));
+      const body = new Uint8Array(await request.clone().arrayBuffer());
+      // Only writes are recorded: a GraphQL query sent with a key simply runs.
+      if (url.pathname === GRAPHQL_PATH && !isMutation(body)) return;
+      const answered = await claim(sha256(body));
       if (answered) return endResponse(answered);
     },
     async onResponse({ response }) {

@@ -100,6 +100,28 @@ e2e("idempotency", (server, stack) => {
       expect(await stored(server(), tenant.workspaceId)).toEqual(before);
     });
 
+    it("a GraphQL query sent with a key runs each time, records nothing and leaves the key free for a write", async () => {
+      const key = `query-${Date.now()}`;
+      const query = "{ leads(limit: 1) { data { id } } }";
+      for (let i = 0; i < 2; i++) {
+        const res = await graphqlPost(server().url, tenant.key, query, key);
+        expect(res.status).toBe(200);
+        expect(res.headers.get("idempotent-replay")).toBeNull();
+      }
+      const named = await call("POST", `${server().url}/graphql`, {
+        key: tenant.key,
+        body: { query: `query Q { workspace { id } } mutation M { createLead(first_name: "Not this") { id } }`, operationName: "Q" },
+        headers: { "Idempotency-Key": key },
+      });
+      expect(named.status).toBe(200);
+      const write = await graphqlPost(server().url, tenant.key, CREATE_LEAD, key);
+      expect(write.status).toBe(200);
+      expect(write.headers.get("idempotent-replay")).toBeNull();
+      const replay = await graphqlPost(server().url, tenant.key, CREATE_LEAD, key);
+      expect(replay.headers.get("idempotent-replay")).toBe("true");
+      expect(replay.body).toEqual(write.body);
+    });
+
     it("replays a GraphQL mutation", async () => {
       const key = newKey();
       const first = await graphqlPost(server().url, tenant.key, CREATE_LEAD, key);
@@ -350,6 +372,23 @@ e2e("idempotency", (server, stack) => {
 });
 
 describe("idempotency in-process store", () => {
+  it("holds at most its byte cap, dropping the oldest finished records first and never a running claim", async () => {
+    const cap = 40_000;
+    const store = new MemoryIdempotencyStore(Date.now, cap);
+    const response = { status: 201, headers: [] as [string, string][], body: "x".repeat(5_000) };
+    expect(await store.claim("ws:running", { fingerprint: "f", owner: "r" }, CLAIM_TTL_MS)).toBeNull();
+    for (let i = 0; i < 50; i++) {
+      const key = `ws:${i}`;
+      expect(await store.claim(key, { fingerprint: "f", owner: `o${i}` }, CLAIM_TTL_MS)).toBeNull();
+      await store.complete(key, { fingerprint: "f", owner: `o${i}`, response }, IDEMPOTENCY_TTL_MS);
+      expect(store.size).toBeLessThanOrEqual(cap);
+    }
+    // The newest are kept, the oldest were dropped (a retry of those runs again), the running claim stays.
+    expect(await store.claim("ws:49", { fingerprint: "f", owner: "late" }, CLAIM_TTL_MS)).toMatchObject({ owner: "o49", response });
+    expect(await store.claim("ws:0", { fingerprint: "f", owner: "late" }, CLAIM_TTL_MS)).toBeNull();
+    expect(await store.claim("ws:running", { fingerprint: "f", owner: "other" }, CLAIM_TTL_MS)).toMatchObject({ owner: "r" });
+  });
+
   it("keeps a finished key 24 hours and an abandoned claim only for the claim TTL", async () => {
     let now = 1_000_000;
     const store = new MemoryIdempotencyStore(() => now);

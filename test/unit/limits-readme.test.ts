@@ -89,7 +89,7 @@ describe("README's limits table states the enforced limits", () => {
     expect(table.get("JSON body")).toMatch(new RegExp(`^${MiB(MAX_BODY_BYTES)} .*nested at most ${MAX_JSON_DEPTH} levels`));
     expect(table.get("query string")).toMatch(new RegExp(`^${spelled(MAX_QUERY_STRING_BYTES)} bytes`));
     expect(table.get("a response")).toMatch(new RegExp(`^${MiB(RESPONSE_BUDGET_BYTES)} `));
-    expect(table.get("a response kept for an `Idempotency-Key`")).toMatch(new RegExp(`^${MiB(MAX_IDEMPOTENT_RESPONSE_BYTES)} `));
+    expect(table.get("a response kept for an `Idempotency-Key`")).toMatch(new RegExp(`^${MAX_IDEMPOTENT_RESPONSE_BYTES / 1024} KiB `));
     expect(table.get("dates and date-times")).toMatch(new RegExp(`^years ${MIN_YEAR} to ${MAX_YEAR} `));
   });
 });
