@@ -3,7 +3,7 @@ import { SCOPES } from "../../schema/lib/scopes.ts";
 import {
   casesFor,
   describeFailure,
-  Fixtures,
+  type Fixtures,
   pool,
   problemsOf,
   send,
@@ -15,7 +15,7 @@ import {
 import { call } from "../support/http.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { e2e } from "../support/suite.ts";
-import { newId } from "../../schema/lib/ids.ts";
+import { sweepFixtures } from "../support/sweep-fixtures.ts";
 
 /**
  * Every operation of /v1/openapi.json, fed malformed ids, query strings and bodies generated from
@@ -94,26 +94,7 @@ e2e("bad input sweep", (server) => {
     const document = await call<OpenApiDoc>("GET", `${server().api}/openapi.json`);
     expect(document.status).toBe(200);
     const request = (method: string, path: string, body?: unknown) => call(method, server().api + path, { key: tenant.key, body });
-    fixtures = new Fixtures(document.body, request, {
-      values: { url: receiver.url("/sweep"), events: ["task.completed"], name: () => `sweep-${newId("request").slice(4).toLowerCase()}`, issuer: () => `http://127.0.0.1:9/sweep-idp/${newId("request")}`, jwks_url: "http://127.0.0.1:9/sweep-idp/jwks.json", content_type: "text/plain", content_base64: "aGVsbG8=", file_name: "sweep.txt" },
-      bodies: { "POST /leads": { first_name: "Sweep" } },
-      seed: {
-        // An agent registration is made by the agent protocol, not by a /v1 route: one is written directly.
-        "agent-registrations": async () => {
-          await server().running.db.prisma.agentRegistration.create({
-            data: { id: newId("agentRegistration"), workspaceId: tenant.workspaceId, type: "service_auth", status: "active", scopes: ["leads.read"], postClaimScopes: ["leads.read"] },
-          });
-        },
-        "webhook-deliveries": async (f) => {
-          const res = await request("POST", `/webhook-endpoints/${await f.sharedId("webhook-endpoints")}/test`);
-          expect(res.status, JSON.stringify(res.body)).toBe(201);
-        },
-      },
-    });
-    for (const endpoint of fixtures.endpoints) {
-      await fixtures.concretePath(endpoint);
-      if (endpoint.body) await fixtures.resolveReferences(endpoint.body.schema);
-    }
+    fixtures = await sweepFixtures({ doc: document.body, request, prisma: server().running.db.prisma, workspaceId: tenant.workspaceId, receiverUrl: receiver.url("/sweep"), label: "sweep" });
     cases = fixtures.endpoints.flatMap((endpoint) => casesFor(fixtures, endpoint));
     const fresh = cases.filter((c) => c.realId && c.endpoint.method === "DELETE").length;
     for (let i = 0; i < Math.ceil((cases.length + fresh) / PER_KEY); i++) {

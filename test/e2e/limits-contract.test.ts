@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
-import { newId } from "../../schema/lib/ids.ts";
 import { MAX_BODY_BYTES } from "../../server/plugins/request-body.ts";
-import { Fixtures, pool, resolve, type OpenApiDoc, type Schema } from "../support/bad-input.ts";
+import { pool, resolve, type Fixtures, type OpenApiDoc, type Schema } from "../support/bad-input.ts";
 import { call } from "../support/http.ts";
 import { limitCasesFor, type LimitCase, type LimitRequest } from "../support/limit-cases.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { sweepFixtures } from "../support/sweep-fixtures.ts";
 import { stacks } from "../support/stacks.ts";
 
 /**
@@ -88,34 +88,7 @@ describe(`the OpenAPI document's limits are the enforced ones [${stack}]`, () =>
     expect(document.status).toBe(200);
     doc = document.body;
     const request = (method: string, path: string, body?: unknown) => once(() => call(method, server.api + path, { key: tenant.key, body }));
-    fixtures = new Fixtures(doc, request, {
-      values: {
-        url: receiver.url("/limits"),
-        events: ["task.completed"],
-        name: () => `limits-${newId("request").slice(4).toLowerCase()}`,
-        issuer: () => `http://127.0.0.1:9/limits-idp/${newId("request")}`,
-        jwks_url: "http://127.0.0.1:9/limits-idp/jwks.json",
-        content_type: "text/plain",
-        content_base64: "aGVsbG8=",
-        file_name: "limits.txt",
-      },
-      bodies: { "POST /leads": { first_name: "Limits" } },
-      seed: {
-        "agent-registrations": async () => {
-          await server.running.db.prisma.agentRegistration.create({
-            data: { id: newId("agentRegistration"), workspaceId: tenant.workspaceId, type: "service_auth", status: "active", scopes: ["leads.read"], postClaimScopes: ["leads.read"] },
-          });
-        },
-        "webhook-deliveries": async (f) => {
-          const res = await request("POST", `/webhook-endpoints/${await f.sharedId("webhook-endpoints")}/test`);
-          expect(res.status, JSON.stringify(res.body)).toBe(201);
-        },
-      },
-    });
-    for (const endpoint of fixtures.endpoints) {
-      await fixtures.concretePath(endpoint);
-      if (endpoint.body) await fixtures.resolveReferences(endpoint.body.schema);
-    }
+    fixtures = await sweepFixtures({ doc, request, prisma: server.running.db.prisma, workspaceId: tenant.workspaceId, receiverUrl: receiver.url("/limits"), label: "limits" });
     cases = fixtures.endpoints.flatMap((endpoint) => limitCasesFor(fixtures, endpoint));
   });
 
