@@ -1,10 +1,13 @@
 /**
  * `npm run bench`: bench/run.ts (the targets of issue 15: Kontor against bare handlers, GraphQL
- * against REST, the cluster mode, RSS), then bench/webhooks.ts (webhook deliveries), each in its
- * own process. Never part of `npm test`.
+ * against REST, the cluster mode, RSS), then bench/webhooks.ts (webhook deliveries), then
+ * bench/isolation.ts (a quiet workspace's latency alone and beside a noisy one at its limits), each
+ * in its own process. Never part of `npm test`.
  *
- *   npm run bench                      both parts (about 6–7 minutes with the defaults)
- *   npm run bench -- --no-webhooks     the first part only (or BENCH_WEBHOOKS=off)
+ *   npm run bench                      all three parts (about 8–9 minutes with the defaults)
+ *   npm run bench -- --no-webhooks     without the webhook part (or BENCH_WEBHOOKS=off)
+ *   npm run bench -- --no-isolation    without the isolation part (or BENCH_ISOLATION=off)
+ *   npm run bench -- --isolation       the isolation part only (about 2 minutes)
  *   npm run bench -- --soak[=MINUTES]  instead: the soak (bench/soak.ts), 10 minutes unless given
  *                                      (or BENCH_SOAK_MINUTES=MINUTES npm run bench)
  *
@@ -17,6 +20,8 @@ const args = process.argv.slice(2);
 const env = { ...process.env };
 let soak = env.BENCH_SOAK_MINUTES !== undefined && env.BENCH_SOAK_MINUTES !== "";
 let webhooks = env.BENCH_WEBHOOKS !== "off";
+let isolation = env.BENCH_ISOLATION !== "off";
+let isolationOnly = false;
 for (const arg of args) {
   const match = /^--soak(?:=(.+))?$/.exec(arg);
   if (match) {
@@ -24,13 +29,21 @@ for (const arg of args) {
     if (match[1]) env.BENCH_SOAK_MINUTES = match[1];
   } else if (arg === "--no-webhooks") {
     webhooks = false;
+  } else if (arg === "--no-isolation") {
+    isolation = false;
+  } else if (arg === "--isolation") {
+    isolationOnly = true;
   } else {
-    console.error(`bench: unknown argument '${arg}' (known: --soak[=MINUTES], --no-webhooks)`);
+    console.error(`bench: unknown argument '${arg}' (known: --soak[=MINUTES], --no-webhooks, --no-isolation, --isolation)`);
     process.exit(2);
   }
 }
 
-const parts = soak ? ["bench/soak.ts"] : ["bench/run.ts", ...(webhooks ? ["bench/webhooks.ts"] : [])];
+const parts = soak
+  ? ["bench/soak.ts"]
+  : isolationOnly
+    ? ["bench/isolation.ts"]
+    : ["bench/run.ts", ...(webhooks ? ["bench/webhooks.ts"] : []), ...(isolation ? ["bench/isolation.ts"] : [])];
 for (const part of parts) {
   const { status, signal } = spawnSync(process.execPath, ["--import", "tsx", part], { cwd: ROOT, env, stdio: "inherit" });
   if (status !== 0) {

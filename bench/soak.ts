@@ -69,6 +69,8 @@ async function main() {
         KONTOR_SECRET_KEY: randomBytes(32).toString("base64url"),
         KONTOR_POLICIES: "on",
         KONTOR_WORKERS: "1",
+        // One loopback address sends all of it: the per-address limit runs but never refuses.
+        KONTOR_ADDRESS_REQUESTS_PER_MINUTE: "100000000",
       },
       await freePort(),
     );

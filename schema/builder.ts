@@ -7,6 +7,7 @@ import type { Context } from "./context.ts";
 import { insufficientScope, ownerRequired, sessionRequired } from "./lib/errors.ts";
 import type { Resource } from "./lib/scopes.ts";
 import { scalars } from "./scalars.ts";
+import "./plugins/data-quota.ts";
 
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -33,7 +34,7 @@ export const builder = new SchemaBuilder<{
   };
 }>({
   defaultFieldNullability: false,
-  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, "dataQuota"],
   prisma: {
     client: (ctx) => ctx.db,
     dmmf: getDatamodel(),

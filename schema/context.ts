@@ -1,6 +1,7 @@
 import type { PrismaClient } from "./generated/prisma/client.ts";
 import type { MembershipRole } from "./generated/prisma/enums.ts";
 import type { PlanName } from "./lib/plans.ts";
+import type { UploadTicket } from "./lib/storage.ts";
 
 interface CredentialBase {
   /**
@@ -34,10 +35,14 @@ export interface Context {
   hostUrl: string;
   webhooks: WebhookServices;
   storage: StorageServices;
+  /** The data quota (README "Limits"): what the workspace's records weigh, and the refusal of writes past it. */
+  dataQuota: DataQuotaServices;
   /** Tells every process that credentials were revoked: call it after the revoking write committed, before answering. */
   revocations: Revocations;
   /** Where the request came from, for the audit log; absent outside an HTTP request. */
   client?: RequestClient;
+  /** The most bytes one response carries (README "Limits"): RESPONSE_BUDGET_BYTES unless a test lowered it. */
+  responseBudgetBytes?: number;
 }
 
 /** The client of a request: its address (server/client-address.ts) and User-Agent (at most 512 characters); null when unknown. */
@@ -54,15 +59,43 @@ export interface Revocations {
   revoked(kind: RevokedKind, ids: readonly string[]): Promise<void>;
 }
 
+/** A workspace's records against its data quota (README "Limits"). */
+export interface DataUsage {
+  /** Rows as the database stores them (records, events, request logs, audit records, …). */
+  recordBytes: number;
+  /** Its idempotency records' kept responses. */
+  idempotencyBytes: number;
+  /** recordBytes + idempotencyBytes: what the quota is checked against. */
+  bytes: number;
+  /** Its quota: the plan's (a tenth of free's for a sandbox), or less where the server caps it. */
+  quotaBytes: number;
+}
+
+/** What the schema needs of the data quota. */
+export interface DataQuotaServices {
+  /** The data quota of a workspace on `plan`; a sandbox has a tenth of free's. */
+  quotaBytes(plan: PlanName, sandbox: boolean): number;
+  usage(workspaceId: string): Promise<DataUsage>;
+  /** Throws 403 data_quota_exceeded when the workspace's records have reached its quota. */
+  assertWritable(workspaceId: string): Promise<void>;
+}
+
 /** What the storage resolvers need from the server, where the byte store lives. */
 export interface StorageServices {
   /** The workspace's quota in bytes: its plan's, or less where the server caps it. */
   quotaBytes(plan: PlanName): number;
   /**
-   * Writes bytes under a new key, hashing them; past `maxBytes` it stops with 403
-   * storage_quota_exceeded and leaves nothing behind.
+   * Starts an upload of the caller's workspace (README "Storage"): takes an upload slot (429
+   * concurrency_limit_exceeded) and reserves `expectedBytes` (403 storage_quota_exceeded); null
+   * when its length is unknown (then its bytes are reserved as they arrive).
+   * The caller must `end()` the ticket, whatever happens.
    */
-  put(key: string, bytes: Uint8Array, options: { maxBytes: number; quotaBytes: number; contentType: string }): Promise<{ size: number; sha256: string }>;
+  beginUpload(ctx: Context, expectedBytes: number | null): Promise<UploadTicket>;
+  /**
+   * Writes an upload's bytes under its key, hashing them and reserving them as they pass; past the
+   * quota it stops with 403 storage_quota_exceeded and leaves nothing behind.
+   */
+  put(upload: UploadTicket, bytes: Uint8Array, options: { contentType: string }): Promise<{ size: number; sha256: string }>;
   /** Removes bytes no row refers to any more; a failure is logged and left to the sweep, never thrown. */
   discard(key: string): Promise<void>;
 }

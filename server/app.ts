@@ -22,13 +22,15 @@ import { useGraphQLLimits } from "./plugins/graphql-limits.ts";
 import { guarded } from "./plugins/guard.ts";
 import { useGraphQLTransport } from "./plugins/graphql-transport.ts";
 import { useGraphQLParams } from "./plugins/graphql-params.ts";
-import { useIdempotency } from "./plugins/idempotency.ts";
-import { useRateLimit } from "./plugins/rate-limit.ts";
+import { IDEMPOTENCY_TTL_MS, useIdempotency } from "./plugins/idempotency.ts";
+import { MemoryIdempotencyStore, RedisIdempotencyStore } from "./idempotency-store.ts";
+import { DataQuota, useDataUsageFold } from "./quotas/data-quota.ts";
+import { useAddressLimit, useRateLimit } from "./plugins/rate-limit.ts";
 import { useRequestLog } from "./plugins/request-log.ts";
 import { renderLocalGraphiQL, useGraphiQLAssets } from "./plugins/graphiql.ts";
 import { maskError, useGraphQLErrorShape } from "./plugins/graphql-errors.ts";
 import { useNotFound } from "./plugins/not-found.ts";
-import { useRequestBody } from "./plugins/request-body.ts";
+import { useBodyLimit, useRequestBody } from "./plugins/request-body.ts";
 import { useRequestId } from "./plugins/request-id.ts";
 import { useRequestClient } from "./plugins/request-client.ts";
 import { useAuditSweep } from "./audit/sweep.ts";
@@ -41,7 +43,7 @@ import { isRawUpload, useStorage } from "./storage/plugin.ts";
 import { storageOpenApi } from "./storage/openapi.ts";
 import { useAi, type AiServices } from "./ai/plugin.ts";
 import { aiOpenApi } from "./ai/openapi.ts";
-import { useBytesSweep } from "./storage/sweep.ts";
+import { useBytesSweep, useUploadLeases } from "./storage/sweep.ts";
 import type { Storage } from "./storage/services.ts";
 import type { ServerMetrics } from "./plugins/metrics.ts";
 
@@ -78,13 +80,12 @@ export interface Services {
 export function createApp(config: Config, { db, redis, redisNamespace, revocations, webhooks, agentKeys, storage, ai, metrics }: Services): App {
   const apiKeys = new ApiKeyResolver(db.prisma, revocations);
   const agentTokens = new AgentTokenResolver(db.prisma, revocations);
+  const idempotency = redis ? new RedisIdempotencyStore(redis, redisNamespace, IDEMPOTENCY_TTL_MS) : new MemoryIdempotencyStore();
+  const dataQuota = new DataQuota(db.prisma, idempotency, config.dataQuotaCapBytes);
   const contextFor = (state: RequestState): Context => {
     if (!state.credential) throw new Error("GraphQL context built without a credential.");
-    return { db: db.prisma, credential: state.credential, requestId: state.id, hostUrl: config.publicUrl, webhooks: webhooks.services, storage, revocations, ...(state.client && { client: state.client }) };
+    return { db: db.prisma, credential: state.credential, requestId: state.id, hostUrl: config.publicUrl, webhooks: webhooks.services, storage, dataQuota, revocations, responseBudgetBytes: config.responseBudgetBytes, ...(state.client && { client: state.client }) };
   };
-  const policies = config.policies
-    ? [useRateLimit(config, redis, redisNamespace), useIdempotency(redis, redisNamespace)]
-    : [];
   return createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -101,7 +102,7 @@ export function createApp(config: Config, { db, redis, redisNamespace, revocatio
     renderGraphiQL: renderLocalGraphiQL,
     maskedErrors: { maskError },
     logging: false,
-    // useRequestBody (below) already buffers every body up to 25 MiB and answers 413 beyond it;
+    // useRequestBody (below) already buffers every body up to its route's limit and answers 413 beyond it;
     // Yoga's own limit piped each /graphql body through another stream (~2 % of a POST's CPU).
     maxRequestBodySize: false,
     context: () => {
@@ -114,6 +115,10 @@ export function createApp(config: Config, { db, redis, redisNamespace, revocatio
       useRequestId(),
       useRequestClient(config),
       useCors(),
+      // README "Traffic policies": before anything that costs (a credential lookup, a body read), the
+      // client address is counted and the declared body length held against the route's limit.
+      ...(config.policies ? [useAddressLimit(config, redis, redisNamespace)] : []),
+      useBodyLimit(isRawUpload),
       useWellKnown(config),
       useGraphQLTransport(),
       useGraphQLParams(),
@@ -124,15 +129,19 @@ export function createApp(config: Config, { db, redis, redisNamespace, revocatio
         [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)],
         async (request, challenge) => (hasSessionCookie(config, request) ? sessionCredential(db.prisma, config, request, challenge) : null),
       ),
+      // A caller past its rate limit is refused before its body is read; idempotency needs the body read.
+      ...(config.policies ? [useRateLimit(config, redis, redisNamespace)] : []),
       useRequestBody(isRawUpload),
-      ...policies,
+      ...(config.policies ? [useIdempotency(idempotency)] : []),
       // After the body limit and the rate limit (per client address, as for any request without a credential).
       useAgentAuth({ config, prisma: db.prisma, keys: agentKeys, redis, redisNamespace, revocations }),
       useDashboardAccounts({ config, prisma: db.prisma, redis, redisNamespace }),
       useSandboxSweep(db.prisma, revocations),
       useBytesSweep(db.prisma, storage.store),
+      ...useUploadLeases(db.prisma, storage, redis, redisNamespace),
       useAuditSweep(db.prisma),
-      ...(config.policies ? [useGraphQLLimits()] : []),
+      useDataUsageFold(db.prisma),
+      ...(config.policies ? [useGraphQLLimits(config.responseBudgetBytes)] : []),
       useGraphQLErrorShape(),
       useStorage(storage, contextFor),
       useAi(ai, contextFor),

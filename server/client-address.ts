@@ -54,8 +54,16 @@ export function addressChain(req: IncomingMessage, config: Pick<Config, "trustPr
   return chain.map(normalizeAddress);
 }
 
-/** Yoga's server context on node:http holds the request as `req`. */
-const nodeRequest = (source: unknown): IncomingMessage | undefined => {
+/**
+ * Whether `address` (normalised) is a proxy KONTOR_TRUST_PROXY names: its connections carry many
+ * clients, so what is counted per connection (server/early-limits.ts) does not count it.
+ */
+export function isTrustedProxy(address: string, config: Pick<Config, "trustProxy">): boolean {
+  return trustOf(config.trustProxy)?.(address, 0) ?? false;
+}
+
+/** The node request behind Yoga's server context on node:http (which holds it as `req`), or the node request itself. */
+export const nodeRequest = (source: unknown): IncomingMessage | undefined => {
   if (!source || typeof source !== "object") return undefined;
   return "socket" in source ? (source as IncomingMessage) : (source as { req?: IncomingMessage }).req;
 };

@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import proxyaddr from "proxy-addr";
+import { RESPONSE_BUDGET_BYTES } from "../schema/lib/limits.ts";
 
 export type Environment = "development" | "production";
 
@@ -25,6 +26,12 @@ export interface Config {
   accessLog: boolean;
   /** Anonymous agent registrations (each makes a sandbox workspace) per client address and hour; 0 turns them off. */
   anonymousAgentsPerHour: number;
+  /** KONTOR_MAX_SANDBOXES: live sandbox workspaces (anonymous agents') the deployment keeps at once; past it anonymous registration gets 429. */
+  maxSandboxes: number;
+  /** KONTOR_DATA_QUOTA_CAP_BYTES: caps every plan's data quota (a small database, or a test); unset, the plans' quotas apply. */
+  dataQuotaCapBytes: number | undefined;
+  /** KONTOR_RESPONSE_BUDGET_BYTES: lowers the response budget (README "Limits") so tests of cut pages need little data; refused in production. */
+  responseBudgetBytes: number;
   /** KONTOR_SERVICE_AUTH_AGENTS: whether agents may register for a user by e-mail (`on`, the default, or `off`). */
   serviceAuthAgents: boolean;
   /** A database transaction (and, on PostgreSQL, a statement) running longer is cancelled and rolled back. */
@@ -44,9 +51,22 @@ export interface Config {
    * header is ignored and the client is the socket's peer.
    */
   trustProxy: string[];
+  /** README "Traffic policies": what a request meets before anything else (server/early-limits.ts). */
+  early: EarlyLimits;
   webhooks: WebhookConfig;
   storage: StorageConfig;
   ai: AiConfig;
+}
+
+export interface EarlyLimits {
+  /** KONTOR_ADDRESS_REQUESTS_PER_MINUTE: requests of one client address a minute, keyed or not (429 past it). */
+  addressRequestsPerMinute: number;
+  /** KONTOR_CONNECTIONS_PER_ADDRESS: connections one client address holds open at once, per process. */
+  connectionsPerAddress: number;
+  /** KONTOR_HEADERS_TIMEOUT_MS: the longest a request's line and headers may take (408). Tests only: refused in production. */
+  headersTimeoutMs: number;
+  /** KONTOR_BODY_IDLE_TIMEOUT_MS: the longest a body may send nothing (408). Tests only: refused in production. */
+  bodyIdleTimeoutMs: number;
 }
 
 export interface AiConfig {
@@ -57,6 +77,8 @@ export interface AiConfig {
   timeoutMs: number;
   /** AI_MODELS_FILE: a JSON catalog of models by plan, instead of the built-in one. */
   modelsFile: string | undefined;
+  /** KONTOR_AI_TOKENS_DAILY_CAP: lowers every plan's general AI daily token budget to it (tests; refused in production). */
+  tokensDailyCap: number | undefined;
 }
 
 export interface StorageConfig {
@@ -64,6 +86,11 @@ export interface StorageConfig {
   s3: S3Settings | undefined;
   /** KONTOR_STORAGE_QUOTA_CAP_BYTES: caps every plan's quota (a small disk, or a test); unset, the plans' quotas apply. */
   quotaCapBytes: number | undefined;
+  /**
+   * KONTOR_UPLOAD_LEASE_MS: how long an upload's reservation and slot outlive a process that stopped
+   * renewing them (it crashed); renewed every third of it, swept every lease (README "Storage").
+   */
+  uploadLeaseMs: number;
 }
 
 export interface S3Settings {
@@ -112,6 +139,15 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new ConfigError(`${name} must be a whole number of at least 0, got '${raw}'.`);
+  return value;
+}
+
+/** A whole number of bytes, or undefined when unset. */
+function optionalBytes(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  const value = Number(raw);
+  if (!(Number.isSafeInteger(value) && value >= 0)) throw new ConfigError(`${name} must be a whole number of bytes, got '${raw}'.`);
   return value;
 }
 
@@ -197,6 +233,24 @@ export function parseTrustProxy(raw: string | undefined): string[] {
   return list;
 }
 
+/** README "Traffic policies": 6 000 requests a minute per address (five times the max plan's), 128 connections, 15 s, 30 s. */
+function earlyLimits(env: NodeJS.ProcessEnv): EarlyLimits {
+  for (const name of ["KONTOR_HEADERS_TIMEOUT_MS", "KONTOR_BODY_IDLE_TIMEOUT_MS"]) {
+    if (env[name] && env.KONTOR_ENV === "production") throw new ConfigError(`${name} is for tests only and is refused in production.`);
+  }
+  const whole = (name: string, fallback: number) => {
+    const value = positive(env, name, fallback);
+    if (!Number.isSafeInteger(value)) throw new ConfigError(`${name} must be a whole number, got '${env[name]}'.`);
+    return value;
+  };
+  return {
+    addressRequestsPerMinute: whole("KONTOR_ADDRESS_REQUESTS_PER_MINUTE", 6_000),
+    connectionsPerAddress: whole("KONTOR_CONNECTIONS_PER_ADDRESS", 128),
+    headersTimeoutMs: whole("KONTOR_HEADERS_TIMEOUT_MS", 15_000),
+    bodyIdleTimeoutMs: whole("KONTOR_BODY_IDLE_TIMEOUT_MS", 30_000),
+  };
+}
+
 function aiConfig(env: NodeJS.ProcessEnv): AiConfig {
   const upstreamUrl = env.AI_UPSTREAM_URL?.trim() || undefined;
   if (upstreamUrl && !/^https?:\/\//.test(upstreamUrl)) throw new ConfigError(`AI_UPSTREAM_URL must be an http(s) URL, got '${upstreamUrl}'.`);
@@ -206,7 +260,33 @@ function aiConfig(env: NodeJS.ProcessEnv): AiConfig {
     upstreamKey: env.AI_UPSTREAM_API_KEY || undefined,
     timeoutMs: positive(env, "AI_UPSTREAM_TIMEOUT_MS", 60_000),
     modelsFile: env.AI_MODELS_FILE?.trim() || undefined,
+    tokensDailyCap: aiTokensDailyCap(env),
   };
+}
+
+/** KONTOR_AI_TOKENS_DAILY_CAP exists for tests of the budget's edge (README "AI"): a deployment has the plans' budgets. */
+function aiTokensDailyCap(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.KONTOR_AI_TOKENS_DAILY_CAP;
+  if (raw === undefined || raw === "") return undefined;
+  if (env.KONTOR_ENV === "production") throw new ConfigError("KONTOR_AI_TOKENS_DAILY_CAP is for tests only and is refused in production.");
+  const cap = Number(raw);
+  if (!Number.isSafeInteger(cap) || cap < 1) throw new ConfigError(`KONTOR_AI_TOKENS_DAILY_CAP must be a whole number of tokens of at least 1, got '${raw}'.`);
+  return cap;
+}
+
+/** The smallest response budget a test may set: room for the envelope, its reserve and a few items. */
+export const MIN_RESPONSE_BUDGET_BYTES = 64 * 1024;
+
+/** KONTOR_RESPONSE_BUDGET_BYTES exists for tests of pages the budget cuts: a deployment answers within RESPONSE_BUDGET_BYTES. */
+function responseBudget(env: NodeJS.ProcessEnv): number {
+  const raw = env.KONTOR_RESPONSE_BUDGET_BYTES;
+  if (raw === undefined || raw === "") return RESPONSE_BUDGET_BYTES;
+  if (env.KONTOR_ENV === "production") throw new ConfigError("KONTOR_RESPONSE_BUDGET_BYTES is for tests only and is refused in production.");
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < MIN_RESPONSE_BUDGET_BYTES || value > RESPONSE_BUDGET_BYTES) {
+    throw new ConfigError(`KONTOR_RESPONSE_BUDGET_BYTES must be a whole number of bytes from ${MIN_RESPONSE_BUDGET_BYTES} to ${RESPONSE_BUDGET_BYTES}, got '${raw}'.`);
+  }
+  return value;
 }
 
 function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
@@ -215,8 +295,11 @@ function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
   if (quotaCapBytes !== undefined && !(Number.isSafeInteger(quotaCapBytes) && quotaCapBytes >= 0)) {
     throw new ConfigError(`KONTOR_STORAGE_QUOTA_CAP_BYTES must be a whole number of bytes, got '${capRaw}'.`);
   }
+  const uploadLeaseMs = positive(env, "KONTOR_UPLOAD_LEASE_MS", 120_000);
+  // Shorter leases exist for the tests of a crash; a real server could lose a slow upload's reservation to a late renewal.
+  if (env.KONTOR_ENV === "production" && uploadLeaseMs < 10_000) throw new ConfigError(`KONTOR_UPLOAD_LEASE_MS must be at least 10000 in production, got '${env.KONTOR_UPLOAD_LEASE_MS}'.`);
   const bucket = env.STORAGE_S3_BUCKET?.trim();
-  if (!bucket) return { s3: undefined, quotaCapBytes };
+  if (!bucket) return { s3: undefined, quotaCapBytes, uploadLeaseMs };
   const pathStyle = env.STORAGE_S3_FORCE_PATH_STYLE?.trim() || "false";
   if (pathStyle !== "true" && pathStyle !== "false") throw new ConfigError(`STORAGE_S3_FORCE_PATH_STYLE must be true or false, got '${pathStyle}'.`);
   const endpoint = env.STORAGE_S3_ENDPOINT?.trim() || undefined;
@@ -233,6 +316,7 @@ function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
       credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken && { sessionToken }) } : undefined,
     },
     quotaCapBytes,
+    uploadLeaseMs,
   };
 }
 
@@ -295,12 +379,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     policies: env.KONTOR_POLICIES !== "off",
     accessLog: onOff(env, "KONTOR_ACCESS_LOG", true),
     anonymousAgentsPerHour: wholeNumber(env, "KONTOR_ANONYMOUS_AGENTS_PER_HOUR", 10),
+    maxSandboxes: wholeNumber(env, "KONTOR_MAX_SANDBOXES", 1_000),
+    dataQuotaCapBytes: optionalBytes(env, "KONTOR_DATA_QUOTA_CAP_BYTES"),
+    responseBudgetBytes: responseBudget(env),
     serviceAuthAgents: onOff(env, "KONTOR_SERVICE_AUTH_AGENTS", true),
     transactionTimeoutMs: positive(env, "KONTOR_TRANSACTION_TIMEOUT_MS", 15_000),
     shutdownTimeoutMs: positive(env, "KONTOR_SHUTDOWN_TIMEOUT_MS", 10_000),
     secretKey,
     metricsToken,
     trustProxy: parseTrustProxy(env.KONTOR_TRUST_PROXY),
+    early: earlyLimits(env),
     webhooks: {
       timeoutMs: positive(env, "KONTOR_WEBHOOK_TIMEOUT_MS", 10_000),
       retryScheduleMs: parseDurations("KONTOR_WEBHOOK_RETRY_SCHEDULE", env.KONTOR_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE),

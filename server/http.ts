@@ -5,6 +5,7 @@ import { createApp } from "./app.ts";
 import { openControlSocket } from "./control/socket-server.ts";
 import { answerClientError, answerConnect } from "./client-error.ts";
 import { answerRequestTarget } from "./request-target.ts";
+import { checkIntervalMs, EarlyLimitsGuard } from "./early-limits.ts";
 import { RequestTracker, type DrainResult } from "./drain.ts";
 import type { Config } from "./config.ts";
 import type { Redis } from "ioredis";
@@ -13,6 +14,7 @@ import { openRedis, redisNamespace } from "./redis.ts";
 import { RevocationBus } from "./auth/revocations.ts";
 import { ModelCatalog } from "./ai/catalog.ts";
 import { CodingMeter } from "./ai/metering.ts";
+import { GeneralBudget } from "./ai/budget.ts";
 import { HttpUpstream } from "./ai/upstream.ts";
 import { withRequestState } from "./request-state.ts";
 import { startWebhooks, type WebhookRuntimeOptions } from "./webhooks/runtime.ts";
@@ -65,10 +67,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw error;
   }
   // A request without Host is answered by answerRequestTarget, in the API's error shape, not Node's bare 400.
-  const server = createServer({ requireHostHeader: false });
+  // README "Traffic policies": headers take at most 15 s (408, server/client-error.ts), looked at every second;
+  // an hour in all, as Node's default (5 min) would cut a big raw upload short. Idle bodies: server/early-limits.ts.
+  const server = createServer({
+    requireHostHeader: false,
+    headersTimeout: config.early.headersTimeoutMs,
+    requestTimeout: Math.max(60 * 60 * 1000, config.early.headersTimeoutMs),
+    connectionsCheckingInterval: checkIntervalMs(config.early),
+  });
   server.keepAliveTimeout = 5_000;
-  // Node's default (5 min) would cut a big raw upload short; headersTimeout still stops slow headers.
-  server.requestTimeout = 60 * 60 * 1000;
+  const early = new EarlyLimitsGuard(config);
+  server.on("connection", early.connection);
   const requests = new RequestTracker(server);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -94,11 +103,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     upstream: config.ai.upstreamUrl ? new HttpUpstream(config.ai.upstreamUrl, config.ai.upstreamKey, config.ai.timeoutMs) : undefined,
     catalog,
     meter: new CodingMeter(redis, namespace),
+    budget: new GeneralBudget(redis, namespace, { cap: config.ai.tokensDailyCap }),
   };
   const app = createApp(served, { db, redis, redisNamespace: namespace, revocations, webhooks, agentKeys, storage, ai, metrics });
   // The request line and Host are settled first (server/request-target.ts); GET /metrics is answered
   // next, before any API policy (limits, logs) sees it.
-  server.on("request", (req, res) => answerRequestTarget(req, res) || metrics.serveScrape(req, res) || withRequestState(() => app(req, res)));
+  // A connection over its address's cap is answered first (server/early-limits.ts), and every body watched for idling.
+  server.on("request", (req, res) =>
+    withRequestState(() => early.admit(req, res) || answerRequestTarget(req, res) || metrics.serveScrape(req, res) || app(req, res)),
+  );
   const control = await openControlSocket(db, config.dataDir, agentKeys, revocations);
   server.on("clientError", answerClientError);
   server.on("connect", answerConnect);
@@ -121,6 +134,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     close: async () => {
       // Without a drain before, every connection is closed at once (the tests' servers).
       await drain(0);
+      early.stop();
       await app.dispose();
       await webhooks.close();
       await revocations.close();

@@ -15,6 +15,11 @@ export interface RequestState {
   route?: string;
   /** The `code` of the error the response carries, if any. */
   errorCode?: string;
+  /**
+   * Refused by the per-address limit before anything else (server/plugins/rate-limit.ts): not
+   * written to the request log, so a flood past the limit never reaches the database.
+   */
+  unlogged?: boolean;
   /** The request wrote events or made deliveries due: wake the webhook worker once it has ended. */
   wakeWebhooks?: boolean;
   /** The body is streamed to its destination, never buffered (a raw upload). */

@@ -9,6 +9,28 @@ export function encodeCursor(id: string): string {
   return Buffer.from(`${VERSION}:${id}`, "utf8").toString("base64url");
 }
 
+/** Crockford's base32, the alphabet of an id's 26 characters, in sort order. */
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/**
+ * A cursor whose page starts AT `id` (the usual one starts after it): ids are a prefix and 26
+ * characters of one alphabet, so the id just after `id` in sort order is `id` with its last
+ * character stepped up (carrying), and "older than that" is `id` and everything older.
+ */
+export function cursorFrom(id: string): string {
+  const chars = [...id];
+  for (let i = chars.length - 1; i >= chars.length - 26; i--) {
+    const next = CROCKFORD.indexOf(chars[i]!) + 1;
+    if (next < CROCKFORD.length) {
+      chars[i] = CROCKFORD[next]!;
+      return encodeCursor(chars.join(""));
+    }
+    chars[i] = CROCKFORD[0]!;
+  }
+  // Past the last id there is none: a ULID's first character is at most 7, so this never happens.
+  return encodeCursor(id);
+}
+
 export function decodeCursor(cursor: string): string {
   const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("utf8") : "";
   const [version, id, ...rest] = text.split(":");
@@ -52,25 +74,14 @@ export function toList<T extends { id: string }>(rows: T[], page: Page): ListEnv
   return { object: "list", data, has_more, next_cursor: has_more && last ? encodeCursor(last.id) : null };
 }
 
-/** What a list query adds to its findMany: the cursor condition, the order and one row to spare. */
+/**
+ * What a list query adds to its findMany: the cursor condition, the order and one row to spare
+ * (listPage in schema/lib/list-page.ts also adds the relations its items' selection needs).
+ */
 export interface PageQuery {
   cursor: { id?: { lt: string } };
   orderBy: { id: "desc" };
   take: number;
-}
-
-/** Runs one newest-first page of a list: `fetch` spreads the PageQuery into its findMany. */
-export async function listPage<T extends { id: string }>(
-  args: PageArgs,
-  fetch: (query: PageQuery) => Promise<T[]>,
-): Promise<ListEnvelope<T>> {
-  const page = parsePage(args);
-  const rows = await fetch({
-    cursor: page.before ? { id: { lt: page.before } } : {},
-    orderBy: { id: "desc" },
-    take: page.take + 1,
-  });
-  return toList(rows, page);
 }
 
 /** `search`: a case-insensitive substring match over the given columns (none when blank). */

@@ -89,7 +89,10 @@ const OUTPUT_ITEMS: Record<string, number> = {
 export const MAX_QUERY_STRING_BYTES = 8_192;
 /** How deeply a JSON body may nest objects and arrays. */
 export const MAX_JSON_DEPTH = 32;
-/** The most a response may carry, in the worst case its query allows (GraphQL refuses more before running). */
+/**
+ * The most a response may carry: a list stops early to stay within it (schema/lib/list-page.ts), and
+ * GraphQL refuses before running a document whose other parts could carry more.
+ */
 export const RESPONSE_BUDGET_BYTES = 32 * 1024 * 1024;
 /** The largest response an Idempotency-Key keeps for replay; a larger one is not replayable. */
 export const MAX_IDEMPOTENT_RESPONSE_BYTES = 256 * 1024;

@@ -1,3 +1,4 @@
+import type { Prisma } from "../generated/prisma/client.ts";
 import { ApiError, validationFailed } from "./errors.ts";
 import { maxTextLength, textProblem } from "./limits.ts";
 
@@ -60,11 +61,48 @@ export function bytesLabel(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-export const quotaExceeded = (left: number, quota: number) =>
+/** `why` replaces the count of bytes left, when that is not the reason (README "Storage": older uploads go first). */
+export const quotaExceeded = (left: number, quota: number, why?: string) =>
   new ApiError(
     403,
     "permission_error",
     "storage_quota_exceeded",
-    `The upload would take the workspace past its storage quota of ${bytesLabel(quota)} (${Math.max(left, 0)} bytes left): ` +
+    `The upload would take the workspace past its storage quota of ${bytesLabel(quota)} (${why ?? `${Math.max(left, 0)} bytes left`}): ` +
       "delete objects or upgrade the plan.",
+  );
+
+/**
+ * One upload under way (README "Storage"): it holds one of the workspace's upload slots and a
+ * reservation of bytes against the quota, grown as its bytes arrive, so uploads running together
+ * never pass the quota. `end()` gives both back, whatever happened; it is safe to call twice.
+ */
+export interface UploadTicket {
+  /** The id of the object the upload makes, also its reservation's id. */
+  readonly id: string;
+  /** Where its bytes go (storeKey). */
+  readonly key: string;
+  readonly quotaBytes: number;
+  /** What the quota left for it when it began: it can never write more. */
+  readonly maxBytes: number;
+  /** Aborted (with its 403) when an older upload of the workspace needs the room it holds. */
+  readonly signal: AbortSignal;
+  /** Reserves so that `total` bytes are covered before they are written; else 403 storage_quota_exceeded. */
+  cover(total: number): Promise<void>;
+  /**
+   * In the transaction that records the object: its reservation becomes `size` used bytes. False
+   * (nothing changed) when the quota cannot take them, which happens only if the reservation was lost.
+   */
+  settle(tx: Prisma.TransactionClient, size: number): Promise<boolean>;
+  /** Releases what is still reserved and the upload slot. */
+  end(): Promise<void>;
+}
+
+/** Every upload slot of the workspace is taken (README "Limits"). */
+export const uploadsBusy = (limit: number) =>
+  new ApiError(
+    429,
+    "rate_limit_error",
+    "concurrency_limit_exceeded",
+    `The workspace's plan runs ${limit} uploads at once and they are all under way; retry when one ends.`,
+    { headers: { "Retry-After": "1" } },
   );

@@ -2,7 +2,7 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { AgentRegistrationStatus, AgentRegistrationType } from "../generated/prisma/enums.ts";
 import { recordAudit } from "../lib/audit.ts";
-import { listPage } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { ApiError, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { PLAN_LIMITS, type PlanLimits, type PlanName } from "../lib/plans.ts";
@@ -164,8 +164,8 @@ builder.queryFields((t) => ({
     extensions: rest("GET /trusted-providers", "List trusted ID-JAG providers"),
     authScopes: { scope: "agents.read" },
     args: { ...pageArgs },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) => ctx.db.trustedProvider.findMany({ where: { workspaceId: ctx.credential.workspaceId, ...cursor }, ...page })),
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) => ctx.db.trustedProvider.findMany({ where: { workspaceId: ctx.credential.workspaceId, ...cursor }, ...page })),
   }),
   trustedProvider: t.prismaField({
     type: TrustedProvider,
@@ -183,8 +183,8 @@ builder.queryFields((t) => ({
     extensions: rest("GET /agent-registrations", "List agent registrations"),
     authScopes: { scope: "agents.read" },
     args: { status: t.arg({ type: AgentRegistrationStatusEnum, description: "Only registrations in this status." }), ...pageArgs },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.agentRegistration.findMany({
           where: { workspaceId: ctx.credential.workspaceId, ...(args.status && { status: args.status }), ...cursor },
           ...page,

@@ -4,7 +4,7 @@ import type { ApiKey as ApiKeyRow } from "../generated/prisma/client.ts";
 import type { Tx } from "../events.ts";
 import { displayPrefix, generateApiKey, hashApiKey } from "../lib/api-key-secret.ts";
 import { recordAudit } from "../lib/audit.ts";
-import { listPage } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { found } from "../lib/records.ts";
@@ -110,8 +110,8 @@ builder.queryFields((t) => ({
       include_revoked: t.arg.boolean({ defaultValue: false, description: "Also list revoked keys (default false)." }),
       ...pageArgs,
     },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.apiKey.findMany({
           where: { workspaceId: ctx.credential.workspaceId, ...(!args.include_revoked && live(new Date())), ...cursor },
           ...page,

@@ -2,7 +2,7 @@ import { encodeTime, TIME_MAX } from "ulid";
 import { builder } from "../builder.ts";
 import { AuditActorType } from "../generated/prisma/enums.ts";
 import { AUDIT_ACTIONS, AUDIT_RETENTION_DAYS, isAuditAction } from "../lib/audit.ts";
-import { listPage } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
@@ -95,12 +95,12 @@ builder.queryFields((t) => ({
       to: t.arg({ type: "DateTime", description: "Only changes made before this time." }),
       ...pageArgs,
     },
-    resolve: (_root, args, ctx) => {
+    resolve: (_root, args, ctx, info) => {
       if (args.action != null && !isAuditAction(args.action)) {
         throw validationFailed("action", `action is not an audit action: use one of ${Object.keys(AUDIT_ACTIONS).join(", ")}.`);
       }
       if (args.from && args.to && args.from.getTime() > args.to.getTime()) throw validationFailed("to", "to must not be before from.");
-      return listPage(args, ({ cursor, ...page }) =>
+      return listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.auditEvent.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,

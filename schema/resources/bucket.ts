@@ -1,6 +1,6 @@
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
-import { listPage } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { ApiError, invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { BUCKET_NAME_LENGTH } from "../lib/limits.ts";
@@ -38,8 +38,8 @@ builder.queryFields((t) => ({
     extensions: rest("GET /buckets", "List buckets"),
     authScopes: { scope: "storage.read" },
     args: { ...pageArgs },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) => ctx.db.bucket.findMany({ where: { workspaceId: ctx.credential.workspaceId, ...cursor }, ...page })),
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) => ctx.db.bucket.findMany({ where: { workspaceId: ctx.credential.workspaceId, ...cursor }, ...page })),
   }),
   bucket: t.prismaField({
     type: "Bucket",

@@ -1,6 +1,7 @@
 import { builder } from "../builder.ts";
 import type { Client as ClientRow } from "../generated/prisma/client.ts";
-import { listPage, searchWhere } from "../lib/cursor.ts";
+import { searchWhere } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { newId } from "../lib/ids.ts";
 import { lockOwned } from "../lib/locks.ts";
 import { defined, found, owned } from "../lib/records.ts";
@@ -28,6 +29,9 @@ const ADDRESS_COLUMNS = {
   postal_code: "addressPostalCode",
   country: "addressCountry",
 } as const satisfies Record<keyof AddressShape, keyof ClientRow>;
+
+const addressOf = (client: ClientRow) =>
+  Object.fromEntries(Object.entries(ADDRESS_COLUMNS).map(([key, column]) => [key, client[column]])) as unknown as AddressShape;
 
 const Address = builder.objectRef<AddressShape>("Address").implement({
   description: "A postal address; every part is optional (null when not given).",
@@ -67,8 +71,9 @@ export const Client = builder.prismaObject("Client", {
     address: t.field({
       type: Address,
       description: "Postal address; always present, its parts null when not given.",
-      resolve: (client) =>
-        Object.fromEntries(Object.entries(ADDRESS_COLUMNS).map(([key, column]) => [key, client[column]])) as unknown as AddressShape,
+      resolve: addressOf,
+      // A page of clients weighs each one's address as stored (schema/lib/list-page.ts).
+      extensions: { measure: addressOf },
     }),
     currency: t.exposeString("currency", { description: "ISO 4217 code; the default currency of the client's new invoices and quotes." }),
     notes: t.exposeString("notes", { nullable: true, description: "Free-text notes." }),
@@ -132,8 +137,8 @@ builder.queryFields((t) => ({
     extensions: rest("GET /clients", "List clients"),
     authScopes: { scope: "clients.read" },
     args: { ...searchArg, ...pageArgs },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.client.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,

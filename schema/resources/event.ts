@@ -1,6 +1,6 @@
 import { builder } from "../builder.ts";
 import { EVENT_RETENTION_DAYS } from "../events.ts";
-import { listPage } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { listType, objectKind, pageArgs } from "./shared.ts";
@@ -12,6 +12,8 @@ const EventData = builder.objectRef<{ object: object }>("EventData").implement({
   }),
 });
 
+const eventData = (event: { data: unknown }) => ({ object: event.data as object });
+
 /** The outbox (README "Webhooks"): what happened in the workspace, exactly as webhooks deliver it. */
 export const Event = builder.prismaObject("Event", {
   description: "Something that happened in the workspace; the body of every webhook delivery. Visible with webhooks.read or webhooks.write.",
@@ -22,7 +24,8 @@ export const Event = builder.prismaObject("Event", {
     type: t.exposeString("type", { description: "What happened, e.g. invoice.paid; sent as Kontor-Event." }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When it happened." }),
     workspace_id: t.exposeString("workspaceId", { description: "The workspace it happened in (`ws_…`)." }),
-    data: t.field({ type: EventData, description: "The resource the event is about.", resolve: (event) => ({ object: event.data as object }) }),
+    // `measure`: a page of events weighs each one's data as stored (schema/lib/list-page.ts).
+    data: t.field({ type: EventData, description: "The resource the event is about.", resolve: eventData, extensions: { measure: eventData } }),
   }),
 });
 
@@ -35,8 +38,8 @@ builder.queryFields((t) => ({
     extensions: rest("GET /events", "List events"),
     authScopes: { scope: "webhooks.read" },
     args: { type: t.arg.string({ description: "Only events of this type, e.g. invoice.paid." }), ...pageArgs },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.event.findMany({
           where: { workspaceId: ctx.credential.workspaceId, ...(args.type && { type: args.type }), ...cursor },
           ...page,

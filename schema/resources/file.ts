@@ -2,13 +2,13 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { emit, type Tx } from "../events.ts";
 import type { StoredObject } from "../generated/prisma/client.ts";
-import { listPage, searchWhere } from "../lib/cursor.ts";
+import { searchWhere } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { notFound, validationFailed } from "../lib/errors.ts";
-import { newId } from "../lib/ids.ts";
 import { lockRow } from "../lib/locks.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
-import { bytesLabel, fileName, mimeType, normalMimeType, quotaExceeded, storeKey, strictBase64 } from "../lib/storage.ts";
+import { bytesLabel, fileName, mimeType, normalMimeType, quotaExceeded, strictBase64, type UploadTicket } from "../lib/storage.ts";
 import { Bucket } from "./bucket.ts";
 import { Deleted, listType, objectKind, pageArgs, PlanEnum } from "./shared.ts";
 
@@ -73,24 +73,19 @@ async function ownBucket(db: Tx | Context["db"], ctx: Context, id: string): Prom
   if (!bucket) throw notFound("bucket", id, "bucket_id"); // the nested routes name it bucket_id
 }
 
-/** What the quota leaves for one more upload, read before its bytes are written (the commit checks again, atomically). */
-export async function roomLeft(ctx: Context): Promise<{ left: number; quota: number }> {
-  const quota = ctx.storage.quotaBytes(ctx.credential.plan);
-  const workspace = await ctx.db.workspace.findUniqueOrThrow({ where: { id: ctx.credential.workspaceId }, select: { storageBytes: true } });
-  return { left: quota - Number(workspace.storageBytes), quota };
-}
-
-/** Refuses an upload that could not land before its bytes are written. */
-export async function checkUpload(ctx: Context, bucketId: string, size?: number): Promise<{ left: number; quota: number }> {
+/**
+ * Refuses an upload into a bucket the workspace does not have, then begins it (README "Storage"):
+ * one of the workspace's upload slots (429 concurrency_limit_exceeded) and a reservation of the
+ * `size` bytes it announced (403 storage_quota_exceeded; null: not known, reserved as they arrive).
+ * The caller ends the ticket, whatever happens.
+ */
+export async function beginUpload(ctx: Context, bucketId: string, size: number | null): Promise<UploadTicket> {
   await ownBucket(ctx.db, ctx, bucketId);
-  const room = await roomLeft(ctx);
-  if ((size ?? 0) > room.left || room.left < 0) throw quotaExceeded(room.left, room.quota);
-  return room;
+  // A length no quota holds (or none that parses) is refused by the reservation, as too large.
+  return ctx.storage.beginUpload(ctx, size === null || (Number.isSafeInteger(size) && size >= 0) ? size : Number.MAX_SAFE_INTEGER);
 }
 
 export interface WrittenUpload {
-  id: string;
-  key: string;
   bucketId: string;
   fileName: string;
   contentType: string;
@@ -99,34 +94,30 @@ export interface WrittenUpload {
 }
 
 /**
- * Records bytes already in the store: the bucket is locked against deletion, the quota is taken
- * in one conditional UPDATE (two uploads racing for the last bytes cannot both pass), and
- * file.uploaded is written in the same transaction. On any failure the bytes are discarded.
+ * Records bytes already in the store: the bucket is locked against deletion, the upload's
+ * reservation becomes used bytes (a conditional UPDATE: the quota holds even if the reservation
+ * was lost), and file.uploaded is written in the same transaction. On any failure the bytes are
+ * discarded (the caller's end() then releases the reservation).
  */
-export async function commitUpload(ctx: Context, upload: WrittenUpload): Promise<StoredObject> {
+export async function commitUpload(ctx: Context, upload: UploadTicket, written: WrittenUpload): Promise<StoredObject> {
   const workspaceId = ctx.credential.workspaceId;
-  const quota = ctx.storage.quotaBytes(ctx.credential.plan);
   try {
     return await ctx.db.$transaction(async (tx) => {
-      const bucket = await lockRow(tx, "bucket", upload.bucketId, workspaceId, "share");
-      if (!bucket) throw notFound("bucket", upload.bucketId, "bucket_id");
-      const size = BigInt(upload.size);
-      const taken = await tx.$queryRaw<{ storage_bytes: bigint }[]>`
-        update workspaces set storage_bytes = storage_bytes + ${size}
-        where id = ${workspaceId} and storage_bytes + ${size} <= ${BigInt(quota)} returning storage_bytes`;
-      if (!taken[0]) {
-        const now = await tx.workspace.findUniqueOrThrow({ where: { id: workspaceId }, select: { storageBytes: true } });
-        throw quotaExceeded(quota - Number(now.storageBytes), quota);
+      const bucket = await lockRow(tx, "bucket", written.bucketId, workspaceId, "share");
+      if (!bucket) throw notFound("bucket", written.bucketId, "bucket_id");
+      if (!(await upload.settle(tx, written.size))) {
+        const now = await tx.workspace.findUniqueOrThrow({ where: { id: workspaceId }, select: { storageBytes: true, storageReservedBytes: true } });
+        throw quotaExceeded(upload.quotaBytes - Number(now.storageBytes) - Number(now.storageReservedBytes), upload.quotaBytes);
       }
       const row = await tx.storedObject.create({
         data: {
           id: upload.id,
           workspaceId,
-          bucketId: upload.bucketId,
-          fileName: upload.fileName,
-          contentType: upload.contentType,
-          sizeBytes: size,
-          sha256: upload.sha256,
+          bucketId: written.bucketId,
+          fileName: written.fileName,
+          contentType: written.contentType,
+          sizeBytes: BigInt(written.size),
+          sha256: written.sha256,
           storeKey: upload.key,
         },
       });
@@ -137,12 +128,6 @@ export async function commitUpload(ctx: Context, upload: WrittenUpload): Promise
     await ctx.storage.discard(upload.key);
     throw error;
   }
-}
-
-/** A new object's id and the key its bytes go under. */
-export function newObject(ctx: Context): { id: string; key: string } {
-  const id = newId("storedObject");
-  return { id, key: storeKey(ctx.credential.workspaceId, id) };
 }
 
 builder.queryFields((t) => ({
@@ -159,10 +144,10 @@ builder.queryFields((t) => ({
       content_type: t.arg.string({ description: "A MIME type (`application/pdf`; parameters of stored types are ignored) or a family (`image/*`)." }),
       ...pageArgs,
     },
-    resolve: async (_root, { bucket_id, search, content_type, ...page }, ctx) => {
+    resolve: async (_root, { bucket_id, search, content_type, ...page }, ctx, info) => {
       await ownBucket(ctx.db, ctx, bucket_id);
       const filters = { ...contentTypeWhere(content_type) };
-      return listPage(page, ({ cursor, ...query }) =>
+      return listPage(page, ctx, info, ({ cursor, ...query }) =>
         ctx.db.storedObject.findMany({
           where: { workspaceId: ctx.credential.workspaceId, bucketId: bucket_id, AND: [searchWhere(search, ["fileName"]), filters], ...cursor },
           ...query,
@@ -202,8 +187,9 @@ builder.mutationFields((t) => ({
     type: "StoredObject",
     description:
       "Uploads a file sent as base64 (within the 25 MiB body limit; REST also takes the raw bytes, streamed, up to the quota). " +
-      "Past the quota: 403 storage_quota_exceeded. Emits file.uploaded. Needs storage.write.",
-    extensions: rest("POST /buckets/:bucket_id/objects", "Upload an object", 201, ["storage_quota_exceeded"]),
+      "Past the quota: 403 storage_quota_exceeded; while the plan's number of uploads are under way: 429 concurrency_limit_exceeded. " +
+      "Emits file.uploaded. Needs storage.write.",
+    extensions: rest("POST /buckets/:bucket_id/objects", "Upload an object", 201, ["storage_quota_exceeded", "concurrency_limit_exceeded"]),
     authScopes: { scope: "storage.write" },
     args: {
       bucket_id: t.arg.id({ required: true, description: "The bucket to upload into (the {bucket_id} of the REST path)." }),
@@ -215,10 +201,13 @@ builder.mutationFields((t) => ({
       const name = fileName("file_name", args.file_name);
       const contentType = mimeType("content_type", args.content_type);
       const bytes = strictBase64("content_base64", args.content_base64);
-      const { quota } = await checkUpload(ctx, args.bucket_id, bytes.length);
-      const { id, key } = newObject(ctx);
-      const written = await ctx.storage.put(key, bytes, { maxBytes: bytes.length, quotaBytes: quota, contentType });
-      return commitUpload(ctx, { id, key, bucketId: args.bucket_id, fileName: name, contentType, ...written });
+      const upload = await beginUpload(ctx, args.bucket_id, bytes.length);
+      try {
+        const written = await ctx.storage.put(upload, bytes, { contentType });
+        return await commitUpload(ctx, upload, { bucketId: args.bucket_id, fileName: name, contentType, ...written });
+      } finally {
+        await upload.end();
+      }
     },
   }),
   deleteFile: t.field({

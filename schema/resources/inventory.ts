@@ -3,7 +3,8 @@ import type { Context } from "../context.ts";
 import { emit, type Tx } from "../events.ts";
 import type { InventoryItem as ItemRow, Prisma } from "../generated/prisma/client.ts";
 import { StockStatus } from "../generated/prisma/enums.ts";
-import { listPage, searchWhere } from "../lib/cursor.ts";
+import { searchWhere } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { ApiError } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { defined, found, owned } from "../lib/records.ts";
@@ -11,6 +12,8 @@ import { rest } from "../lib/rest.ts";
 import { stockAlert, stockStatus } from "../lib/stock-status.ts";
 import { currency, notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
+
+const suppliersOf = (item: { suppliers: unknown }) => item.suppliers as SupplierShape[];
 
 /** One entry of the `suppliers` JSON column; cost_price is kept as its exact decimal text. */
 interface SupplierShape {
@@ -72,7 +75,9 @@ export const InventoryItem = builder.prismaObject("InventoryItem", {
     suppliers: t.field({
       type: [InventorySupplier],
       description: "Where the item can be bought; empty when none.",
-      resolve: (item) => item.suppliers as unknown as SupplierShape[],
+      resolve: suppliersOf,
+      // A page of items weighs each one's suppliers as stored (schema/lib/list-page.ts).
+      extensions: { measure: suppliersOf },
     }),
     status: t.expose("status", {
       type: StockStatusEnum,
@@ -177,8 +182,8 @@ builder.queryFields((t) => ({
       search: t.arg.string({ description: "Case-insensitive substring of name, sku, category or description." }),
       ...pageArgs,
     },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.inventoryItem.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,

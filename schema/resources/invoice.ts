@@ -3,7 +3,7 @@ import type { Context } from "../context.ts";
 import { emit, type EventType, type Tx } from "../events.ts";
 import { DocumentType, InvoiceStatus } from "../generated/prisma/enums.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { listPage } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { lockOwned, lockRow } from "../lib/locks.ts";
@@ -201,8 +201,8 @@ builder.queryFields((t) => ({
       client_id: t.arg.string({ description: "Only documents of this client (`cli_…`)." }),
       ...pageArgs,
     },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.invoice.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,

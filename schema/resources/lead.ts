@@ -2,7 +2,8 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { emit } from "../events.ts";
 import type { LeadStage } from "../generated/prisma/enums.ts";
-import { listPage, searchWhere } from "../lib/cursor.ts";
+import { searchWhere } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { lockOwned } from "../lib/locks.ts";
@@ -12,6 +13,8 @@ import { currency, notNull, optionalEmail, optionalText, requiredText } from "..
 import { Client } from "./client.ts";
 import { rest } from "../lib/rest.ts";
 import { Deleted, LeadStageEnum, listType, objectKind, pageArgs, PriorityEnum, searchArg } from "./shared.ts";
+
+const fullName = (lead: { firstName: string; lastName: string | null }) => [lead.firstName, lead.lastName].filter(Boolean).join(" ");
 
 export const Lead = builder.prismaObject("Lead", {
   description: "A prospective client moving through the sales stages. Visible with leads.read or leads.write.",
@@ -23,7 +26,9 @@ export const Lead = builder.prismaObject("Lead", {
     last_name: t.exposeString("lastName", { nullable: true, description: "The contact's last name; null when not given." }),
     full_name: t.string({
       description: "first_name and last_name joined by a space.",
-      resolve: (lead) => [lead.firstName, lead.lastName].filter(Boolean).join(" "),
+      resolve: fullName,
+      // A page of leads weighs each one's full name as it is (schema/lib/list-page.ts).
+      extensions: { measure: fullName },
     }),
     company_name: t.exposeString("companyName", { nullable: true, description: "The company the contact works for." }),
     email: t.exposeString("email", { nullable: true, description: "The contact's e-mail address, in lower case." }),
@@ -148,8 +153,8 @@ builder.queryFields((t) => ({
     extensions: rest("GET /leads", "List leads"),
     authScopes: { scope: "leads.read" },
     args: { stage: t.arg({ type: LeadStageEnum, description: "Only leads in this stage." }), ...searchArg, ...pageArgs },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.lead.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,

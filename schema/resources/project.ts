@@ -2,7 +2,8 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import type { Tx } from "../events.ts";
 import { ProjectStatus } from "../generated/prisma/enums.ts";
-import { listPage, searchWhere } from "../lib/cursor.ts";
+import { searchWhere } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { lockOwned, lockRow } from "../lib/locks.ts";
@@ -118,8 +119,8 @@ builder.queryFields((t) => ({
       search: t.arg.string({ description: "Case-insensitive substring of name or description." }),
       ...pageArgs,
     },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.project.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,

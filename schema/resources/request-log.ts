@@ -1,7 +1,8 @@
 import { encodeTime, TIME_MAX } from "ulid";
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
-import { listPage } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
+import type { ArgumentCost } from "../lib/response-cost.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { rest } from "../lib/rest.ts";
 import { listType, objectKind, pageArgs } from "./shared.ts";
@@ -100,6 +101,12 @@ const KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
 const DAY_MS = 86_400_000;
 export const STATS_DEFAULT_DAYS = 30;
 export const STATS_MAX_DAYS = 90;
+/**
+ * What the GraphQL cost rule counts for requestLogStats per day it aggregates, in field values: the
+ * statistics read every request log of those days, so a document may ask for at most 90 days in all
+ * (90 × 10 000 of the 1 000 000 a document may cost, README "Traffic policies").
+ */
+export const STATS_COST_PER_DAY = 10_000;
 
 function keyId(value: string | null | undefined): string | undefined {
   if (value == null) return undefined;
@@ -188,7 +195,7 @@ builder.queryFields((t) => ({
       route: t.arg.string({ description: "Only requests to this route template, exactly as logged (`/v1/leads/{id}`, `/graphql`)." }),
       ...pageArgs,
     },
-    resolve: (_root, args, ctx) => {
+    resolve: (_root, args, ctx, info) => {
       const key = keyId(args.key_id);
       if (args.status != null && (args.status < 100 || args.status > 599)) {
         throw validationFailed("status", "status must be an HTTP status code from 100 to 599.");
@@ -196,7 +203,7 @@ builder.queryFields((t) => ({
       if (args.from && args.to && args.from.getTime() > args.to.getTime()) {
         throw validationFailed("to", "to must not be before from.");
       }
-      return listPage(args, ({ cursor, ...page }) =>
+      return listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.requestLog.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,
@@ -217,7 +224,10 @@ builder.queryFields((t) => ({
   requestLogStats: t.field({
     type: RequestLogStats,
     description: `Daily volume, error rate, latency percentiles and top endpoints over the last \`days\` UTC days (today included). Needs logs.read.`,
-    extensions: rest("GET /request-logs/stats", "Request log statistics"),
+    extensions: {
+      ...rest("GET /request-logs/stats", "Request log statistics"),
+      argumentCost: { arg: "days", each: STATS_COST_PER_DAY, default: STATS_DEFAULT_DAYS, most: STATS_MAX_DAYS } satisfies ArgumentCost,
+    },
     authScopes: { scope: "logs.read" },
     args: {
       days: t.arg.int({ description: `How many UTC days, today included: 1–${STATS_MAX_DAYS}, default ${STATS_DEFAULT_DAYS}.` }),

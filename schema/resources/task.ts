@@ -2,7 +2,7 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { emit, type Tx } from "../events.ts";
 import { TaskStatus, type Priority } from "../generated/prisma/enums.ts";
-import { listPage } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { notFound, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { lockOwned, lockRow } from "../lib/locks.ts";
@@ -101,11 +101,11 @@ builder.queryFields((t) => ({
       assignee_email: t.arg.string({ description: "Only tasks assigned to this e-mail address (any case)." }),
       ...pageArgs,
     },
-    resolve: async (_root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const assignee = args.assignee_email == null ? undefined : optionalEmail("assignee_email", args.assignee_email);
       if (assignee === null) throw validationFailed("assignee_email", "assignee_email must be an e-mail address.");
       await ownProject(ctx.db, ctx, args.project_id);
-      return listPage(args, ({ cursor, ...page }) =>
+      return listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.task.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,

@@ -1,7 +1,7 @@
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { WebhookDeliveryStatus } from "../generated/prisma/enums.ts";
-import { listPage } from "../lib/cursor.ts";
+import { listPage } from "../lib/list-page.ts";
 import { EVENT_RETENTION_DAYS, TEST_EVENT_TYPE } from "../events.ts";
 import { notFound } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
@@ -74,8 +74,8 @@ builder.queryFields((t) => ({
       status: t.arg({ type: WebhookDeliveryStatusEnum, description: "Only deliveries in this status." }),
       ...pageArgs,
     },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.webhookDelivery.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,

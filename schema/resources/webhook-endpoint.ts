@@ -3,11 +3,12 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { ALL_EVENTS, EVENT_TYPES, represent, TEST_EVENT_TYPE } from "../events.ts";
 import { recordAudit } from "../lib/audit.ts";
-import { listPage } from "../lib/cursor.ts";
-import { validationFailed } from "../lib/errors.ts";
+import { listPage } from "../lib/list-page.ts";
+import { ApiError, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { ENDPOINT_DELIVERIES_SHOWN } from "../lib/limits.ts";
-import { lockOwned, lockRow } from "../lib/locks.ts";
+import { lockOwned, lockRow, lockWorkspace } from "../lib/locks.ts";
+import { PLAN_LIMITS } from "../lib/plans.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { holdDeliveries } from "../lib/webhook-hold.ts";
@@ -100,6 +101,31 @@ function description(value: string | null | undefined) {
 
 const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.workspaceId });
 
+/**
+ * What the per-host delivery cap counts (README "Webhooks", fair delivery): the URL's host as
+ * WHATWG URL parsing normalizes it (lower case, punycode, one spelling per IPv4 address), without
+ * a trailing dot, and its port, the scheme's default filled in. `url` has passed checkUrl.
+ */
+export function targetHost(url: string): string {
+  const parsed = new URL(url);
+  const port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
+  return `${parsed.hostname.replace(/\.$/, "")}:${port}`;
+}
+
+/**
+ * README "Limits": a workspace has at most its plan's `webhook_endpoints`. Locks the workspace row
+ * first, so concurrent creations take turns and no two of them both see room for one more; the plan
+ * is read under that lock, not from a credential that may have been cached before an upgrade.
+ */
+async function checkEndpointCap(tx: Prisma.TransactionClient, workspaceId: string): Promise<void> {
+  await lockWorkspace(tx, workspaceId);
+  const { plan } = await tx.workspace.findUniqueOrThrow({ where: { id: workspaceId }, select: { plan: true } });
+  const cap = PLAN_LIMITS[plan].webhook_endpoints;
+  if ((await tx.webhookEndpoint.count({ where: { workspaceId } })) >= cap) {
+    throw new ApiError(403, "permission_error", "plan_limit_reached", `The ${plan} plan allows ${cap} webhook endpoints; delete one first, or upgrade.`);
+  }
+}
+
 builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     type: WebhookEndpointList,
@@ -107,8 +133,8 @@ builder.queryFields((t) => ({
     extensions: rest("GET /webhook-endpoints", "List webhook endpoints"),
     authScopes: { scope: "webhooks.read" },
     args: { ...pageArgs },
-    resolve: (_root, args, ctx) =>
-      listPage(args, ({ cursor, ...page }) =>
+    resolve: (_root, args, ctx, info) =>
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.webhookEndpoint.findMany({ where: { workspaceId: ctx.credential.workspaceId, ...cursor }, ...page }),
       ),
   }),
@@ -128,8 +154,8 @@ builder.mutationFields((t) => ({
   createWebhookEndpoint: t.prismaField({
     type: WebhookEndpointWithSecret,
     description:
-      "Registers an endpoint; it receives only events that happen after its creation. The answer carries its signing secret, which is never shown again. Needs webhooks.write.",
-    extensions: rest("POST /webhook-endpoints", "Create a webhook endpoint", 201),
+      "Registers an endpoint; it receives only events that happen after its creation. The answer carries its signing secret, which is never shown again. The plan caps how many a workspace has (limits.webhook_endpoints; one more is plan_limit_reached). Needs webhooks.write.",
+    extensions: rest("POST /webhook-endpoints", "Create a webhook endpoint", 201, ["plan_limit_reached"]),
     authScopes: { scope: "webhooks.write" },
     args: {
       url: t.arg.string({ required: true, description: "http or https, without credentials; https only, to public addresses, in production. Link-local and cloud-metadata addresses are refused everywhere." }),
@@ -142,12 +168,14 @@ builder.mutationFields((t) => ({
       const url = await ctx.webhooks.checkUrl(args.url);
       const secret = newSigningSecret();
       const endpoint = await ctx.db.$transaction(async (tx) => {
+        await checkEndpointCap(tx, ctx.credential.workspaceId);
         const created = await tx.webhookEndpoint.create({
           ...query,
           data: {
             id: newId("webhookEndpoint"),
             workspaceId: ctx.credential.workspaceId,
             url,
+            targetHost: targetHost(url),
             events,
             description: text ?? null,
             secretSealed: ctx.webhooks.seal(secret),
@@ -183,11 +211,12 @@ builder.mutationFields((t) => ({
         ...(isActive !== undefined && { disabledReason: null }),
       });
       if (data.url !== undefined) data.url = await ctx.webhooks.checkUrl(data.url);
+      const host = data.url === undefined ? {} : { targetHost: targetHost(data.url) };
       const endpoint = await ctx.db.$transaction(async (tx) => {
         // Locked: of concurrent pauses and resumes each holds or releases the deliveries as the one before it left them.
         await lockOwned(tx, "webhook_endpoint", id, ctx.credential.workspaceId);
         const current = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id }, select: { isActive: true } });
-        const updated = await tx.webhookEndpoint.update({ ...query, where: where(ctx, id), data });
+        const updated = await tx.webhookEndpoint.update({ ...query, where: where(ctx, id), data: { ...data, ...host } });
         if (isActive !== undefined && isActive !== current.isActive) await holdDeliveries(tx, id, !isActive);
         return updated;
       });

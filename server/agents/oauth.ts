@@ -1,5 +1,6 @@
 import { findUnicodeProblem, textProblem } from "../../schema/lib/limits.ts";
 import { formEntries, MalformedFormError } from "../utf8.ts";
+import { BODY_LIMITS } from "../body-limits.ts";
 
 /** RFC 6749 §5.2 error codes Kontor answers, and those of README "Agents" for /agent/identity. */
 export type OAuthErrorCode =
@@ -54,8 +55,8 @@ export function oauthErrorResponse(error: OAuthError, requestId: string | undefi
   );
 }
 
-/** The most a form or JSON body of these endpoints may hold (an ID-JAG is a few KB). */
-export const MAX_OAUTH_BODY_BYTES = 64 * 1024;
+/** The most a form or JSON body of these endpoints may hold (an ID-JAG is a few KB): README "Limits", server/body-limits.ts. */
+export const MAX_OAUTH_BODY_BYTES = BODY_LIMITS.protocol;
 
 function mediaType(request: Request): string {
   return (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();

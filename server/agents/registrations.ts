@@ -102,7 +102,7 @@ export async function registerAnonymous(body: Record<string, unknown>, services:
   const claim = newClaimToken();
   const registrationId = newId("agentRegistration");
   const sandbox = await services.prisma.$transaction(async (tx) => {
-    const workspace = await createSandbox(tx, name);
+    const workspace = await createSandbox(tx, name, services.config.maxSandboxes);
     await tx.agentRegistration.create({
       data: {
         id: registrationId,

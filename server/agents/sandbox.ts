@@ -4,13 +4,37 @@ import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.
 import { newId } from "../../schema/lib/ids.ts";
 import { log } from "../log.ts";
 import { useSweep } from "../plugins/sweep.ts";
+import { OAuthError } from "./oauth.ts";
 
 /** An anonymous agent's sandbox is deleted this long after it was made, unless a user claims it. */
 export const SANDBOX_LIFETIME_SECONDS = 7 * 24 * 3600;
 export const SANDBOX_SWEEP_INTERVAL_MS = 3_600_000;
 
-/** A new sandbox workspace: free plan, agent auth on, no owner until a user claims it. */
-export async function createSandbox(tx: Prisma.TransactionClient, agentName: string | null): Promise<{ id: string; expiresAt: Date }> {
+/** Any number, the same in every process: the advisory lock that makes counting and adding sandboxes one step. */
+const SANDBOX_COUNT_LOCK = 0x6b74_7273; // "ktrs"
+/** The longest Retry-After a full deployment names: sandboxes expire a week after they were made. */
+const MAX_RETRY_AFTER_SECONDS = 3600;
+
+/**
+ * A new sandbox workspace: free plan, agent auth on, no owner until a user claims it. A deployment
+ * keeps at most `maxSandboxes` live ones (KONTOR_MAX_SANDBOXES); past it the answer is 429
+ * rate_limit_exceeded, until one expires or is claimed.
+ */
+export async function createSandbox(tx: Prisma.TransactionClient, agentName: string | null, maxSandboxes: number): Promise<{ id: string; expiresAt: Date }> {
+  await tx.$executeRaw`select pg_advisory_xact_lock(${SANDBOX_COUNT_LOCK})`;
+  const [live] = await tx.$queryRaw<{ count: bigint; next: Date | null }[]>`
+    select count(*)::bigint as count, min(sandbox_expires_at) as next from workspaces where sandbox_expires_at > now()`;
+  if (live && Number(live.count) >= maxSandboxes) {
+    const untilNext = live.next ? Math.ceil((live.next.getTime() - Date.now()) / 1000) : MAX_RETRY_AFTER_SECONDS;
+    const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, untilNext));
+    throw new OAuthError(
+      429,
+      "rate_limit_exceeded",
+      `This deployment holds its most live sandboxes (${maxSandboxes}); retry in ${retryAfter} seconds, or register for a user with service_auth.`,
+      {},
+      { "Retry-After": String(retryAfter) },
+    );
+  }
   const expiresAt = new Date(Date.now() + SANDBOX_LIFETIME_SECONDS * 1000);
   const workspace = await tx.workspace.create({
     data: {

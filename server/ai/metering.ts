@@ -1,14 +1,15 @@
 import type { Redis } from "ioredis";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
+import { openCounters, type Counters } from "./counters.ts";
 
 const HOUR = 3_600_000;
 const FIVE_HOURS = 5 * HOUR;
 const WEEK = 7 * 24 * HOUR;
 /** 1970-01-01 was a Thursday: weeks start on Monday 00:00 UTC, four days later. */
 const MONDAY = 4 * 24 * HOUR;
-/** A running request's slot is let go after this long even if its process died holding it. */
-const SLOT_LEASE_MS = 15 * 60_000;
+/** A running request's slot (or reservation) is let go after this long even if its process died holding it. */
+export const SLOT_LEASE_MS = 15 * 60_000;
 
 export interface Pool {
   used: number;
@@ -65,104 +66,20 @@ const tooManyRunning = (limit: number, state: CodingState) =>
     { headers: { "Retry-After": "1", ...codingHeaders(state) } },
   );
 
-interface Store {
-  used(keys: [string, string]): Promise<[number, number]>;
-  add(keys: [string, string], tokens: number, ttlMs: [number, number]): Promise<void>;
-  /** Takes a slot among `limit` for `id`; false when all are taken. */
-  takeSlot(key: string, id: string, limit: number, now: number): Promise<boolean>;
-  freeSlot(key: string, id: string): Promise<void>;
-}
-
-class MemoryStore implements Store {
-  private readonly counters = new Map<string, { value: number; expiresAt: number }>();
-  private readonly slots = new Map<string, Map<string, number>>();
-
-  constructor(private readonly clock: () => number) {}
-
-  private read(key: string): number {
-    const entry = this.counters.get(key);
-    if (!entry || entry.expiresAt <= this.clock()) return 0;
-    return entry.value;
-  }
-
-  /** Past windows go once there are many: the map holds at most a few per active workspace. */
-  private prune(): void {
-    if (this.counters.size < 10_000) return;
-    const now = this.clock();
-    for (const [key, entry] of this.counters) if (entry.expiresAt <= now) this.counters.delete(key);
-  }
-
-  async used(keys: [string, string]): Promise<[number, number]> {
-    return [this.read(keys[0]), this.read(keys[1])];
-  }
-
-  async add(keys: [string, string], tokens: number, ttlMs: [number, number]): Promise<void> {
-    this.prune();
-    keys.forEach((key, i) => this.counters.set(key, { value: this.read(key) + tokens, expiresAt: this.clock() + ttlMs[i]! }));
-  }
-
-  async takeSlot(key: string, id: string, limit: number, now: number): Promise<boolean> {
-    const running = this.slots.get(key) ?? new Map<string, number>();
-    for (const [other, expiresAt] of running) if (expiresAt <= now) running.delete(other);
-    if (running.size >= limit) return false;
-    running.set(id, now + SLOT_LEASE_MS);
-    this.slots.set(key, running);
-    return true;
-  }
-
-  async freeSlot(key: string, id: string): Promise<void> {
-    const running = this.slots.get(key);
-    running?.delete(id);
-    if (running?.size === 0) this.slots.delete(key);
-  }
-}
-
-// Drops expired leases, then takes a slot if one is free: one round trip, atomic across processes.
-const TAKE_SLOT = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return 1`;
-
-class RedisStore implements Store {
-  constructor(private readonly redis: Redis) {}
-
-  async used(keys: [string, string]): Promise<[number, number]> {
-    const values = await this.redis.mget(keys[0], keys[1]);
-    return [Number(values[0] ?? 0), Number(values[1] ?? 0)];
-  }
-
-  async add(keys: [string, string], tokens: number, ttlMs: [number, number]): Promise<void> {
-    const multi = this.redis.multi();
-    keys.forEach((key, i) => multi.incrby(key, tokens).pexpire(key, ttlMs[i]!));
-    await multi.exec();
-  }
-
-  async takeSlot(key: string, id: string, limit: number, now: number): Promise<boolean> {
-    const taken = await this.redis.eval(TAKE_SLOT, 1, key, now, now + SLOT_LEASE_MS, limit, id, SLOT_LEASE_MS);
-    return taken === 1;
-  }
-
-  async freeSlot(key: string, id: string): Promise<void> {
-    await this.redis.zrem(key, id);
-  }
-}
-
 /**
  * The coding plan (README "Limits"): tokens the provider reports, counted per workspace against a
  * 5-hour and a weekly pool, and a cap on requests running at once. Kept in Redis when there is
  * one, so every process shares them.
  */
 export class CodingMeter {
-  private readonly store: Store;
+  private readonly store: Counters;
 
   constructor(
     redis: Redis | undefined,
     private readonly namespace: string,
     private readonly clock: () => number = Date.now,
   ) {
-    this.store = redis ? new RedisStore(redis) : new MemoryStore(clock);
+    this.store = openCounters(redis, clock);
   }
 
   private keys(workspaceId: string, now: number): [string, string] {
@@ -172,7 +89,7 @@ export class CodingMeter {
 
   async state(workspaceId: string, plan: PlanName): Promise<CodingState> {
     const now = this.clock();
-    const [fiveHour, weekly] = await this.store.used(this.keys(workspaceId, now));
+    const [fiveHour = 0, weekly = 0] = await this.store.read(this.keys(workspaceId, now));
     const w = windows(now);
     const limits = PLAN_LIMITS[plan];
     return {
@@ -191,14 +108,15 @@ export class CodingMeter {
     if (state.fiveHour.used >= state.fiveHour.limit || state.weekly.used >= state.weekly.limit) throw poolSpent(state, now);
     const limit = PLAN_LIMITS[plan].coding_concurrency;
     const slots = `${this.namespace}coding:${workspaceId}:running`;
-    if (!(await this.store.takeSlot(slots, requestId, limit, now))) throw tooManyRunning(limit, state);
+    const { lease } = await this.store.hold(slots, requestId, 1, { limit, now, leaseMs: SLOT_LEASE_MS });
+    if (!lease) throw tooManyRunning(limit, state);
     let ended = false;
     return {
       state,
       end: async () => {
         if (ended) return;
         ended = true;
-        await this.store.freeSlot(slots, requestId);
+        await this.store.release(lease);
       },
     };
   }

@@ -23,6 +23,16 @@ const CODING_HEADERS = {
   "x-codingplan-weekly-reset": codingHeader("When the weekly pool refills (ISO 8601, a Monday 00:00 UTC).", { type: "string", format: "date-time" }),
 };
 
+/** README "AI": on every general-AI answer of /responses (ai.responses), streams included. */
+const DAILY_HEADERS = {
+  "x-ai-daily-tokens-limit": codingHeader("The workspace's general AI budget of tokens per UTC day (its plan's).", { type: "integer", minimum: 1 }),
+  "x-ai-daily-tokens-remaining": codingHeader(
+    "Tokens of the day's budget left: the budget less the tokens settled today and those reserved by requests still running (this one included, on a stream).",
+    { type: "integer", minimum: 0 },
+  ),
+  "x-ai-daily-reset": codingHeader("When the budget refills: the next 00:00 UTC (ISO 8601).", { type: "string", format: "date-time" }),
+};
+
 /**
  * The AI routes speak OpenAI's shapes (server/ai/plugin.ts). Bodies passed through to the
  * provider are described as far as Kontor reads them, and left open beyond.
@@ -109,13 +119,15 @@ export const aiOpenApi: OpenApiExtension = ({ paths, errors, headers }) => {
       },
     },
   };
-  const optional = Object.fromEntries(Object.entries(CODING_HEADERS).map(([name, header]) => [name, { ...header, required: false }]));
+  // /responses is general AI or coding, by the credential's scopes: each use carries its own headers.
+  const optional = Object.fromEntries(Object.entries({ ...CODING_HEADERS, ...DAILY_HEADERS }).map(([name, header]) => [name, { ...header, required: false }]));
   paths["/responses"] = {
     post: {
       operationId: "createResponse",
       summary: "Create a response grounded in the workspace (OpenAI Responses shape)",
       description:
-        "Needs ai.responses (general AI, counted against the plan's AI requests per minute) or ai.coding (metered by the coding plan's tokens, " +
+        "Needs ai.responses (general AI: counted against the plan's AI requests per minute and the workspace's daily token budget, with the " +
+        "x-ai-daily-* headers; a spent budget is 429 rate_limit_exceeded with Retry-After) or ai.coding (metered by the coding plan's tokens, " +
         "with the x-codingplan-* headers). The model gets read-only tools over the workspace's data, made from the schema's queries and run as " +
         "the caller: a credential without invoices.read has no invoice tool. `input` (a string or message items) or `prompt`; `instructions` " +
         "become the one system message. With `stream: true`, Responses server-sent events.",

@@ -12,6 +12,8 @@ import { requestState, type RequestState } from "../request-state.ts";
 import type { ModelCatalog } from "./catalog.ts";
 import { readAnswer } from "./limits.ts";
 import { codingHeaders, type CodingMeter } from "./metering.ts";
+import { dailyHeaders, reservationOf, type GeneralBudget } from "./budget.ts";
+import type { TokenUsage } from "./responses.ts";
 import { chatUsage, passStream, providerFailure } from "./passthrough.ts";
 import { aiUnavailable, upstreamError, type ChatUpstream } from "./upstream.ts";
 
@@ -64,6 +66,8 @@ export interface AiServices {
   upstream: ChatUpstream | undefined;
   catalog: ModelCatalog;
   meter: CodingMeter;
+  /** General AI's daily token budget (/v1/responses with ai.responses). */
+  budget: GeneralBudget;
 }
 
 /** The model a request names, if the plan may use it. */
@@ -160,15 +164,17 @@ export function responsesUse(credential: Credential): "general" | "coding" | nul
 /**
  * POST /v1/responses: OpenAI's Responses shape, grounded in the workspace through read-only tools
  * made from the schema's queries, each run as the caller. General use counts against the plan's
- * AI requests per minute (the rate-limit plugin); coding use against the coding plan's tokens.
+ * AI requests per minute (the rate-limit plugin) and the workspace's daily token budget; coding
+ * use against the coding plan's tokens. Every answer, a refusal included, says where the budget
+ * (x-ai-daily-*) or the coding plan (x-codingplan-*) stands.
  */
 async function responses(services: AiServices, state: RequestState, request: Request, context: Context): Promise<Response> {
   const credential = state.credential!;
   const use = responsesUse(credential);
   if (!use) throw scopeRefused(credential, "ai.responses");
-  if (use === "general") return respond(services, state, request, context, use, {});
-  // Every coding answer, a refusal included, says where the plan stands.
-  const before = codingHeaders(await services.meter.state(credential.workspaceId, credential.plan));
+  const { workspaceId, plan } = credential;
+  const before =
+    use === "general" ? dailyHeaders(await services.budget.state(workspaceId, plan)) : codingHeaders(await services.meter.state(workspaceId, plan));
   try {
     return await respond(services, state, request, context, use, before);
   } catch (error) {
@@ -176,6 +182,8 @@ async function responses(services: AiServices, state: RequestState, request: Req
     throw error;
   }
 }
+
+const total = (usage: TokenUsage) => usage.input_tokens + usage.output_tokens;
 
 async function respond(
   services: AiServices,
@@ -186,29 +194,70 @@ async function respond(
   before: Record<string, string>,
 ): Promise<Response> {
   const credential = state.credential!;
+  const { workspaceId, plan } = credential;
+  // The server adapter's own signal does not always show `aborted` once fired; one that follows it does.
+  const clientLeft = AbortSignal.any([request.signal]);
   const body = await jsonObject(request);
   const model = checkModel(body, credential, services.catalog);
   const upstream = services.upstream;
   if (!upstream) throw aiUnavailable();
-  const coding = use === "coding" ? await services.meter.begin(credential.workspaceId, credential.plan, state.id) : undefined;
-  const headers = coding ? { ...before, ...codingHeaders(coding.state) } : {};
+  const coding = use === "coding" ? await services.meter.begin(workspaceId, plan, state.id) : undefined;
+  // README "AI": general use reserves an estimate of its cost before the provider sees anything.
+  const reserved =
+    use === "general"
+      ? await services.budget.reserve(workspaceId, plan, state.id, reservationOf(Buffer.byteLength(JSON.stringify(body)), body.max_output_tokens, services.budget.limit(plan)))
+      : undefined;
+  let headers = { ...before, ...(coding && codingHeaders(coding.state)), ...(reserved && dailyHeaders(reserved.state)) };
+  /** Where the day stands once this request has settled (its headers, for a JSON answer or a refusal). */
+  const settledHeaders = async () => {
+    if (!reserved) return headers;
+    return { ...headers, ...dailyHeaders(await services.budget.state(workspaceId, plan).catch(() => reserved.state)) };
+  };
   let logged!: (usage: { model: string; input_tokens: number; output_tokens: number } | null) => void;
   state.aiUsage = new Promise((resolve) => (logged = resolve));
-  const settle = (usage: { input_tokens: number; output_tokens: number } | null) => {
-    const failed = (error: unknown) => log("error", "coding-plan metering failed", describeError(error));
+  let settled = false;
+  /**
+   * Once, however the request ends: the request log's tokens, the coding slot and pools, and the
+   * budget's reservation settled with what the provider reported, or at least the reservation when
+   * the client left before the end (the provider may have spent more than it told).
+   */
+  const settle = async (usage: TokenUsage | null, spent: TokenUsage, abandoned: boolean): Promise<void> => {
+    if (settled) return;
+    settled = true;
+    const failed = (error: unknown) => log("error", "AI metering failed", describeError(error));
     coding?.end().catch(failed);
-    logged(usage && { model, ...usage });
-    if (coding && usage) services.meter.record(credential.workspaceId, usage.input_tokens + usage.output_tokens).catch(failed);
+    logged(usage && { model, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens });
+    if (coding && usage) services.meter.record(workspaceId, total(usage)).catch(failed);
+    await reserved?.settle(Math.max(total(spent), abandoned ? reserved.tokens : 0)).catch(failed);
   };
+  let partial: TokenUsage = { input_tokens: 0, output_tokens: 0 };
   try {
     const tools = toolsFor(workspaceTools(schema), credential.scopes);
-    const made = await createResponse({ body, tools, upstream, signal: request.signal, run: (tool, args) => runTool(tool, args, context, schema) });
-    made.usage.then(settle, () => settle(null));
+    const made = await createResponse({
+      body,
+      tools,
+      upstream,
+      signal: request.signal,
+      run: (tool, args) => runTool(tool, args, context, schema),
+      onFailure: (usage) => (partial = usage),
+    });
+    if (body.stream === true) {
+      made.usage.then(
+        (usage) => settle(usage, usage, usage.abandoned),
+        () => settle(null, partial, true),
+      );
+    } else {
+      // Settled before the answer leaves: its headers, and the caller's next request, see what it cost.
+      const usage = await made.usage;
+      await settle(usage, usage, usage.abandoned);
+      headers = await settledHeaders();
+    }
     for (const [name, value] of Object.entries(headers)) made.response.headers.set(name, value);
     return made.response;
   } catch (error) {
-    settle(null);
-    if (isApiError(error)) for (const [name, value] of Object.entries(headers)) error.headers[name] ??= value;
+    // A failure releases the reservation but for the rounds that did complete; a client that left keeps it charged.
+    await settle(null, partial, clientLeft.aborted);
+    if (isApiError(error)) for (const [name, value] of Object.entries(await settledHeaders())) error.headers[name] ??= value;
     throw error;
   }
 }

@@ -18,6 +18,12 @@ export interface TokenUsage {
   output_tokens: number;
 }
 
+/** The tokens of an answer once it has ended, and whether its client left before its end. */
+export interface SpentTokens extends TokenUsage {
+  /** The client went away before the answer was complete: the provider may have spent more than it reported. */
+  abandoned: boolean;
+}
+
 export interface CreateResponseInput {
   /** The request body, already parsed as a JSON object. */
   body: Record<string, unknown>;
@@ -30,6 +36,8 @@ export interface CreateResponseInput {
   signal: AbortSignal;
   /** Upstream calls at most (default 6): a model still calling tools after them gets an incomplete response. */
   maxRounds?: number;
+  /** Called when createResponse throws, with the tokens of the rounds that did complete (a failed tool loop still cost them). */
+  onFailure?: (usage: TokenUsage) => void;
 }
 
 export const DEFAULT_MAX_ROUNDS = 6;
@@ -608,13 +616,23 @@ const STREAM_QUEUE_BYTES = 64 * 1024;
  * (502 upstream_error, 504 upstream_timeout) when it fails before anything was sent: without
  * `stream`, at any round; with `stream`, at the first round's head (later failures end the stream
  * with `response.failed`). `usage` resolves, never rejects, once the answer is complete (for a
- * stream: when it ends, however it ends) with the tokens of every round. A stream reads the
+ * stream: when it ends, however it ends) with the tokens of every round, and whether the client
+ * left first; when it throws, `onFailure` gets the tokens of the rounds before. A stream reads the
  * provider only as fast as its client reads (a bounded queue), and what an answer gathers is
  * bounded (AnswerBudget): past it, 502 upstream_error, or `response.failed` once streaming.
  */
-export async function createResponse(input: CreateResponseInput): Promise<{ response: Response; usage: Promise<TokenUsage> }> {
-  const request = parseRequest(input.body, input.tools);
+export async function createResponse(input: CreateResponseInput): Promise<{ response: Response; usage: Promise<SpentTokens> }> {
   const meter = new Meter();
+  try {
+    return await answer(input, meter);
+  } catch (error) {
+    input.onFailure?.(meter.tokens);
+    throw error;
+  }
+}
+
+async function answer(input: CreateResponseInput, meter: Meter): Promise<{ response: Response; usage: Promise<SpentTokens> }> {
+  const request = parseRequest(input.body, input.tools);
   const draft: Draft = { id: `resp_${ulid()}`, messageId: `msg_${ulid()}`, createdAt: Math.floor(Date.now() / 1000), request };
   const maxRounds = Math.max(1, input.maxRounds ?? DEFAULT_MAX_ROUNDS);
 
@@ -625,7 +643,7 @@ export async function createResponse(input: CreateResponseInput): Promise<{ resp
     const outcome = await runLoop(loop, first);
     const output = outcome.status === "completed" || text ? [messageItem(draft, text, outcome.status)] : [];
     const body = responseObject(draft, { status: outcome.status, output, meter, ...(outcome.reason && { reason: outcome.reason }) });
-    return { response: Response.json(body), usage: Promise.resolve(meter.tokens) };
+    return { response: Response.json(body), usage: Promise.resolve({ ...meter.tokens, abandoned: false }) };
   }
 
   // The stream's own end (the client leaving) aborts the upstream too.
@@ -635,8 +653,8 @@ export async function createResponse(input: CreateResponseInput): Promise<{ resp
   const first = await input.upstream.chat(chatBody(request, input.tools, request.messages, 0), signal);
   if (!first.ok) throw await providerFailure(first);
 
-  let settle!: (usage: TokenUsage) => void;
-  const usage = new Promise<TokenUsage>((resolve) => (settle = resolve));
+  let settle!: (usage: SpentTokens) => void;
+  const usage = new Promise<SpentTokens>((resolve) => (settle = resolve));
   const encoder = new TextEncoder();
   let sequence = 0;
   let closed = false;
@@ -658,10 +676,10 @@ export async function createResponse(input: CreateResponseInput): Promise<{ resp
           const event = { type, sequence_number: sequence++, ...payload };
           controller.enqueue(encoder.encode(`event: ${type}\ndata: ${JSON.stringify(event)}\n\n`));
         };
-        const end = () => {
+        const end = (abandoned = false) => {
           if (closed) return;
           closed = true;
-          settle(meter.tokens);
+          settle({ ...meter.tokens, abandoned });
           controller.close();
         };
         const open = () => {
@@ -698,7 +716,7 @@ export async function createResponse(input: CreateResponseInput): Promise<{ resp
             end();
           },
           (error: unknown) => {
-            if (signal.aborted) return end();
+            if (signal.aborted) return end(true);
             const failure = isApiError(error) ? error : new ApiError(500, "api_error", "internal_error", "An unexpected error occurred.");
             if (!isApiError(error)) log("error", "AI response failed", describeError(error));
             const output = opened ? [{ ...messageItem(draft, text, "incomplete") }] : [];
@@ -711,7 +729,7 @@ export async function createResponse(input: CreateResponseInput): Promise<{ resp
       cancel() {
         closed = true;
         woken();
-        settle(meter.tokens);
+        settle({ ...meter.tokens, abandoned: true });
         cancelled.abort();
       },
     },

@@ -29,7 +29,7 @@ import { restView } from "../../schema/lib/rest.ts";
 import { findApiError } from "../error-response.ts";
 import { maskError } from "../plugins/graphql-errors.ts";
 import { restVariables } from "../rest/input.ts";
-import { priceRoutes } from "../rest/page-limits.ts";
+import { isListRoute } from "../rest/operations.ts";
 import { routeTable, type RouteEntry } from "../rest/view.ts";
 
 /** A JSON Schema object (draft 2020-12 subset that function-calling models read). */
@@ -222,7 +222,6 @@ function build(schema: GraphQLSchema): Built {
   const view = restView(schema);
   const queryName = view.getQueryType()?.name;
   const table = routeTable(view).filter((entry) => entry.key.startsWith(`${queryName}.`));
-  const prices = priceRoutes(view, table);
   // Sofa builds each route's operation with these rules; the tools select what REST answers.
   const sofa = createSofa({ basePath: "/v1", schema: view });
   const result: Built = { definitions: [], routes: new Map() };
@@ -232,7 +231,8 @@ function build(schema: GraphQLSchema): Built {
     // A rule only known at run time cannot say who may see the tool: such a field is no tool.
     if (!scopes) continue;
     if (scopes.some((clause) => clause.some((scope) => NOT_BUSINESS_DATA.has(resourceOf(scope))))) continue;
-    const maxLimit = prices.get(entry.key)?.maxLimit;
+    // 1–100 on every list (README "Lists"): a page of large items stops early by itself.
+    const maxLimit = isListRoute(entry) ? MAX_LIMIT : undefined;
     const parameters = objectSchema(field.args, 0);
     const limit = (parameters.properties as Record<string, JsonSchema>).limit;
     if (limit && maxLimit !== undefined) {

@@ -31,11 +31,12 @@ import { recordAudit } from "../../schema/lib/audit.ts";
 import { recordAccountAudit, recordSignInFailure, requestOrigin, userActor } from "../audit/record.ts";
 import { crossOriginRefusal } from "./same-origin.ts";
 import { CSRF_HEADER, csrfFailed } from "./session-auth.ts";
+import { BODY_LIMITS } from "../body-limits.ts";
 
 /** The dashboard's account API: sign-up, sign-in and the rest, JSON in and out. */
 export const DASHBOARD_API_PATH = "/dashboard/api";
-/** A body of this API holds a few short fields. */
-export const MAX_ACCOUNT_BODY_BYTES = 16 * 1024;
+/** A body of this API holds a few short fields: README "Limits", server/body-limits.ts. */
+export const MAX_ACCOUNT_BODY_BYTES = BODY_LIMITS.protocol;
 /** Memberships a session body lists (oldest first). */
 export const MAX_LISTED_WORKSPACES = 100;
 

@@ -1,16 +1,11 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
 import type { Plugin } from "graphql-yoga";
 import { Kind, OperationTypeNode, parse, type OperationDefinitionNode } from "graphql";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { MAX_IDEMPOTENT_RESPONSE_BYTES } from "../../schema/lib/limits.ts";
 import { errorResponse, GRAPHQL_PATH, noteErrorCode } from "../error-response.ts";
-import {
-  MemoryIdempotencyStore,
-  RedisIdempotencyStore,
-  type IdempotencyRecord,
-  type StoredResponse,
-} from "../idempotency-store.ts";
+import type { IdempotencyRecord, IdempotencyStore, RecordKey, StoredResponse } from "../idempotency-store.ts";
+import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import { requestState, type RequestState } from "../request-state.ts";
 // A longer document is refused by the GraphQL limits anyway, and is no write.
 import { GRAPHQL_LIMITS } from "./graphql-limits.ts";
@@ -34,6 +29,10 @@ const REPLAYED_HEADERS = new Set([
   "x-codingplan-5h-reset",
   "x-codingplan-weekly-used-percent",
   "x-codingplan-weekly-reset",
+  // And where the general AI budget stood (server/ai/budget.ts).
+  "x-ai-daily-tokens-limit",
+  "x-ai-daily-tokens-remaining",
+  "x-ai-daily-reset",
 ]);
 /** The error types of 401, 403, 429 and 5xx: a GraphQL response carrying one is not kept. */
 const RETRYABLE_TYPES = new Set(["authentication_error", "permission_error", "rate_limit_error", "api_error"]);
@@ -62,7 +61,8 @@ const notReplayable = (status: number, bytes: number) =>
 const sha256 = (data: string | Uint8Array) => createHash("sha256").update(data).digest("hex");
 
 interface Claim {
-  key: string;
+  key: RecordKey;
+  plan: PlanName;
   record: IdempotencyRecord;
   graphql: boolean;
 }
@@ -125,21 +125,21 @@ function replay(stored: StoredResponse, pathname: string): Response {
 /**
  * `Idempotency-Key` on writes (README "Traffic policies"): a REST POST or a `/graphql` mutation
  * claims the key for its workspace, and its response is kept 24 h and replayed to repeats with the
- * same payload. A GraphQL query sent with a key runs as if it had none.
+ * same payload. A GraphQL query sent with a key runs as if it had none. What a workspace's records
+ * hold is bounded by its plan (the store drops its oldest first) and counted in its data quota.
  */
-export function useIdempotency(redis: Redis | undefined, redisNamespace: string): Plugin {
-  const store = redis ? new RedisIdempotencyStore(redis, redisNamespace) : new MemoryIdempotencyStore();
+export function useIdempotency(store: IdempotencyStore): Plugin {
   const claims = new WeakMap<RequestState, Claim>();
 
   /** Claims the key for this request, or answers it: a replay, a conflict, or "still in progress". */
   async function begin(state: RequestState, url: URL, header: string, bodySha256: string): Promise<Response | undefined> {
     const credential = state.credential!;
     const fingerprint = sha256(`POST ${url.pathname}${url.search}\n${bodySha256}`);
-    const key = `${credential.workspaceId}:${header}`;
+    const key = { workspaceId: credential.workspaceId, key: header };
     const record: IdempotencyRecord = { fingerprint, owner: randomUUID(), credentialId: credential.id };
     const existing = await store.claim(key, record, CLAIM_TTL_MS);
     if (!existing) {
-      claims.set(state, { key, record, graphql: url.pathname === GRAPHQL_PATH });
+      claims.set(state, { key, plan: credential.plan, record, graphql: url.pathname === GRAPHQL_PATH });
       return undefined;
     }
     if (existing.credentialId !== undefined && existing.credentialId !== credential.id) return errorResponse(otherCredential(), url.pathname);
@@ -170,7 +170,7 @@ export function useIdempotency(redis: Redis | undefined, redisNamespace: string)
       if (!claim) return;
       claims.delete(state);
       const stored = await storable(response, claim.graphql);
-      if (stored) await store.complete(claim.key, { ...claim.record, response: stored }, IDEMPOTENCY_TTL_MS);
+      if (stored) await store.complete(claim.key, { ...claim.record, response: stored }, IDEMPOTENCY_TTL_MS, PLAN_LIMITS[claim.plan].idempotency_bytes);
       else await store.release(claim.key, claim.record.owner);
     },
   };

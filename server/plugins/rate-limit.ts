@@ -45,6 +45,56 @@ function createLimiter(plan: PlanName, column: Column, redis: Redis | undefined,
   });
 }
 
+const addressLimited = (limit: number, msBeforeNext: number, pathname: string) => {
+  const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
+  const error = new ApiError(
+    429,
+    "rate_limit_error",
+    "rate_limit_exceeded",
+    `This address sent more than ${limit} requests this minute, the most one address may, keyed or not. Retry after ${retryAfter} seconds.`,
+    { headers: { "Retry-After": String(retryAfter) } },
+  );
+  return errorResponse(error, pathname);
+};
+
+/**
+ * README "Traffic policies": every request of a client address (the socket's peer, or what a
+ * trusted proxy says) counts here first — before its credential is looked up, before its body is
+ * read — whether it carries a key or not, at `addressRequestsPerMinute` (far above any plan's rate:
+ * it stops floods, not clients). Past it, 429 `rate_limit_exceeded` with Retry-After and nothing
+ * else runs: no lookup, no body, no request log row (`unlogged`), so a flood never reaches the
+ * database. `GET /health` is not counted; CORS preflights are answered before it. Once an address
+ * is over, each process remembers it until the minute ends, so the flood costs Redis nothing either.
+ */
+export function useAddressLimit(config: Config, redis: Redis | undefined, redisNamespace: string): Plugin {
+  const points = config.early.addressRequestsPerMinute;
+  const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS });
+  const limiter = redis
+    ? new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix: `${redisNamespace}ratelimit-address`,
+        points,
+        duration: WINDOW_SECONDS,
+        inMemoryBlockOnConsumed: points + 1,
+        insuranceLimiter: memory,
+      })
+    : memory;
+  return {
+    async onRequest({ url, serverContext, endResponse }) {
+      if (url.pathname === HEALTH_PATH) return;
+      try {
+        // While Redis is away, count in process at once: a request must not queue behind its reconnect.
+        const counter = redis && redis.status !== "ready" ? memory : limiter;
+        await counter.consume(`ip:${clientAddress(serverContext, config) ?? "unknown"}`);
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        requestState()!.unlogged = true;
+        endResponse(addressLimited(points, rejection.msBeforeNext, url.pathname));
+      }
+    },
+  };
+}
+
 const tooManyRequests = (quota: Quota, pathname: string) => {
   const retryAfter = Math.max(1, Math.ceil(quota.msBeforeReset / 1000));
   const error = new ApiError(
@@ -112,7 +162,8 @@ export function useRateLimit(config: Config, redis: Redis | undefined, redisName
       let quota = quotas.get(state);
       // The dashboard's page and hashed files are not API requests (a page load fetches several);
       // the liveness check answers 200 however often a probe (or anyone) asks, and counts nothing.
-      if (!quota && (isDashboardFile(state) || new URL(request.url).pathname === HEALTH_PATH)) return;
+      // Nor is a request the per-address limit refused: it never got this far.
+      if (!quota && (state.unlogged || isDashboardFile(state) || new URL(request.url).pathname === HEALTH_PATH)) return;
       if (!quota) {
         // Answered before onRequest above ran (a 401, a well-known document): counted here instead.
         quota = await count(state, request, serverContext);

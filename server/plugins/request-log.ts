@@ -302,7 +302,8 @@ const text = (value: string | null | undefined, max: number) => (value ? value.s
  * README "Errors": every request (authenticated or not) becomes one request_logs row keyed by its
  * request id, but for the dashboard's own requests (a session credential): logs are per key and
  * agent, and the dashboard reading them must not fill them; and for the liveness check, which
- * costs the database nothing however often it is probed. Register it last: every onResponse runs whichever plugin ended the request (401,
+ * costs the database nothing however often it is probed; nor for a request the per-address limit
+ * refused before anything else (`unlogged`), so a flood costs it nothing either. Register it last: every onResponse runs whichever plugin ended the request (401,
  * 404, 429…), and the last one sees the response the others settled on.
  */
 export function useRequestLog(config: Config, db: Database, options: Partial<RequestLogOptions> = {}): Plugin {
@@ -316,7 +317,7 @@ export function useRequestLog(config: Config, db: Database, options: Partial<Req
     },
     onResponse({ request, response, serverContext }) {
       const state = requestState();
-      if (!state || state.credential?.kind === "session") return;
+      if (!state || state.unlogged || state.credential?.kind === "session") return;
       const latency = performance.now() - state.startedAt;
       const route = routes.of(request);
       if (route === HEALTH_PATH) return;

@@ -1,8 +1,8 @@
 import { Kind, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from "graphql";
 import type { FetchAPI, Plugin } from "graphql-yoga";
-import { ApiError, internalError, isApiError, validationFailed } from "../../schema/lib/errors.ts";
-import { MAX_JSON_DEPTH, RESPONSE_BUDGET_BYTES } from "../../schema/lib/limits.ts";
-import { priceRoutes, sofaOperations, type RoutePrice } from "../rest/page-limits.ts";
+import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts";
+import { MAX_JSON_DEPTH } from "../../schema/lib/limits.ts";
+import { sofaOperations } from "../rest/operations.ts";
 import type { Config } from "../config.ts";
 import { errorResponse, findApiError, restErrorBody } from "../error-response.ts";
 import { describeError, log } from "../log.ts";
@@ -64,17 +64,6 @@ async function jsonBody(request: Request): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
-/** A list route whose items can be large answers smaller pages, so no answer exceeds the response budget. */
-function checkPageSize(variables: Record<string, unknown>, price: RoutePrice | undefined): void {
-  const limit = variables.limit;
-  if (price?.maxLimit === undefined || typeof limit !== "number" || limit <= price.maxLimit) return;
-  throw validationFailed(
-    "limit",
-    `limit must be from 1 to ${price.maxLimit} on this route: each item can be up to ${Math.ceil(price.perItem / 1024)} KiB ` +
-      `and a response carries at most ${RESPONSE_BUDGET_BYTES / 1024 / 1024} MiB.`,
-  );
-}
-
 interface Enveloped {
   contextFactory: (context: unknown) => unknown;
   execute: (args: ExecutionArgs) => unknown;
@@ -115,7 +104,6 @@ function routeOperations(view: GraphQLSchema, table: RouteEntry[]): Map<string, 
  */
 export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = []): Plugin {
   let table: RouteEntry[] = [];
-  let prices = new Map<string, RoutePrice>();
   let operations = new Map<string, RouteOperation>();
   let openApi: unknown;
   let getEnveloped: (context: unknown) => Enveloped;
@@ -155,7 +143,6 @@ export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = 
       fullSchema = schema;
       const view = restView(schema);
       table = routeTable(view);
-      prices = priceRoutes(view, table);
       operations = routeOperations(view, table);
       openApi = buildOpenApi(table, config, openApiExtensions);
     },
@@ -187,7 +174,6 @@ export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = 
       try {
         const body = request.method === "GET" ? {} : await jsonBody(request);
         variables = restVariables(fullSchema, request.method, matched.entry, matched.params, url.searchParams, body);
-        checkPageSize(variables, prices.get(matched.entry.key));
         requestState()!.restVariables = variables;
       } catch (error) {
         if (!isApiError(error)) throw error;

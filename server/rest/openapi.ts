@@ -22,9 +22,10 @@ import {
 } from "graphql";
 import { buildOperationNodeForField } from "@graphql-tools/utils";
 import { createSofa } from "sofa-api";
-import { DEFAULT_LIMIT } from "../../schema/lib/cursor.ts";
-import { priceRoutes } from "./page-limits.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "../../schema/lib/cursor.ts";
+import { isListRoute } from "./operations.ts";
 import { PLANS } from "../../schema/lib/plans.ts";
+import { countsAsWrite } from "../../schema/plugins/data-quota.ts";
 import { baseUrl, type Config } from "../config.ts";
 import type { RouteEntry } from "./view.ts";
 
@@ -51,6 +52,8 @@ const ERROR_TYPES = ["invalid_request_error", "authentication_error", "permissio
 export interface RouteTraits {
   method: string;
   hasPathParams: boolean;
+  /** The GraphQL field the route runs, where it runs one. */
+  field?: string;
   /** Codes the route's field declares itself: `extensions: { ...rest(…), errors: ["sku_taken"] }`. */
   declared: string[];
 }
@@ -66,6 +69,8 @@ interface ErrorCode {
 const always = () => true;
 const writes = (r: RouteTraits) => r.method !== "GET";
 const posts = (r: RouteTraits) => r.method === "POST";
+/** Mutations the data quota refuses past it (schema/plugins/data-quota.ts). */
+const dataWrites = (r: RouteTraits) => r.method !== "GET" && r.field !== undefined && countsAsWrite(r.field);
 
 /** Every error code a `/v1` route can answer (README "Errors"), and which routes answer it. */
 const ERROR_CODES: ErrorCode[] = [
@@ -83,6 +88,7 @@ const ERROR_CODES: ErrorCode[] = [
   { status: 403, code: "cross_origin_request", when: "a request made with the dashboard's session cookie came from a page of another origin than the deployment's", on: always },
   { status: 403, code: "not_a_member", when: "the signed-in user is not a member of the workspace `Kontor-Workspace` names", on: always },
   { status: 403, code: "owner_required", when: "a workspace member signed in to the dashboard asked to write, or to read the audit log; `required_role` is `owner`", on: writes },
+  { status: 403, code: "data_quota_exceeded", when: "the workspace's stored records reached its plan's data quota (`GET /workspace` `usage`); delete records or upgrade — reads and deletes still work", on: dataWrites },
   { status: 403, code: "plan_limit_reached", when: "the workspace's plan allows no more of these; delete one or upgrade" },
   { status: 403, code: "agent_auth_disabled", when: "agent access is turned off for the workspace" },
   { status: 404, code: "not_found", when: "no object with that id in the caller's workspace; `param` names the path parameter", on: (r) => r.hasPathParams },
@@ -95,12 +101,13 @@ const ERROR_CODES: ErrorCode[] = [
   { status: 400, code: "model_not_available", when: "the model is not in the plan's catalog (GET /models); `param` is `model`" },
   { status: 403, code: "storage_quota_exceeded", when: "the upload would take the workspace past its plan's storage quota; nothing was stored" },
   { status: 409, code: "bucket_name_taken", when: "another bucket of the workspace has this `name`; `param` is `name`" },
-  { status: 413, code: "payload_too_large", when: "the body is over 25 MiB", on: writes },
+  { status: 408, code: "request_timeout", when: "the request line and headers took over 15 s, or the body sent nothing for 30 s; the connection is closed", on: always },
+  { status: 413, code: "payload_too_large", when: "the body is over the route's limit: 25 MiB, 1 MiB on the AI routes (a declared `Content-Length` over it is refused before the body is read)", on: writes },
   { status: 414, code: "uri_too_long", when: "the query string is too long", on: always },
   { status: 416, code: "range_not_satisfiable", when: "the `Range` starts past the object's last byte; `Content-Range` gives its size" },
   { status: 415, code: "unsupported_media_type", when: "a body was sent that is not `application/json`, or declared in a charset other than UTF-8", on: writes },
-  { status: 429, code: "rate_limit_exceeded", when: "the credential (or, without one, the client address) used up its plan's requests for this minute; `Retry-After` says when to retry", on: always },
-  { status: 429, code: "concurrency_limit_exceeded", when: "the plan's coding requests are all running; retry when one ends" },
+  { status: 429, code: "rate_limit_exceeded", when: "the credential (or, without one, the client address) used up its plan's requests for this minute, or (AI routes) the workspace its coding plan's pool or its general AI tokens for the day; `Retry-After` says when to retry", on: always },
+  { status: 429, code: "concurrency_limit_exceeded", when: "the plan's coding requests, or the workspace's uploads, are all running; retry when one ends (`Retry-After`). On any route: the client address holds its 128 open connections already, and this one is closed", on: always },
   { status: 500, code: "internal_error", when: "an unexpected failure; quote `request_id` when reporting it", on: always },
   { status: 502, code: "upstream_error", when: "the AI provider failed or could not be reached; its own short message is kept" },
   { status: 503, code: "ai_unavailable", when: "AI is not configured on this server" },
@@ -288,6 +295,21 @@ function commonHeaders(config: Config) {
   };
 }
 
+/**
+ * README "Traffic policies": the per-address limit and the connection cap answer their 429 before
+ * any credential (so any plan) is known, without the rate-limit headers; every other 429 has them.
+ */
+const addressLimitHeaders = () => {
+  const absent = "Absent on a 429 answered before any credential is known: the per-address limit's, the connection cap's.";
+  const integer = (description: string, minimum: number) => ({ description: `${description} ${absent}`, required: false, schema: { type: "integer", minimum } });
+  return {
+    "X-RateLimit-Limit": integer("Requests per minute of the caller's plan.", 1),
+    "X-RateLimit-Remaining": integer("Requests left in the current minute.", 0),
+    "X-RateLimit-Reset": integer("When the current window ends, in Unix seconds.", 0),
+    "X-RateLimit-Plan": { description: `The plan whose limit applies. ${absent}`, required: false, schema: { type: "string", enum: [...PLANS] } },
+  };
+};
+
 const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
   401: { "WWW-Authenticate": headerRef("WWWAuthenticate") },
   405: { Allow: headerRef("Allow") },
@@ -297,7 +319,7 @@ const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
 };
 
 /** Statuses an idempotent POST may replay: what the idempotency layer stores. */
-const replayable = (status: number) => status < 500 && ![401, 403, 429, 405, 413, 414].includes(status);
+const replayable = (status: number) => status < 500 && ![401, 403, 429, 405, 408, 413, 414].includes(status);
 
 /** Error responses, shared between the operations that answer alike (`components.responses`). */
 class ErrorResponses {
@@ -324,8 +346,10 @@ class ErrorResponses {
     return {
       description: codes.map((e) => `\`${e.code}\`: ${e.when}.`).join(" "),
       headers: {
-        ...commonHeaders(this.config),
+        // A 408 is Node's or the body's idle watch's (README "Traffic policies"): no policy has counted the request.
+        ...(status === 408 ? { "X-Request-Id": headerRef("RequestId") } : commonHeaders(this.config)),
         ...STATUS_HEADERS[status],
+        ...(status === 429 && this.config.policies && addressLimitHeaders()),
         ...(route.method === "POST" && replayable(status) && { "Idempotent-Replay": headerRef("IdempotentReplay") }),
       },
       content: {
@@ -361,7 +385,7 @@ function operation(entry: RouteEntry, success: Schema, errors: ErrorResponses, c
   const inPath = (arg: GraphQLArgument) => pathParams.includes(arg.name);
   const bodyArgs = hasBody ? field.args.filter((arg) => !inPath(arg)) : [];
   const queryArgs = hasBody ? [] : field.args.filter((arg) => !inPath(arg));
-  const traits: RouteTraits = { method: route.method, hasPathParams: pathParams.length > 0, declared: declaredErrors(field) };
+  const traits: RouteTraits = { method: route.method, hasPathParams: pathParams.length > 0, field: field.name, declared: declaredErrors(field) };
   return {
     operationId: field.name,
     summary: route.summary,
@@ -483,13 +507,15 @@ const ERROR_SCHEMA: Schema = {
   },
 };
 
-/** The largest `limit` of a list route, which the response budget sets (server/rest/page-limits.ts). */
+/** `limit` of a list route: 1–100 on every list, an upper bound (README "Lists": a page may stop early at the response budget). */
 function withPageMaximum(op: { parameters?: unknown }, maxLimit: number | undefined): void {
   if (maxLimit === undefined || !Array.isArray(op.parameters)) return;
   const limit = op.parameters.find((p: { name?: string }) => p.name === "limit") as { schema?: Schema; description?: string } | undefined;
   if (!limit?.schema) return;
   limit.schema = { ...limit.schema, minimum: 1, maximum: maxLimit };
-  limit.description = `1–${maxLimit}, default ${Math.min(DEFAULT_LIMIT, maxLimit)}.`;
+  limit.description =
+    `1–${maxLimit}, default ${Math.min(DEFAULT_LIMIT, maxLimit)}: the most items the page holds. A page of large items may hold ` +
+    "fewer, to stay within the response budget; has_more and next_cursor then continue after its last item.";
 }
 
 /**
@@ -508,12 +534,11 @@ export function buildOpenApi(table: RouteEntry[], config: Config, extensions: Op
   const shapes = new Shapes();
   const errors = new ErrorResponses(config);
   const paths: Record<string, Record<string, unknown>> = {};
-  const prices = priceRoutes(schema, table);
   for (const entry of table) {
     const path = entry.route.path.replace(/:(\w+)/g, "{$1}");
     const success = successSchema(schema, sofa, entry, shapes);
     const op = operation(entry, success, errors, config);
-    withPageMaximum(op, prices.get(entry.key)?.maxLimit);
+    withPageMaximum(op, isListRoute(entry) ? MAX_LIMIT : undefined);
     (paths[path] ??= {})[entry.route.method.toLowerCase()] = op;
   }
   for (const extend of extensions) extend({ paths, errors: (route) => errors.of(route), headers: commonHeaders(config) });

@@ -12,6 +12,11 @@ export interface ByteStore {
   exists(key: string): Promise<boolean>;
   /** One page of keys starting with `prefix`, for a sweep of bytes no row references. */
   list(prefix: string, page?: ListPage): Promise<KeyPage>;
+  /**
+   * Removes what a put to `key` cut off by a crash left behind (the local disk's temporary files);
+   * never the key's own bytes. S3 stores leave it to the bucket's lifecycle rule.
+   */
+  abandon?(key: string): Promise<void>;
 }
 
 export type ByteSource = Readable | AsyncIterable<Uint8Array | string>;

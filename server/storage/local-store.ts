@@ -84,6 +84,16 @@ export class LocalByteStore implements ByteStore {
     await rm(this.pathOf(key), { force: true });
   }
 
+  /** The temporary files of puts to `key` (`.<name>.<random>.tmp` beside it), left by a crashed process. */
+  async abandon(key: string): Promise<void> {
+    assertKey(key);
+    const target = this.pathOf(key);
+    const prefix = `.${basename(target)}.`;
+    for (const name of await readdirOrEmpty(dirname(target))) {
+      if (name.startsWith(prefix) && name.endsWith(".tmp")) await rm(join(dirname(target), name), { force: true });
+    }
+  }
+
   async exists(key: string): Promise<boolean> {
     assertKey(key);
     return stat(this.pathOf(key)).then(

@@ -38,7 +38,8 @@ export const storageOpenApi: OpenApiExtension = ({ paths, errors, headers }) => 
       schema: { type: "string", maxLength: CONTENT_TYPE_LENGTH },
     },
   );
-  Object.assign(upload.responses, errors({ method: "POST", hasPathParams: true, declared: ["storage_quota_exceeded", "upload_incomplete"] }));
+  const declared = ["storage_quota_exceeded", "upload_incomplete", "concurrency_limit_exceeded", "data_quota_exceeded"];
+  Object.assign(upload.responses, errors({ method: "POST", hasPathParams: true, declared }));
 
   const validators = {
     ETag: text("The object's sha256, quoted.", '^"[0-9a-f]{64}"$'),

@@ -4,7 +4,7 @@ import type { Plugin } from "graphql-yoga";
 import type { Context } from "../../schema/context.ts";
 import { represent } from "../../schema/events.ts";
 import { ApiError, scopeRefused, internalError, isApiError, notFound, validationFailed } from "../../schema/lib/errors.ts";
-import { checkUpload, commitUpload, newObject } from "../../schema/resources/file.ts";
+import { beginUpload, commitUpload } from "../../schema/resources/file.ts";
 import { checkText } from "../../schema/lib/input-limits.ts";
 import { ID_LENGTH } from "../../schema/lib/limits.ts";
 import { fileName, mimeType } from "../../schema/lib/storage.ts";
@@ -78,6 +78,8 @@ function requireScope(ctx: Context, scope: string): void {
 
 async function upload(ctx: Context, storage: Storage, state: RequestState, request: Request, url: URL, bucketId: string): Promise<Response> {
   requireScope(ctx, "storage.write");
+  // A raw upload runs no mutation, so the data quota's check (schema/plugins/data-quota.ts) is made here.
+  await ctx.dataQuota.assertWritable(ctx.credential.workspaceId);
   checkText("bucket_id", bucketId, ID_LENGTH);
   queryParams(url, UPLOAD_QUERY, ": a raw upload takes file_name, and content_type to override the Content-Type header");
   const name = url.searchParams.get("file_name");
@@ -87,30 +89,34 @@ async function upload(ctx: Context, storage: Storage, state: RequestState, reque
   const contentType =
     override !== null ? mimeType("content_type", override) : mimeType("Content-Type", request.headers.get("content-type") ?? "application/octet-stream");
   const declared = request.headers.get("content-length");
-  const { left, quota } = await checkUpload(ctx, bucketId, declared === null ? undefined : Number(declared));
-  const { id, key } = newObject(ctx);
-  let written;
+  const upload = await beginUpload(ctx, bucketId, declared === null ? null : Number(declared));
   try {
-    written = await storage.put(key, body(request), { maxBytes: left, quotaBytes: quota, contentType, signal: request.signal });
-  } catch (error) {
-    if (error instanceof SourceError || request.signal.aborted) throw uploadIncomplete();
-    throw error;
+    let written;
+    try {
+      written = await storage.put(upload, body(request), { contentType, signal: request.signal });
+    } catch (error) {
+      if (error instanceof SourceError || request.signal.aborted) throw uploadIncomplete();
+      throw error;
+    }
+    // A body that ended short of its Content-Length, or whose client is gone, is not a file.
+    if ((declared !== null && written.size !== Number(declared)) || request.signal.aborted) {
+      await storage.discard(upload.key);
+      throw uploadIncomplete();
+    }
+    // The body's digest is known only now: an Idempotency-Key is claimed (or replayed) here.
+    // The same bytes sent as another type are another request.
+    const digest = createHash("sha256").update(`${request.headers.get("content-type")}\n${written.sha256}`).digest("hex");
+    const answered = await state.claimIdempotency?.(digest);
+    if (answered) {
+      await storage.discard(upload.key);
+      return answered;
+    }
+    const row = await commitUpload(ctx, upload, { bucketId, fileName: file, contentType, ...written });
+    return Response.json(await represent(ctx.db, ctx, "File", row), { status: 201 });
+  } finally {
+    // After the bytes of a failed upload are gone: what is on disk never passes what is reserved.
+    await upload.end();
   }
-  // A body that ended short of its Content-Length, or whose client is gone, is not a file.
-  if ((declared !== null && written.size !== Number(declared)) || request.signal.aborted) {
-    await storage.discard(key);
-    throw uploadIncomplete();
-  }
-  // The body's digest is known only now: an Idempotency-Key is claimed (or replayed) here.
-  // The same bytes sent as another type are another request.
-  const digest = createHash("sha256").update(`${request.headers.get("content-type")}\n${written.sha256}`).digest("hex");
-  const answered = await state.claimIdempotency?.(digest);
-  if (answered) {
-    await storage.discard(key);
-    return answered;
-  }
-  const row = await commitUpload(ctx, { id, key, bucketId, fileName: file, contentType, ...written });
-  return Response.json(await represent(ctx.db, ctx, "File", row), { status: 201 });
 }
 
 async function download(ctx: Context, storage: Storage, request: Request, url: URL, id: string): Promise<Response> {

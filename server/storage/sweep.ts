@@ -1,9 +1,13 @@
 import type { Plugin } from "graphql-yoga";
+import type { Redis } from "ioredis";
 import { decodeTime } from "ulid";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { log } from "../log.ts";
+import { storeKey } from "../../schema/lib/storage.ts";
+import { describeError, log } from "../log.ts";
 import { useSweep } from "../plugins/sweep.ts";
 import type { ByteStore } from "./byte-store.ts";
+import { expiredReservations, releaseReservation } from "./reservations.ts";
+import type { Storage } from "./services.ts";
 
 /**
  * How old bytes without a row must be before they go. An upload writes its bytes, then its row: no
@@ -65,3 +69,44 @@ export const useBytesSweep = (db: PrismaClient, store: ByteStore): Plugin =>
     const { deleted } = await sweepUnreferencedBytes(db, store);
     if (deleted > 0) log("info", "unreferenced stored bytes deleted", { count: deleted });
   }, FIRST_SWEEP_DELAY_MS);
+
+const RESERVATION_PAGE = 500;
+
+/**
+ * Releases the reservations of uploads whose process stopped renewing them (it was killed), and
+ * removes the partial bytes such an upload left on the local disk (README "Storage"). A reservation
+ * renewed between the read and the release is kept. Safe in several processes at once.
+ */
+export async function sweepExpiredReservations(db: PrismaClient, store: ByteStore): Promise<{ released: number; bytes: number }> {
+  let released = 0;
+  let bytes = 0;
+  for (;;) {
+    const page = await expiredReservations(db, RESERVATION_PAGE);
+    for (const reservation of page) {
+      const freed = await releaseReservation(db, reservation.id, { expiredOnly: true });
+      if (freed === null) continue;
+      released++;
+      bytes += freed;
+      log("info", "an expired upload reservation was released", { upload: reservation.id, owner: reservation.owner, bytes: freed });
+      await store.abandon?.(storeKey(reservation.workspaceId, reservation.id)).catch((error: unknown) =>
+        log("warn", "could not remove a crashed upload's partial bytes", { upload: reservation.id, ...describeError(error) }),
+      );
+    }
+    if (page.length < RESERVATION_PAGE) return { released, bytes };
+  }
+}
+
+/**
+ * The upload slots and reservations of the process (README "Storage"): shared across processes
+ * through Redis when there is one; while the process lives it renews the leases of its uploads
+ * every third of KONTOR_UPLOAD_LEASE_MS, and every lease it releases what dead processes left.
+ */
+export function useUploadLeases(db: PrismaClient, storage: Storage, redis: Redis | undefined, redisNamespace: string): Plugin[] {
+  if (redis) storage.shareSlots(redis, redisNamespace);
+  const { uploads, store } = storage;
+  const renewEvery = Math.max(1, Math.floor(uploads.leaseMs / 3));
+  return [
+    useSweep("upload lease renewal", renewEvery, () => uploads.renew(db), renewEvery),
+    useSweep("upload reservation sweep", uploads.leaseMs, () => sweepExpiredReservations(db, store), uploads.leaseMs),
+  ];
+}

@@ -10,16 +10,15 @@ import { redisNamespace } from "../redis.ts";
 import { requestState } from "../request-state.ts";
 import { createSender } from "./attempt.ts";
 import type { SecretBox } from "./secrets.ts";
-import { claim, complete, deleteExpiredEvents, fanOut, overdue, type AttemptOutcome, type ClaimedDelivery, type DueDelivery } from "./store.ts";
+import { HOST_DELIVERY_SLOTS, PROCESS_DELIVERY_SLOTS, WORKSPACE_DELIVERY_SLOTS } from "./slots.ts";
+import { claim, complete, deleteExpiredEvents, fanOut, type AttemptOutcome, type ClaimedDelivery, type DueDelivery } from "./store.ts";
 import { checkWebhookTarget, parseWebhookUrl, UrlNotAllowedError, type LookupAll } from "./url-policy.ts";
 
 const QUEUE_NAME = "webhook-deliveries";
-/** Deliveries in flight at once in one process. */
-const CONCURRENCY = 128;
-/** With a queue: a due delivery no job has taken for this long is enqueued again. */
-const OVERDUE_GRACE_MS = 5_000;
+/** With a queue: how often a process claims without being woken (a lost job, a crashed process's lapsed lease). */
+const SWEEP_MS = 5_000;
 const RETENTION_EVERY_MS = 3_600_000;
-/** How often the outbox and the due deliveries are looked at when nothing wakes the worker. */
+/** How often the outbox (and, without a queue, the due deliveries) is looked at when nothing wakes the worker. */
 const POLL_MS = 500;
 
 export interface WebhookRuntimeOptions {
@@ -36,25 +35,26 @@ export interface WebhookRuntime {
   close(): Promise<void>;
 }
 
-/** Deliveries per queue job: one claim query takes them all. */
+/** Fan-out deliveries per wake-up job: a large fan-out wakes several workers (of several processes). */
 const JOB_SIZE = 100;
 
 /**
- * BullMQ as the schedule of deliveries: a job names the deliveries that become due at one time
- * (a fan-out batch, or one retry, delayed until it is due). The worker claims them in the
- * database and starts sending; the lease, not the job, guards each delivery from then on.
+ * BullMQ as the schedule of deliveries: a job wakes a worker, of whichever process takes it, when
+ * deliveries become due (a fan-out batch now, one retry delayed until it is due). The worker then
+ * claims from the database like every claim, fairly and within the caps (store.ts `claim`): which
+ * deliveries go first is the claim's decision, never the queue's order.
  */
 class DeliveryQueue {
   private readonly queue: Queue;
   private readonly worker: Worker;
 
-  constructor(config: Config, namespace: string, process: (ids: string[]) => Promise<void>) {
+  constructor(config: Config, namespace: string, woken: () => void) {
     const connection = { url: config.redisUrl!, maxRetriesPerRequest: null };
     // `kontor:{<id>}:bull`: every key of the queue shares the deployment's hash tag, so BullMQ's
     // scripts over several of them stay in one Redis Cluster slot.
     const prefix = `${namespace}bull`;
     this.queue = new Queue(QUEUE_NAME, { connection, prefix });
-    this.worker = new Worker(QUEUE_NAME, async (job) => process((job.data as { ids: string[] }).ids), {
+    this.worker = new Worker(QUEUE_NAME, async () => woken(), {
       connection,
       prefix,
       concurrency: 4,
@@ -64,7 +64,7 @@ class DeliveryQueue {
     this.worker.on("error", (error) => log("error", "webhook queue worker error", describeError(error)));
   }
 
-  /** Jobs for due deliveries; a job id per (delivery, attempt) makes enqueueing one attempt twice a no-op. */
+  /** Wake-ups for due deliveries; a job id per (delivery, attempt) makes enqueueing one attempt twice a no-op. */
   async add(deliveries: DueDelivery[]): Promise<void> {
     const now = Date.now();
     // Due now (or within a few ms of clock difference): no delay, so the job skips the delayed set.
@@ -94,9 +94,10 @@ class DeliveryQueue {
 
 /**
  * The delivery worker of one process (README "Webhooks"). It fans committed outbox events out to
- * deliveries and sends the due ones: with Redis through BullMQ, without by polling the database.
- * Either way the database lease in `claim` is what keeps two processes from sending one delivery
- * at the same time.
+ * deliveries and sends the due ones, claimed from the database (store.ts `claim`): fairly between
+ * workspaces, within the per-host and per-workspace caps (slots.ts), and under a lease that keeps
+ * two processes from sending one delivery at the same time. Without Redis it claims on every poll;
+ * with Redis, when a queue job, a commit or a finished attempt wakes it, and every SWEEP_MS.
  */
 export function startWebhooks(config: Config, db: Database, box: SecretBox, options: WebhookRuntimeOptions = {}): WebhookRuntime {
   const prisma = db.prisma;
@@ -109,8 +110,11 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
   let closed = false;
   let running: Promise<void> | undefined;
   let again = false;
-  let sweepSoon = false;
-  let lastSweep = 0;
+  /** Something may have become claimable here: claim on the next cycle even with a queue. */
+  let claimSoon = true;
+  /** Events may be waiting in the outbox (a commit, a poll); a finished attempt alone does not look. */
+  let fanOutSoon = true;
+  let lastClaim = 0;
   const inflight = new Set<Promise<void>>();
 
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
@@ -124,79 +128,38 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
     }
   }
 
-  /** Callers of `reserve()` waiting for a free slot, woken one per finished attempt. */
-  const waiting: (() => void)[] = [];
-
-  /** Runs `attempt` without holding up the caller; `close` waits for it. */
-  function start(delivery: ClaimedDelivery): Promise<void> {
+  /** Runs `attempt` without holding up the caller; `close` waits for it. Its end frees a slot (and its host's and workspace's). */
+  function start(delivery: ClaimedDelivery): void {
     const task = attempt(delivery)
       .catch((error) => log("error", "webhook delivery attempt failed to run", { ...describeError(error), delivery_id: delivery.id }))
       .finally(() => {
         inflight.delete(task);
-        waiting.shift()?.();
+        wake("claim");
       });
     inflight.add(task);
-    return task;
   }
-
-  /** Slots taken by claims still on their way back from the database. */
-  let reserved = 0;
-  const free = () => CONCURRENCY - inflight.size - reserved;
-
-  /** Waits for free slots and reserves up to `wanted` of them; `release` gives back the unused ones. */
-  async function reserve(wanted: number): Promise<number> {
-    while (free() <= 0 && !closed) await new Promise<void>((resolve) => waiting.push(resolve));
-    const taken = Math.max(0, Math.min(wanted, free()));
-    reserved += taken;
-    return taken;
-  }
-  const release = (count: number) => {
-    reserved -= count;
-    for (let i = 0; i < count; i++) waiting.shift()?.();
-  };
 
   const queue = config.redisUrl
-    ? new DeliveryQueue(config, redisNamespace(db.deploymentId), async (ids) => {
-        for (let i = 0; i < ids.length && !closed; ) {
-          const slots = await reserve(ids.length - i);
-          if (slots === 0) break;
-          const take = ids.slice(i, i + slots);
-          i += take.length;
-          let unused = slots;
-          try {
-            for (const delivery of await claim(prisma, { ids: take, limit: take.length, leaseMs })) {
-              unused--;
-              reserved--;
-              void start(delivery);
-            }
-          } finally {
-            // Ids another process took, or that are no longer due, give their slots back.
-            release(unused);
-          }
-        }
-      })
+    ? new DeliveryQueue(config, redisNamespace(db.deploymentId), () => wake("claim"))
     : undefined;
 
   async function cycle(): Promise<void> {
-    for (;;) {
+    if (fanOutSoon) {
+      fanOutSoon = false;
       const { events, deliveries } = await fanOut(prisma);
+      if (deliveries.length > 0) claimSoon = true;
       if (queue) await queue.add(deliveries);
-      if (events === 0) break;
+      // More may be waiting: look again after this cycle's claim. One batch at a time, so a
+      // workspace writing without pause never holds back everyone's deliveries behind its fan-out.
+      if (events > 0) fanOutSoon = again = true;
     }
-    if (queue) {
-      // Deliveries made due outside the fan-out (replay, test, resume) or orphaned by a crash.
-      if (sweepSoon || Date.now() - lastSweep >= OVERDUE_GRACE_MS) {
-        const grace = sweepSoon ? 0 : OVERDUE_GRACE_MS;
-        sweepSoon = false;
-        lastSweep = Date.now();
-        await queue.add(await overdue(prisma, grace, 1_000));
-      }
-      return;
-    }
-    const room = free();
+    if (queue && !claimSoon && Date.now() - lastClaim < SWEEP_MS) return;
+    const room = PROCESS_DELIVERY_SLOTS - inflight.size;
     if (room <= 0) return;
-    const claimed = await claim(prisma, { limit: room, leaseMs });
-    for (const delivery of claimed) void start(delivery).then(() => wake());
+    claimSoon = false;
+    lastClaim = Date.now();
+    const caps = { hostSlots: HOST_DELIVERY_SLOTS, workspaceSlots: WORKSPACE_DELIVERY_SLOTS };
+    for (const delivery of await claim(prisma, { limit: room, leaseMs, ...caps })) start(delivery);
   }
 
   // Timers and wake-ups run outside the request that caused them.
@@ -220,8 +183,17 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
       running = undefined;
     });
   });
-  const wake = () => setImmediate(run);
-  const poll = setInterval(run, POLL_MS);
+  // A wake-up (a commit, a job, a finished attempt) means something may be claimable now; a commit
+  // may also have left events in the outbox.
+  const wake = (what: "all" | "claim" = "all") => {
+    claimSoon = true;
+    if (what === "all") fanOutSoon = true;
+    setImmediate(run);
+  };
+  const poll = setInterval(() => {
+    fanOutSoon = true;
+    run();
+  }, POLL_MS);
   const retention = setInterval(
     AsyncResource.bind(() => {
       deleteExpiredEvents(prisma, EVENT_RETENTION_DAYS)
@@ -245,8 +217,7 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
         throw error;
       }
     },
-    wake(what) {
-      if (what === "deliveries") sweepSoon = true;
+    wake() {
       const state = requestState();
       // Inside a request the write has not committed yet: the request's end wakes the worker.
       if (state) state.wakeWebhooks = true;
@@ -256,10 +227,9 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
 
   return {
     services,
-    wake,
+    wake: () => wake(),
     async close() {
       closed = true;
-      for (const resolve of waiting.splice(0)) resolve();
       clearInterval(poll);
       clearInterval(retention);
       await running;

@@ -103,39 +103,100 @@ export async function fanOut(prisma: PrismaClient): Promise<{ events: number; de
   });
 }
 
+/** A delivery due now that nobody holds (a live lease) and whose endpoint may be sent to. */
 const claimable = Prisma.sql`
   d.status in ('pending', 'retrying')
   and d.next_attempt_at <= now()
-  and (d.locked_until is null or d.locked_until < now())
-  and (e.is_active or d.event_type = ${TEST_EVENT_TYPE})`;
+  and (d.locked_until is null or d.locked_until < now())`;
+
+/** An arbitrary constant: the advisory lock that makes claims, in every process, take turns. */
+const CLAIM_LOCK = 7_202_612;
+
+export interface ClaimOptions {
+  /** Deliveries this process has room for. */
+  limit: number;
+  leaseMs: number;
+  /** In flight at once to one target host, across the deployment (README "Webhooks"). */
+  hostSlots: number;
+  /** In flight at once for one workspace, across the deployment. */
+  workspaceSlots: number;
+}
 
 /**
- * Claims deliveries for this process: `ids` (a queue's job), or else up to `limit` due ones,
- * oldest due first. Each claim counts an attempt and holds the delivery for `leaseMs`, so no other
- * process sends it meanwhile; a process that dies mid-send lets the lease run out, and the
- * delivery is sent again (at least once).
+ * Claims up to `limit` due deliveries for this process, fairly (README "Webhooks", fair delivery):
+ * - in turns: every workspace's oldest due delivery comes before any workspace's second, so a
+ *   backlog, however large, never delays another workspace's next delivery;
+ * - never past a cap: a target host (`hostname:port`) has at most `hostSlots` deliveries in flight
+ *   and a workspace at most `workspaceSlots`, counting every live lease of every process. Claims
+ *   take turns under an advisory lock, so each one counts what the ones before it took.
+ * Each claim counts an attempt and holds the delivery for `leaseMs`, so no other process sends it
+ * meanwhile; a process that dies mid-send lets the lease run out, and the delivery is sent again
+ * (at least once). Each endpoint is one host, so it offers at most `hostSlots` candidates, read
+ * from its own index range: a claim's work grows with the endpoints, not with the backlog.
  */
-export async function claim(prisma: PrismaClient, options: { ids?: string[]; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
-  const pick = options.ids
-    ? Prisma.sql`d.id = any(${options.ids}::text[]) and ${claimable}`
-    : claimable;
-  return prisma.$queryRaw<ClaimedDelivery[]>`
-    with due as (
-      select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-      where ${pick}
-      order by d.next_attempt_at
-      limit ${options.limit}::int
-      for update of d skip locked
-    )
-    update webhook_deliveries d
-    set attempts = d.attempts + 1,
-        locked_until = now() + ${options.leaseMs}::double precision * interval '1 millisecond',
-        updated_at = now()
-    from due, webhook_endpoints e, events ev
-    where d.id = due.id and e.id = d.endpoint_id and ev.id = d.event_id
-    returning d.id, d.workspace_id as "workspaceId", d.endpoint_id as "endpointId", d.event_id as "eventId",
-              d.event_type as "eventType", d.attempts, d.locked_until as "lockedUntil", e.url,
-              e.secret_sealed as "secretSealed", ev.created_at as "eventCreatedAt", ev.data as "eventData"`;
+export async function claim(prisma: PrismaClient, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  if (options.limit <= 0) return [];
+  const { hostSlots, workspaceSlots } = options;
+  return prisma.$transaction(async (tx) => {
+    // Its own statement: the claim's snapshot is taken after the previous claim has committed.
+    await tx.$executeRaw`select pg_advisory_xact_lock(${CLAIM_LOCK}::bigint)`;
+    return tx.$queryRaw<ClaimedDelivery[]>`
+      with busy as (
+        select d.workspace_id, e.target_host
+        from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+        where d.locked_until >= now()
+      ),
+      busy_hosts as (select target_host, count(*)::int as n from busy group by target_host),
+      busy_workspaces as (select workspace_id, count(*)::int as n from busy group by workspace_id),
+      candidates as (
+        select c.id, e.workspace_id, e.target_host, c.next_attempt_at
+        from webhook_endpoints e
+        cross join lateral (
+          select d.id, d.next_attempt_at from webhook_deliveries d
+          where d.endpoint_id = e.id and ${claimable} and (e.is_active or d.event_type = ${TEST_EVENT_TYPE})
+          order by d.next_attempt_at
+          limit ${hostSlots}::int
+        ) c
+        where e.target_host not in (select target_host from busy_hosts where n >= ${hostSlots}::int)
+          and e.workspace_id not in (select workspace_id from busy_workspaces where n >= ${workspaceSlots}::int)
+      ),
+      turns as (
+        select c.*, row_number() over (partition by c.workspace_id order by c.next_attempt_at, c.id) as turn
+        from candidates c
+      ),
+      by_host as (
+        select t.*, row_number() over (partition by t.target_host order by t.turn, t.next_attempt_at, t.id) as host_turn
+        from turns t
+      ),
+      host_room as (
+        select h.* from by_host h left join busy_hosts b on b.target_host = h.target_host
+        where h.host_turn + coalesce(b.n, 0) <= ${hostSlots}::int
+      ),
+      by_workspace as (
+        select r.*, row_number() over (partition by r.workspace_id order by r.turn) as workspace_turn
+        from host_room r
+      ),
+      picked as (
+        select w.id from by_workspace w left join busy_workspaces b on b.workspace_id = w.workspace_id
+        where w.workspace_turn + coalesce(b.n, 0) <= ${workspaceSlots}::int
+        order by w.workspace_turn, w.next_attempt_at, w.id
+        limit ${options.limit}::int
+      ),
+      due as (
+        select d.id from webhook_deliveries d
+        where d.id in (select id from picked) and ${claimable}
+        for update of d skip locked
+      )
+      update webhook_deliveries d
+      set attempts = d.attempts + 1,
+          locked_until = now() + ${options.leaseMs}::double precision * interval '1 millisecond',
+          updated_at = now()
+      from due, webhook_endpoints e, events ev
+      where d.id = due.id and e.id = d.endpoint_id and ev.id = d.event_id
+      returning d.id, d.workspace_id as "workspaceId", d.endpoint_id as "endpointId", d.event_id as "eventId",
+                d.event_type as "eventType", d.attempts, d.locked_until as "lockedUntil", e.url,
+                e.secret_sealed as "secretSealed", ev.created_at as "eventCreatedAt", ev.data as "eventData"`;
+  });
 }
 
 /**
@@ -177,16 +238,6 @@ async function disableGoneEndpoint(tx: Tx, endpointId: string): Promise<void> {
   // updateMany: an endpoint deleted meanwhile is no error.
   await tx.webhookEndpoint.updateMany({ where: { id: endpointId }, data: { isActive: false, disabledReason: "gone" } });
   await holdDeliveries(tx, endpointId, true);
-}
-
-/** Deliveries that are due but not held by anyone: a queue lost track of them (a crash between commit and enqueue). */
-export async function overdue(prisma: PrismaClient, graceMs: number, limit: number): Promise<DueDelivery[]> {
-  return prisma.$queryRaw<DueDelivery[]>`
-    select d.id, d.next_attempt_at as "nextAttemptAt", d.attempts
-    from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-    where ${claimable} and d.next_attempt_at < now() - ${graceMs}::double precision * interval '1 millisecond'
-    order by d.next_attempt_at
-    limit ${limit}::int`;
 }
 
 /** Deletes events older than `days` (their deliveries go with them), in slices. */

@@ -68,7 +68,8 @@ e2e(
     let leadKey: string;
 
     beforeAll(async () => {
-      owner = await createUser(server(), { label: "webhooks-owner", workspaceName: "Hook Makers" });
+      // Pro: the tests add more endpoints than the free plan allows (README "Limits").
+      owner = await createUser(server(), { label: "webhooks-owner", workspaceName: "Hook Makers", plan: "pro" });
       [session, { key: leadKey }] = await Promise.all([signInApi(server(), owner.email), server().key(owner.workspaceId, ["leads.write"])]);
     });
 

@@ -85,11 +85,11 @@ e2e("GraphQL limits", (server) => {
   });
 
   describe("legitimate queries pass", () => {
-    // Pages are counted full, every invoice with its 250 lines and 100 payments, every text at its
-    // longest: 10 such invoices fit in the response budget, 100 do not.
-    it("a page of 10 invoices with every field, items, client and payments back to the invoice's client (depth 7)", async () => {
+    // A page is not priced by what its items could weigh (every invoice with 250 lines of 500
+    // four-byte characters would be about 100 MB): it stops at run time at the response budget.
+    it("a page of 100 invoices with every field, items, client and payments back to the invoice's client (depth 7)", async () => {
       const data = await ok(`{
-        invoices(limit: 10) {
+        invoices(limit: 100) {
           data {
             ${INVOICE_FIELDS}
             items { description quantity unit_price amount }
@@ -205,16 +205,29 @@ e2e("GraphQL limits", (server) => {
       );
     });
 
-    it(`too many values (over ${GRAPHQL_LIMITS.maxCost}, though small in bytes): 400 query_too_costly; smaller pages pass`, async () => {
-      // Each invoice counts its 250 possible lines and 100 payments (853 values): 10 pages of 30 are
-      // 255 900 values, of 20 are 170 600, and only about 20 KB an invoice.
+    it(`aliases multiplying pages (over ${GRAPHQL_LIMITS.maxCost} values, though small): 400 query_too_costly; smaller pages pass`, async () => {
+      // Each invoice counts its 250 possible lines and 100 payments (853 values): 15 pages of 100 are
+      // 1 279 530 values, of 60 are 767 730, whatever the pages end up holding.
       const pages = (limit: string) =>
-        Array.from({ length: 10 }, (_, i) => `i${i}: invoices(limit: ${limit}) { data { id items { quantity unit_price amount } payments { amount } } }`).join("\n");
-      await refused(`{ ${pages("30")} }`, "query_too_costly", /Query cost limit of 250000 exceeded, found \d{6,}/);
+        Array.from({ length: 15 }, (_, i) => `i${i}: invoices(limit: ${limit}) { data { id items { quantity unit_price amount } payments { amount } } }`)
+          .join("\n");
+      await refused(`{ ${pages("100")} }`, "query_too_costly", /Query cost limit of 1000000 exceeded, found 1279530/);
       // A page size in a variable counts as the largest page: validation does not see variables.
-      await refused(`query($n: Int) { ${pages("$n")} }`, "query_too_costly", /Query cost limit of 250000 exceeded/, { n: 10 });
-      const data = await ok(`{ ${pages("20")} }`);
-      expect(data.i9.data.find((i: { id: string }) => i.id === invoiceId).items).toHaveLength(2);
+      await refused(`query($n: Int) { ${pages("$n")} }`, "query_too_costly", /Query cost limit of 1000000 exceeded/, { n: 10 });
+      const data = await ok(`{ ${pages("60")} }`);
+      expect(data.i14.data.find((i: { id: string }) => i.id === invoiceId).items).toHaveLength(2);
+    });
+
+    it("requestLogStats is priced by the days it aggregates: 90 days in a document, not 180", async () => {
+      const stats = (days: number, n = 1) =>
+        Array.from({ length: n }, (_, i) => `s${i}: requestLogStats(days: ${days}) { total daily { date } }`).join("\n");
+      expect((await ok(`{ ${stats(90)} }`)).s0.daily).toHaveLength(90);
+      await refused(`{ ${stats(90, 2)} }`, "query_too_costly", /Query cost limit of 1000000 exceeded, found 18\d{5}/);
+      // Its default is 30 days; a number of days in a variable counts as the most, 90.
+      await refused(`{ ${stats(30, 4).replaceAll("(days: 30)", "")} }`, "query_too_costly", /found 12\d{5}/);
+      const unknown = "query($d: Int) { a: requestLogStats(days: $d) { total } b: requestLogStats(days: 11) { total } }";
+      await refused(unknown, "query_too_costly", /found 101\d{4}/, { d: 1 });
+      expect(Object.keys(await ok(`{ ${stats(1, GRAPHQL_LIMITS.maxAliases)} }`))).toHaveLength(GRAPHQL_LIMITS.maxAliases);
     });
   });
 

@@ -215,25 +215,30 @@ e2e("limits", (server) => {
   });
 
   describe("the response budget", () => {
-    it("REST pages of large items are smaller: /invoices takes limit ≤ 30, /leads ≤ 100", async () => {
-      expect((await api.get("/invoices?limit=30")).status).toBe(200);
-      const res = await api.get("/invoices?limit=31");
-      expectError(res, 400, "validation_failed", "limit");
-      expect(res.body.error.message).toMatch(/from 1 to 30/);
-      expect((await api.get("/leads?limit=100")).status).toBe(200);
+    it("every REST list takes limit 1–100, whatever its items could weigh: /invoices and /events too", async () => {
+      for (const path of ["/invoices", "/events", "/leads"]) {
+        expect((await api.get(`${path}?limit=100`)).status, path).toBe(200);
+        const res = await api.get(`${path}?limit=101`);
+        expectError(res, 400, "validation_failed", "limit");
+        expect(res.body.error.message).toMatch(/from 1 to 100/);
+      }
     });
 
-    it("GraphQL refuses, before running, a query that could return more than the budget", async () => {
-      const pages = (n: number) => Array.from({ length: n }, (_, i) => `p${i}: leads(limit: 100) { data { notes } }`).join("\n");
-      // A page of 100 notes of up to 10 000 characters (4 bytes each) is about 4 MB.
-      const fits = Math.floor(RESPONSE_BUDGET_BYTES / (100 * 40_020));
-      expect(fits).toBeLessThan(GRAPHQL_LIMITS.maxAliases);
-      const ok = await gql(`{ ${pages(fits)} }`);
+    it("GraphQL prices pages by what they hold at run time, and refuses what could pass the budget outside them", async () => {
+      // 15 pages of 100 notes of up to 10 000 four-byte characters could be 60 MB: each page stops
+      // at what the budget leaves, so the document passes.
+      const pages = Array.from({ length: GRAPHQL_LIMITS.maxAliases }, (_, i) => `p${i}: leads(limit: 100) { data { notes } has_more }`).join("\n");
+      const ok = await gql(`{ ${pages} }`);
       expect(ok.errors).toBeUndefined();
-      const refused = await gql(`{ ${pages(fits + 1)} }`);
+      expect(ok.data.p14.data.length).toBeGreaterThan(0);
+      expect(ok.data.p14.data).toEqual(ok.data.p0.data);
+      // One webhook endpoint shows its 20 newest deliveries, each with its event's data (priced as the
+      // largest resource, about 1 MB): two such endpoints could pass the budget, outside any page.
+      const endpoint = `{ deliveries { event { data { object } } } }`;
+      const refused = await gql(`{ a: webhookEndpoint(id: "we_01J00000000000000000000000") ${endpoint} b: webhookEndpoint(id: "we_01J00000000000000000000001") ${endpoint} }`);
       expect(refused.status).toBe(400);
       expect(refused.errors?.[0]?.extensions.code).toBe("query_too_costly");
-      expect(refused.errors?.[0]?.message).toMatch(/MiB/);
+      expect(refused.errors?.[0]?.message).toMatch(new RegExp(`outside its lists, over the ${RESPONSE_BUDGET_BYTES / 1024 / 1024}\\.0 MiB`));
     });
 
     it("an idempotent answer over 256 KiB is not kept: it says so, and a repeat is refused, never run again", async () => {

@@ -208,7 +208,7 @@ describe("createResponse: the tool loop", () => {
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: 312,
     });
-    await expect(metered).resolves.toEqual({ input_tokens: 280, output_tokens: 32 });
+    await expect(metered).resolves.toEqual({ input_tokens: 280, output_tokens: 32, abandoned: false });
   });
 
   it("answers an unknown tool, bad JSON arguments and a failing tool as errors the model reads, without running them", async () => {
@@ -387,10 +387,24 @@ describe("createResponse: upstream failures", () => {
     expect(error.message).not.toContain("html");
   });
 
-  it("fails the whole response when a later round fails (no partial JSON answer)", async () => {
+  it("fails the whole response when a later round fails (no partial JSON answer), telling onFailure what the rounds before cost", async () => {
     const upstream = new FakeUpstream([toolCalls([["c", "leads", "{}"]]), () => new Response("{", { status: 200 })]);
-    const error = await refusal(setup(upstream, { model: "m", input: "x" }).go());
+    const spent: unknown[] = [];
+    const error = await refusal(setup(upstream, { model: "m", input: "x" }, { onFailure: (usage) => spent.push(usage) }).go());
     expect(error.code).toBe("upstream_error");
+    expect(spent).toEqual([{ input_tokens: 10, output_tokens: 5 }]);
+  });
+
+  it("a failure before any round completed tells onFailure it cost nothing; a bad body too", async () => {
+    const spent: unknown[] = [];
+    const onFailure = (usage: unknown) => spent.push(usage);
+    const upstream = new FakeUpstream([() => Response.json({ error: { message: "Overloaded" } }, { status: 503 })]);
+    expect((await refusal(setup(upstream, { model: "m", input: "x" }, { onFailure }).go())).code).toBe("upstream_error");
+    expect((await refusal(setup(new FakeUpstream([]), { model: "m", input: 42 }, { onFailure }).go())).code).toBe("validation_failed");
+    expect(spent).toEqual([
+      { input_tokens: 0, output_tokens: 0 },
+      { input_tokens: 0, output_tokens: 0 },
+    ]);
   });
 
   it("with stream, an upstream refusing the first round is an HTTP error, not a stream", async () => {
@@ -450,7 +464,7 @@ describe("createResponse: streaming", () => {
     const done = byType["response.completed"].response;
     expect(done).toMatchObject({ id: byType["response.created"].response.id, status: "completed", output: [{ id: itemId, content: [{ text: "Yes, two." }] }] });
     expect(done.usage).toMatchObject({ input_tokens: 120, output_tokens: 12, total_tokens: 132 });
-    await expect(metered).resolves.toEqual({ input_tokens: 120, output_tokens: 12 });
+    await expect(metered).resolves.toEqual({ input_tokens: 120, output_tokens: 12, abandoned: false });
 
     // Every round asked the upstream to stream, with usage.
     for (const body of upstream.bodies) expect(body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
@@ -477,7 +491,7 @@ describe("createResponse: streaming", () => {
     const all = await new EventReader(response).rest();
     expect(all.map((e) => e.event)).toEqual(["response.created", "response.in_progress", "response.failed"]);
     expect(all[2]!.data).toMatchObject({ sequence_number: 2, response: { status: "failed", error: { code: "upstream_error", message: expect.stringContaining("Overloaded") } } });
-    await expect(metered).resolves.toEqual({ input_tokens: 10, output_tokens: 5 });
+    await expect(metered).resolves.toEqual({ input_tokens: 10, output_tokens: 5, abandoned: false });
   });
 
   it("ends with response.failed when the upstream's stream breaks off mid-answer", async () => {
@@ -504,7 +518,7 @@ describe("createResponse: streaming", () => {
     expect(upstream.signals[0]!.aborted).toBe(false);
     await events.cancel();
     expect(upstream.signals[0]!.aborted).toBe(true);
-    await expect(metered).resolves.toEqual({ input_tokens: 0, output_tokens: 0 });
+    await expect(metered).resolves.toEqual({ input_tokens: 0, output_tokens: 0, abandoned: true });
   });
 
   it("streams an incomplete response when the tool rounds run out", async () => {

@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Context, Credential } from "../../schema/context.ts";
 import { schema } from "../../schema/index.ts";
 import { decodeCursor, encodeCursor } from "../../schema/lib/cursor.ts";
+import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { rest as restRoute, restView } from "../../schema/lib/rest.ts";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import { capResult, runTool, toolsFor, TOOL_OUTPUT_MAX_BYTES, workspaceTools, type ToolDefinition, type ToolResult } from "../../server/ai/tools.ts";
@@ -108,9 +109,9 @@ describe("workspaceTools: the tools derived from the schema", () => {
     expect(named("lead").parameters).toMatchObject({ type: "object", required: ["id"], properties: { id: { type: "string" } }, additionalProperties: false });
     expect(named("tasks").parameters.required).toEqual(["project_id"]);
     expect(named("workspace").parameters).toEqual({ type: "object", properties: {}, additionalProperties: false });
-    // Invoices can be large: the route's smaller page maximum is the tool's too.
-    expect(props(named("invoices")).limit).toMatchObject({ type: "integer", minimum: 1, maximum: 30 });
-    expect(props(named("invoices")).limit!.description).toContain("1–30");
+    // Every list takes 1–100, however large its items may be (a page of large ones stops early by itself).
+    expect(props(named("invoices")).limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
+    expect(props(named("invoices")).limit!.description).toContain("1–100");
     expect(props(named("invoices")).document_type).toMatchObject({ enum: ["invoice", "quote"] });
   });
 
@@ -288,7 +289,13 @@ function contextFor(prisma: Context["db"], tenant: Tenant, scopes: readonly stri
     requestId: "req_test",
     hostUrl: "http://localhost:4000",
     webhooks: { seal: refuse, checkUrl: refuse, wake: refuse },
-    storage: { quotaBytes: refuse, put: refuse, discard: refuse },
+    storage: { quotaBytes: refuse, beginUpload: refuse, put: refuse, discard: refuse },
+    // The workspace tool reads the data quota and its use (GET /workspace answers them); writing is refused.
+    dataQuota: {
+      quotaBytes: (plan) => PLAN_LIMITS[plan].data_quota_bytes,
+      usage: async () => ({ recordBytes: 0, idempotencyBytes: 0, bytes: 0, quotaBytes: PLAN_LIMITS.pro.data_quota_bytes }),
+      assertWritable: refuse,
+    },
     revocations: { revoked: refuse },
   };
 }
@@ -357,7 +364,7 @@ e2e("AI tools run as the caller", (server) => {
       [leads, "stage=won", "arguments"],
       [named("lead"), {}, "id"],
       [named("lead"), { id: true }, "id"],
-      [named("invoices"), { limit: 31 }, "limit"],
+      [named("invoices"), { limit: 101 }, "limit"],
       [named("invoices"), { document_type: "receipt" }, "document_type"],
     ];
     for (const [definition, args, param] of cases) {

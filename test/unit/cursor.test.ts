@@ -1,5 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { decodeCursor, DEFAULT_LIMIT, encodeCursor, MAX_LIMIT, parsePage, toList } from "../../schema/lib/cursor.ts";
+import {
+  getNamedType,
+  getNullableType,
+  isCompositeType,
+  isListType,
+  isObjectType,
+  parse,
+  type GraphQLObjectType,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
+import { schema } from "../../schema/index.ts";
+import { cursorFrom, decodeCursor, DEFAULT_LIMIT, encodeCursor, MAX_LIMIT, parsePage, toList } from "../../schema/lib/cursor.ts";
+import { RESPONSE_RESERVE_BYTES } from "../../schema/lib/list-page.ts";
+import { RESPONSE_BUDGET_BYTES } from "../../schema/lib/limits.ts";
+import { estimate } from "../../schema/lib/response-cost.ts";
+import { GRAPHQL_LIMITS } from "../../server/plugins/graphql-limits.ts";
+import { STATS_COST_PER_DAY } from "../../schema/resources/request-log.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { newId } from "../../schema/lib/ids.ts";
 
@@ -107,5 +124,84 @@ describe("toList", () => {
       const list = toList(fetched, { take: 3, before: undefined });
       expect(list).toEqual({ object: "list", data: fetched, has_more: false, next_cursor: null });
     }
+  });
+});
+
+describe("cursorFrom", () => {
+  const id = (tail: string) => `lead_01J${tail.padStart(23, "0")}`;
+
+  it("starts a page AT an id: its cursor is the very next id in sort order, carrying past Z", () => {
+    expect(decodeCursor(cursorFrom(id("0")))).toBe(id("1"));
+    expect(decodeCursor(cursorFrom(id("9")))).toBe(id("A"));
+    expect(decodeCursor(cursorFrom(id("H")))).toBe(id("J")); // Crockford has no I
+    expect(decodeCursor(cursorFrom(id("1Z")))).toBe(id("20"));
+    expect(decodeCursor(cursorFrom(id("7ZZ")))).toBe(id("800"));
+  });
+
+  it("keeps the id and everything older on the page, and nothing newer", () => {
+    const ids = Array.from({ length: 50 }, () => newId("lead")).concat([id("Z"), id("10"), id("ZZ"), id("100")]).sort();
+    for (const at of ids) {
+      const before = decodeCursor(cursorFrom(at));
+      expect(ids.filter((other) => other < before)).toEqual(ids.filter((other) => other <= at));
+    }
+  });
+});
+
+describe("the static price of pages (GraphQL cost rule)", () => {
+  const price = (document: string, variables?: Record<string, unknown>) => {
+    const operation = parse(document).definitions[0] as OperationDefinitionNode;
+    return estimate(schema, () => undefined, operation.selectionSet, schema.getQueryType()!, variables);
+  };
+
+  it("counts a page at the top with no items in bytes, since it is cut at run time, but full in work", () => {
+    const one = price("{ invoices(limit: 1) { data { notes items { description } } has_more next_cursor } }");
+    const hundred = price("{ invoices(limit: 100) { data { notes items { description } } has_more next_cursor } }");
+    expect(hundred.bytes).toBe(one.bytes);
+    expect(hundred.bytes).toBeLessThan(1_000);
+    expect(hundred.cost).toBeGreaterThan(90 * one.cost);
+  });
+
+  it("counts every other list at its most: a project's tasks outside a page weigh what 100 tasks could", () => {
+    const project = price(`{ project(id: "prj_x") { tasks { description } } }`);
+    expect(project.bytes).toBeGreaterThan(100 * 40_000);
+  });
+
+  it("prices requestLogStats by its days: the literal, 30 by default, 90 for a variable", () => {
+    const stats = (args: string) => price(`query($d: Int) { requestLogStats${args} { total } }`).cost;
+    expect(stats("(days: 7)")).toBe(2 + 7 * STATS_COST_PER_DAY);
+    expect(stats("")).toBe(2 + 30 * STATS_COST_PER_DAY);
+    expect(stats("(days: $d)")).toBe(2 + 90 * STATS_COST_PER_DAY);
+  });
+});
+
+describe("one item of any list fits a response", () => {
+  /** Every field of `type`, relations followed as deep as the GraphQL limits allow. */
+  function largestSelection(type: GraphQLObjectType, depth: number, lists: number): string {
+    const parts: string[] = [];
+    for (const field of Object.values(type.getFields())) {
+      if (field.args.length > 0) continue;
+      const named = getNamedType(field.type);
+      const nested = lists + (isListType(getNullableType(field.type)) ? 1 : 0);
+      if (!isCompositeType(named)) parts.push(field.name);
+      else if (isObjectType(named) && depth < GRAPHQL_LIMITS.maxDepth && nested <= GRAPHQL_LIMITS.maxListNesting) {
+        parts.push(`${field.name} { ${largestSelection(named, depth + 1, nested)} }`);
+      }
+    }
+    return parts.join(" ");
+  }
+
+  it("so that a page asked for alone always holds one: every field once, priced at its largest", () => {
+    const query = schema.getQueryType()!;
+    const heaviest: [string, number][] = [];
+    for (const field of Object.values(query.getFields()).filter((f) => f.args.some((arg) => arg.name === "limit"))) {
+      const item = getNamedType((getNamedType(field.type) as GraphQLObjectType).getFields().data!.type) as GraphQLObjectType;
+      // An item of a page: its root field is at depth 1, the page's `data` at 2.
+      const set = (parse(`{ ${largestSelection(item, 3, 1)} }`).definitions[0] as OperationDefinitionNode).selectionSet as SelectionSetNode;
+      heaviest.push([field.name, estimate(schema, () => undefined, set, item, undefined, true).bytes]);
+    }
+    expect(heaviest.length).toBeGreaterThanOrEqual(16);
+    for (const [name, bytes] of heaviest) expect(bytes, name).toBeLessThan(RESPONSE_BUDGET_BYTES - RESPONSE_RESERVE_BYTES);
+    // Not by a wide margin: a webhook delivery with its endpoint's 20 deliveries and their events.
+    expect(Math.max(...heaviest.map(([, bytes]) => bytes))).toBeGreaterThan(RESPONSE_BUDGET_BYTES / 2);
   });
 });

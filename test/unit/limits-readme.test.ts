@@ -18,6 +18,8 @@ import {
   TEXT_BY_NAME,
 } from "../../schema/lib/limits.ts";
 import { MAX_BODY_BYTES } from "../../server/plugins/request-body.ts";
+import { PLAN_LIMITS, PLANS, type PlanLimits } from "../../schema/lib/plans.ts";
+import { SANDBOX_DATA_SHARE } from "../../server/quotas/data-quota.ts";
 
 /**
  * README "Limits" states the enforced limits (schema/lib/limits.ts): each row of its table is read
@@ -91,5 +93,24 @@ describe("README's limits table states the enforced limits", () => {
     expect(table.get("a response")).toMatch(new RegExp(`^${MiB(RESPONSE_BUDGET_BYTES)} `));
     expect(table.get("a response kept for an `Idempotency-Key`")).toMatch(new RegExp(`^${MAX_IDEMPOTENT_RESPONSE_BYTES / 1024} KiB `));
     expect(table.get("dates and date-times")).toMatch(new RegExp(`^years ${MIN_YEAR} to ${MAX_YEAR} `));
+  });
+
+  it("the rows by plan state PLAN_LIMITS", () => {
+    /** `free 16 MB, plus 64 MB, …` as the README writes each plan's number. */
+    const byPlan = (format: (n: number) => string, field: keyof PlanLimits) => PLANS.map((plan) => `${plan} ${format(PLAN_LIMITS[plan][field] as number)}`).join(", ");
+    const bytes = (n: number) => (n >= 1e12 ? `${n / 1e12} TB` : n >= 1e9 ? `${n / 1e9} GB` : `${n / 1e6} MB`);
+    const rows: [row: string, field: keyof PlanLimits, format: (n: number) => string][] = [
+      ["a workspace's stored records (the data quota, below)", "data_quota_bytes", bytes],
+      ["a workspace's idempotency records, in all", "idempotency_bytes", bytes],
+      ["a workspace's stored objects (the storage quota)", "storage_bytes", bytes],
+      ["uploads of a workspace running at once (raw and JSON)", "concurrent_uploads", spelled],
+      ["webhook endpoints of a workspace", "webhook_endpoints", spelled],
+      ["general AI tokens of a workspace per UTC day (`/v1/responses` with `ai.responses`)", "ai_tokens_daily", spelled],
+    ];
+    for (const [row, field, format] of rows) {
+      expect(table.get(row), `no row "${row}" in README "Limits"`).toBeDefined();
+      expect(table.get(row)).toMatch(new RegExp(`^${byPlan(format, field)}\\b`));
+    }
+    expect(table.get("a workspace's stored records (the data quota, below)")).toContain(`a sandbox ${bytes(PLAN_LIMITS.free.data_quota_bytes / SANDBOX_DATA_SHARE)}`);
   });
 });

@@ -8,7 +8,7 @@ import type * as Types from './schema.js';
 export type RestWorkspaceQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type RestWorkspaceQuery = { workspace: { object: string, id: string, name: string, plan: Types.Plan, agent_auth_enabled: boolean, created_at: string, updated_at: string, limits: { requests_per_minute: number, ai_requests_per_minute: number, storage_bytes: number, storage_label: string, coding_tokens_5h: number, coding_tokens_weekly: number, coding_concurrency: number } } };
+export type RestWorkspaceQuery = { workspace: { object: string, id: string, name: string, plan: Types.Plan, agent_auth_enabled: boolean, created_at: string, updated_at: string, limits: { requests_per_minute: number, ai_requests_per_minute: number, storage_bytes: number, storage_label: string, coding_tokens_5h: number, coding_tokens_weekly: number, coding_concurrency: number, data_quota_bytes: number, idempotency_bytes: number, webhook_endpoints: number, concurrent_uploads: number, ai_tokens_daily: number }, usage: { data_bytes: number, idempotency_bytes: number, data_quota_bytes: number, storage_bytes: number, webhook_endpoints: number } } };
 
 export type RestClientsQueryVariables = Exact<{
   search?: string | null | undefined;

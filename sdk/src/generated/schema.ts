@@ -753,7 +753,7 @@ export type Mutation = {
   createTask: Task;
   /** Trusts an ID-JAG provider: agents may then register with its identity assertions (each user confirms once). The plan caps how many (limits.trusted_providers; free: none). Needs agents.write. */
   createTrustedProvider: TrustedProvider;
-  /** Registers an endpoint; it receives only events that happen after its creation. The answer carries its signing secret, which is never shown again. Needs webhooks.write. */
+  /** Registers an endpoint; it receives only events that happen after its creation. The answer carries its signing secret, which is never shown again. The plan caps how many a workspace has (limits.webhook_endpoints; one more is plan_limit_reached). Needs webhooks.write. */
   createWebhookEndpoint: WebhookEndpointWithSecret;
   /** A quote in draft or sent becomes declined (declined_at); emits quote.declined. Invoices and other statuses: invalid_state. Needs invoices.write. */
   declineQuote: Invoice;
@@ -815,7 +815,7 @@ export type Mutation = {
   updateTask: Task;
   /** Updates the fields sent. is_active false pauses the endpoint (its deliveries wait); true resumes it and sends what waited. Needs webhooks.write. */
   updateWebhookEndpoint: WebhookEndpoint;
-  /** Uploads a file sent as base64 (within the 25 MiB body limit; REST also takes the raw bytes, streamed, up to the quota). Past the quota: 403 storage_quota_exceeded. Emits file.uploaded. Needs storage.write. */
+  /** Uploads a file sent as base64 (within the 25 MiB body limit; REST also takes the raw bytes, streamed, up to the quota). Past the quota: 403 storage_quota_exceeded; while the plan's number of uploads are under way: 429 concurrency_limit_exceeded. Emits file.uploaded. Needs storage.write. */
   uploadFile: File;
   /** An invoice in draft, sent or partially_paid becomes void (voided_at); emits invoice.voided. Quotes and other statuses: invalid_state. Needs invoices.write. */
   voidInvoice: Invoice;
@@ -2044,24 +2044,36 @@ export type Workspace = {
   plan: Plan;
   /** When the workspace was last changed. */
   updated_at: Scalars['DateTime']['output'];
+  /** What the workspace uses of its limits now. */
+  usage: WorkspaceUsage;
 };
 
 /** What the workspace's plan allows. */
 export type WorkspaceLimits = {
   /** Requests to the AI endpoints per minute. */
   ai_requests_per_minute: Scalars['Int']['output'];
+  /** General AI tokens (/responses with ai.responses) per UTC day. */
+  ai_tokens_daily: Scalars['Int']['output'];
   /** Coding requests of the workspace running at once. */
   coding_concurrency: Scalars['Int']['output'];
   /** Coding-plan tokens per 5-hour window (/chat/completions, /responses with ai.coding). */
   coding_tokens_5h: Scalars['Int']['output'];
   /** Coding-plan tokens per week (from Monday 00:00 UTC). */
   coding_tokens_weekly: Scalars['Int']['output'];
+  /** Uploads of the workspace running at once; one more gets 429 concurrency_limit_exceeded. */
+  concurrent_uploads: Scalars['Int']['output'];
+  /** The data quota: bytes of stored records (rows, events, request logs, idempotency records); past it writes get 403 data_quota_exceeded. A sandbox has a tenth of free's. */
+  data_quota_bytes: Scalars['ByteCount']['output'];
+  /** What the workspace's idempotency records hold at most; past it the oldest are dropped first. */
+  idempotency_bytes: Scalars['ByteCount']['output'];
   /** Requests each credential may make per minute; past it the answer is 429 rate_limit_exceeded. */
   requests_per_minute: Scalars['Int']['output'];
   /** The storage quota in bytes (1 GB = 10^9 bytes). */
   storage_bytes: Scalars['Float']['output'];
   /** The storage quota for people to read, e.g. "1 GB". */
   storage_label: Scalars['String']['output'];
+  /** Webhook endpoints; one more is refused with plan_limit_reached. */
+  webhook_endpoints: Scalars['Int']['output'];
 };
 
 /** A workspace the signed-in user belongs to, and their role in it. */
@@ -2074,4 +2086,18 @@ export type WorkspaceSummary = {
   plan: Plan;
   /** The user's role in it. */
   role: MembershipRole;
+};
+
+/** What the workspace uses of its limits now. */
+export type WorkspaceUsage = {
+  /** Bytes of its stored records as the database keeps them, its idempotency records included: what the data quota counts. */
+  data_bytes: Scalars['ByteCount']['output'];
+  /** Its data quota (limits.data_quota_bytes). */
+  data_quota_bytes: Scalars['ByteCount']['output'];
+  /** Of data_bytes, what its idempotency records hold. */
+  idempotency_bytes: Scalars['ByteCount']['output'];
+  /** Bytes of its stored objects (GET /storage). */
+  storage_bytes: Scalars['ByteCount']['output'];
+  /** Its webhook endpoints. */
+  webhook_endpoints: Scalars['Int']['output'];
 };
