@@ -2,7 +2,8 @@ import type { CodegenConfig } from "@graphql-codegen/cli";
 
 /**
  * The SDK's generated code, from the committed SDL (`schema/schema.graphql`) and the documents
- * `scripts/sdk-operations.ts` writes (`npm run generate` runs both):
+ * `scripts/sdk-operations.ts` writes beside them (`sdk/src/generated/*.graphql`; `npm run generate`
+ * runs both):
  *
  * - `sdk/src/generated/schema.ts`: every object, input and enum type of the schema;
  * - `sdk/src/generated/graphql.ts`: a typed document (`LeadDocument`, …) with its result and
@@ -50,13 +51,13 @@ export function sdkCodegen(root = "."): CodegenConfig {
         config: { ...shared, avoidOptionals: { field: true, object: true, inputValue: false, defaultValue: false } },
       },
       [`${out}/graphql.ts`]: {
-        documents: `${root}/sdk/src/operations.graphql`,
-        plugins: [header("sdk/src/operations.graphql"), "typescript-operations", "typed-document-node"],
-        config: { ...operations, documentNodeImport: "../typed-document.js#TypedDocumentNode" },
+        documents: `${out}/operations.graphql`,
+        plugins: [header("sdk/src/generated/operations.graphql"), "typescript-operations", "typed-document-node"],
+        config: { ...operations, documentNodeImport: "../lib/typed-document.js#TypedDocumentNode" },
       },
       [`${out}/rest.ts`]: {
-        documents: `${root}/sdk/src/rest.graphql`,
-        plugins: [header("sdk/src/rest.graphql"), "typescript-operations"],
+        documents: `${out}/rest.graphql`,
+        plugins: [header("sdk/src/generated/rest.graphql"), "typescript-operations"],
         config: operations,
       },
     },

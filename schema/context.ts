@@ -35,13 +35,13 @@ export interface Context {
   hostUrl: string;
   webhooks: WebhookServices;
   storage: StorageServices;
-  /** The data quota (README "Limits"): what the workspace's records weigh, and the refusal of writes past it. */
+  /** The data quota (docs/api/limits.md): what the workspace's records weigh, and the refusal of writes past it. */
   dataQuota: DataQuotaServices;
   /** Tells every process that credentials were revoked: call it after the revoking write committed, before answering. */
   revocations: Revocations;
   /** Where the request came from, for the audit log; absent outside an HTTP request. */
   client?: RequestClient;
-  /** The most bytes one response carries (README "Limits"): RESPONSE_BUDGET_BYTES unless a test lowered it. */
+  /** The most bytes one response carries (docs/api/limits.md): RESPONSE_BUDGET_BYTES unless a test lowered it. */
   responseBudgetBytes?: number;
 }
 
@@ -59,7 +59,7 @@ export interface Revocations {
   revoked(kind: RevokedKind, ids: readonly string[]): Promise<void>;
 }
 
-/** A workspace's records against its data quota (README "Limits"). */
+/** A workspace's records against its data quota (docs/api/limits.md). */
 export interface DataUsage {
   /** Rows as the database stores them (records, events, request logs, audit records, …). */
   recordBytes: number;
@@ -85,7 +85,7 @@ export interface StorageServices {
   /** The workspace's quota in bytes: its plan's, or less where the server caps it. */
   quotaBytes(plan: PlanName): number;
   /**
-   * Starts an upload of the caller's workspace (README "Storage"): takes an upload slot (429
+   * Starts an upload of the caller's workspace (docs/api/storage.md): takes an upload slot (429
    * concurrency_limit_exceeded) and reserves `expectedBytes` (403 storage_quota_exceeded); null
    * when its length is unknown (then its bytes are reserved as they arrive).
    * The caller must `end()` the ticket, whatever happens.

@@ -7,13 +7,13 @@ import { createSofa } from "sofa-api";
 /**
  * The documents the SDK is generated from (`npm run generate` runs this, then graphql-codegen):
  *
- * - `sdk/src/operations.graphql`: one operation per Query and Mutation field of the committed SDL
+ * - `sdk/src/generated/operations.graphql`: one operation per Query and Mutation field of the committed SDL
  *   (but for the dashboard's session-only fields, which no API key or agent token may ask),
  *   selecting every field (nested relations one level deep) as far as the server's GraphQL cost
  *   limits allow, named after the field (`lead` → `Lead`, `createLead` → `CreateLead`). Codegen
  *   turns them into `LeadQuery`, `LeadQueryVariables` and the typed document `LeadDocument` that
  *   `kontor.graphql(...)` takes.
- * - `sdk/src/rest.graphql`: for every `/v1` route, the very selection Sofa runs for it (the REST
+ * - `sdk/src/generated/rest.graphql`: for every `/v1` route, the very selection Sofa runs for it (the REST
  *   view of the schema, built with Sofa's own settings), named `Rest` + the field. Codegen turns
  *   them into the result types of the REST methods, so a REST body is typed exactly as served.
  * - `sdk/src/generated/routes.ts`: the route table as types (`"GET /leads/{id}"` → result and
@@ -190,8 +190,8 @@ export async function sdkOperationFiles(): Promise<Record<string, string>> {
   const ctx = await context(readFileSync(join(ROOT, "schema/schema.graphql"), "utf8"));
   const { rest, routes } = restOperations(ctx);
   return {
-    "sdk/src/operations.graphql": graphqlOperations(ctx),
-    "sdk/src/rest.graphql": rest,
+    "sdk/src/generated/operations.graphql": graphqlOperations(ctx),
+    "sdk/src/generated/rest.graphql": rest,
     "sdk/src/generated/routes.ts": routes,
   };
 }

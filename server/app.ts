@@ -28,6 +28,7 @@ import { DataQuota, useDataUsageFold } from "./quotas/data-quota.ts";
 import { useAddressLimit, useRateLimit } from "./plugins/rate-limit.ts";
 import { useRequestLog } from "./plugins/request-log.ts";
 import { renderLocalGraphiQL, useGraphiQLAssets } from "./plugins/graphiql.ts";
+import { useApiReference } from "./plugins/api-reference.ts";
 import { maskError, useGraphQLErrorShape } from "./plugins/graphql-errors.ts";
 import { useNotFound } from "./plugins/not-found.ts";
 import { useBodyLimit, useRequestBody } from "./plugins/request-body.ts";
@@ -115,7 +116,7 @@ export function createApp(config: Config, { db, redis, redisNamespace, revocatio
       useRequestId(),
       useRequestClient(config),
       useCors(),
-      // README "Traffic policies": before anything that costs (a credential lookup, a body read), the
+      // docs/api/limits.md#traffic-policies: before anything that costs (a credential lookup, a body read), the
       // client address is counted and the declared body length held against the route's limit.
       ...(config.policies ? [useAddressLimit(config, redis, redisNamespace)] : []),
       useBodyLimit(isRawUpload),
@@ -123,6 +124,7 @@ export function createApp(config: Config, { db, redis, redisNamespace, revocatio
       useGraphQLTransport(),
       useGraphQLParams(),
       useGraphiQLAssets(),
+      useApiReference(config),
       useDashboardStatic(),
       useAuthentication(
         config,

@@ -2,7 +2,7 @@ const KIB = 1024;
 const MIB = 1024 * KIB;
 
 /**
- * README "Limits": the most a request body may hold, by family of routes. Known from the path
+ * docs/api/limits.md: the most a request body may hold, by family of routes. Known from the path
  * alone, so a body is refused (413 `payload_too_large`) before a byte of it is read when its
  * Content-Length says more, and as soon as it passes the limit when it comes chunked
  * (server/plugins/request-body.ts). Raw uploads are not buffered: they stream to the store, up to

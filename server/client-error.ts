@@ -7,7 +7,7 @@ import { log } from "./log.ts";
 /** Node's errors of a request it refused itself: status, reason phrase, the API's error code, message. */
 const STATUS: Record<string, [number, string, string, string]> = {
   HPE_HEADER_OVERFLOW: [431, "Request Header Fields Too Large", "bad_request", "The request headers are too large."],
-  // headersTimeout (README "Traffic policies": 15 s for the request line and headers), or requestTimeout (an hour for all of it).
+  // headersTimeout (docs/api/limits.md#traffic-policies: 15 s for the request line and headers), or requestTimeout (an hour for all of it).
   ERR_HTTP_REQUEST_TIMEOUT: [408, "Request Timeout", "request_timeout", "The request did not arrive in time: the connection is closed."],
 };
 

@@ -30,7 +30,7 @@ export interface Config {
   maxSandboxes: number;
   /** KONTOR_DATA_QUOTA_CAP_BYTES: caps every plan's data quota (a small database, or a test); unset, the plans' quotas apply. */
   dataQuotaCapBytes: number | undefined;
-  /** KONTOR_RESPONSE_BUDGET_BYTES: lowers the response budget (README "Limits") so tests of cut pages need little data; refused in production. */
+  /** KONTOR_RESPONSE_BUDGET_BYTES: lowers the response budget (docs/api/limits.md) so tests of cut pages need little data; refused in production. */
   responseBudgetBytes: number;
   /** KONTOR_SERVICE_AUTH_AGENTS: whether agents may register for a user by e-mail (`on`, the default, or `off`). */
   serviceAuthAgents: boolean;
@@ -51,7 +51,7 @@ export interface Config {
    * header is ignored and the client is the socket's peer.
    */
   trustProxy: string[];
-  /** README "Traffic policies": what a request meets before anything else (server/early-limits.ts). */
+  /** docs/api/limits.md#traffic-policies: what a request meets before anything else (server/early-limits.ts). */
   early: EarlyLimits;
   webhooks: WebhookConfig;
   storage: StorageConfig;
@@ -88,7 +88,7 @@ export interface StorageConfig {
   quotaCapBytes: number | undefined;
   /**
    * KONTOR_UPLOAD_LEASE_MS: how long an upload's reservation and slot outlive a process that stopped
-   * renewing them (it crashed); renewed every third of it, swept every lease (README "Storage").
+   * renewing them (it crashed); renewed every third of it, swept every lease (docs/api/storage.md).
    */
   uploadLeaseMs: number;
 }
@@ -112,7 +112,7 @@ export interface WebhookConfig {
   jitter: number;
 }
 
-/** README "Webhooks": about 1 m, 5 m, 30 m, 2 h, 5 h, 10 h, then every 12 h — about 3 days in all. */
+/** docs/api/webhooks.md: about 1 m, 5 m, 30 m, 2 h, 5 h, 10 h, then every 12 h — about 3 days in all. */
 export const DEFAULT_RETRY_SCHEDULE = "1m,5m,30m,2h,5h,10h,12h,12h,12h,12h,12h";
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -233,7 +233,7 @@ export function parseTrustProxy(raw: string | undefined): string[] {
   return list;
 }
 
-/** README "Traffic policies": 6 000 requests a minute per address (five times the max plan's), 128 connections, 15 s, 30 s. */
+/** docs/api/limits.md#traffic-policies: 6 000 requests a minute per address (five times the max plan's), 128 connections, 15 s, 30 s. */
 function earlyLimits(env: NodeJS.ProcessEnv): EarlyLimits {
   for (const name of ["KONTOR_HEADERS_TIMEOUT_MS", "KONTOR_BODY_IDLE_TIMEOUT_MS"]) {
     if (env[name] && env.KONTOR_ENV === "production") throw new ConfigError(`${name} is for tests only and is refused in production.`);
@@ -264,7 +264,7 @@ function aiConfig(env: NodeJS.ProcessEnv): AiConfig {
   };
 }
 
-/** KONTOR_AI_TOKENS_DAILY_CAP exists for tests of the budget's edge (README "AI"): a deployment has the plans' budgets. */
+/** KONTOR_AI_TOKENS_DAILY_CAP exists for tests of the budget's edge (docs/api/ai.md): a deployment has the plans' budgets. */
 function aiTokensDailyCap(env: NodeJS.ProcessEnv): number | undefined {
   const raw = env.KONTOR_AI_TOKENS_DAILY_CAP;
   if (raw === undefined || raw === "") return undefined;

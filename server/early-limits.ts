@@ -15,7 +15,7 @@ const CLOSE_GRACE_MS = 2_000;
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
-/** 408 `request_timeout` (README "Errors"): the connection is closed after it. */
+/** 408 `request_timeout` (docs/api/conventions-and-errors.md#errors): the connection is closed after it. */
 export const requestTimedOut = (message: string) => new ApiError(408, "invalid_request_error", "request_timeout", message);
 
 const bodyTimedOut = (idleMs: number) => requestTimedOut(`The request body sent nothing for ${seconds(idleMs)}: the connection is closed.`);
@@ -69,7 +69,7 @@ interface Watched {
 const hasBody = (req: IncomingMessage) => req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
 
 /**
- * README "Traffic policies", before anything else:
+ * docs/api/limits.md#traffic-policies, before anything else:
  *
  * - one client address (the socket's peer; a proxy KONTOR_TRUST_PROXY names is not counted, as its
  *   connections carry many clients) holds at most `connectionsPerAddress` connections in this

@@ -10,7 +10,7 @@ export function noteErrorCode(code: string): void {
   if (state && !state.errorCode) state.errorCode = code;
 }
 
-/** The REST error body of README "Errors". */
+/** The REST error body of docs/api/conventions-and-errors.md#errors. */
 export function restErrorBody(error: ApiError) {
   noteErrorCode(error.code);
   return {

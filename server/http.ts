@@ -67,7 +67,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     throw error;
   }
   // A request without Host is answered by answerRequestTarget, in the API's error shape, not Node's bare 400.
-  // README "Traffic policies": headers take at most 15 s (408, server/client-error.ts), looked at every second;
+  // docs/api/limits.md#traffic-policies: headers take at most 15 s (408, server/client-error.ts), looked at every second;
   // an hour in all, as Node's default (5 min) would cut a big raw upload short. Idle bodies: server/early-limits.ts.
   const server = createServer({
     requireHostHeader: false,

@@ -29,7 +29,7 @@ export interface RecordKey {
 
 /**
  * Where idempotency records live. A workspace's finished records hold at most the bytes its plan
- * allows (README "Limits"): past them its oldest finished records are dropped first, never a
+ * allows (docs/api/limits.md): past them its oldest finished records are dropped first, never a
  * claim still running, and never another workspace's.
  */
 export interface IdempotencyStore {

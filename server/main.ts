@@ -110,7 +110,8 @@ function announce(config: Config, where: string, demo: DemoSeed | null) {
   const how = config.workers > 1 ? `${config.env}, ${where}, ${config.workers} workers` : `${config.env}, ${where}`;
   console.log(`\nKontor is running (${how}).
   REST:     ${baseUrl(config)}   (OpenAPI: ${baseUrl(config)}/openapi.json)
-  GraphQL:  ${config.publicUrl}/graphql`);
+  GraphQL:  ${config.publicUrl}/graphql
+  Docs:     ${config.publicUrl}/docs`);
   if (demo) {
     console.log(`
 First start: created the Demo workspace. These are shown once; keep them.

@@ -64,7 +64,7 @@ function verdict(req: IncomingMessage): Verdict {
   return undefined;
 }
 
-/** Writes the API's error shape (README "Errors") with a request id of its own, and closes the connection. */
+/** Writes the API's error shape (docs/api/conventions-and-errors.md#errors) with a request id of its own, and closes the connection. */
 function refuse(req: IncomingMessage, res: ServerResponse, message: string): void {
   const id = newId("request");
   const body = JSON.stringify({ error: { type: "invalid_request_error", code: "bad_request", message, request_id: id } });

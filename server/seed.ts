@@ -11,7 +11,7 @@ export interface DemoSeed {
 }
 
 /**
- * README "Configuration": on the first start in development with an empty database, a Demo workspace,
+ * docs/operations/configuration.md: on the first start in development with an empty database, a Demo workspace,
  * its owner and one full-scope key. Returns null when there is anything in the database already.
  */
 export async function seedDemo(db: PrismaClient): Promise<DemoSeed | null> {

@@ -58,6 +58,10 @@ export function Layout({ children }: { children: ReactNode }) {
                 <Link to={route.path}>{route.title}</Link>
               </li>
             ))}
+            <li>
+              {/* Outside the app's router: the server's rendered OpenAPI reference (server/plugins/api-reference.ts). */}
+              <a href="/docs">API reference</a>
+            </li>
           </ul>
         </nav>
         <main id="main" tabIndex={-1}>

@@ -3,7 +3,7 @@
  * dashboard's bundle can import it.
  */
 
-/** Every event Kontor writes (README "Webhooks" and "The API in short"). */
+/** Every event Kontor writes (docs/api/webhooks.md and "The API in short"). */
 export const EVENT_TYPES = [
   "lead.created",
   "lead.stage_changed",

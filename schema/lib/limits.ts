@@ -1,5 +1,5 @@
 /**
- * Every size Kontor accepts or returns, in one place (README "Limits"). REST and GraphQL read the
+ * Every size Kontor accepts or returns, in one place (docs/api/limits.md). REST and GraphQL read the
  * same numbers: strings and lists of every argument are checked against them before a resolver
  * runs (schema/lib/input-limits.ts), and GraphQL's cost rule prices responses with them.
  */

@@ -19,7 +19,7 @@ import { RESPONSE_BUDGET_BYTES } from "./limits.ts";
 import { estimate, fieldBytes, leafBytes } from "./response-cost.ts";
 
 /**
- * Pages stop at the response budget (README "Lists" and "Limits"): `limit` is an upper bound, and
+ * Pages stop at the response budget (docs/api/pagination.md and "Limits"): `limit` is an upper bound, and
  * a page holds the items that fit in what the response may still carry, so a request is never
  * refused for what its items could weigh. Each item is weighed before it is kept, from the row the
  * page read and the selection the request made of it:

@@ -20,7 +20,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from "./cursor.ts";
 import { maxOutputItems, maxOutputTextBytes } from "./limits.ts";
 
 /**
- * What a query can produce at most (README "Limits"): field values (work) and bytes of JSON (the
+ * What a query can produce at most (docs/api/limits.md): field values (work) and bytes of JSON (the
  * response), from the page sizes it asks for, the most items every other list can hold and the
  * longest value every field can have (schema/lib/limits.ts). A text of n characters is priced at
  * 4n bytes: UTF-8 needs at most 4 bytes a code point, and stored text carries no control character

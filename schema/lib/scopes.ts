@@ -1,7 +1,7 @@
 export const RESOURCES = ["clients", "leads", "inventory", "invoices", "projects", "storage", "webhooks", "logs", "agents"] as const;
 export type Resource = (typeof RESOURCES)[number];
 
-/** README "Scopes". `write` never implies `read`. */
+/** docs/api/scopes.md. `write` never implies `read`. */
 export const SCOPES: readonly string[] = [
   ...RESOURCES.flatMap((r) => [`${r}.read`, `${r}.write`]),
   "payments.write",

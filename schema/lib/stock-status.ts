@@ -3,7 +3,7 @@ import { Decimal, type DecimalValue } from "./money.ts";
 
 export type StockAlert = "inventory.low_stock" | "inventory.out_of_stock";
 
-/** README "The API in short": nothing left is out of stock; at or under the threshold is low. */
+/** docs/api/README.md: nothing left is out of stock; at or under the threshold is low. */
 export function stockStatus(quantity: DecimalValue, minStockThreshold: DecimalValue): StockStatus {
   const left = new Decimal(quantity);
   if (left.lte(0)) return "out_of_stock";

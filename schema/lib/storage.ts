@@ -61,7 +61,7 @@ export function bytesLabel(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-/** `why` replaces the count of bytes left, when that is not the reason (README "Storage": older uploads go first). */
+/** `why` replaces the count of bytes left, when that is not the reason (docs/api/storage.md: older uploads go first). */
 export const quotaExceeded = (left: number, quota: number, why?: string) =>
   new ApiError(
     403,
@@ -72,7 +72,7 @@ export const quotaExceeded = (left: number, quota: number, why?: string) =>
   );
 
 /**
- * One upload under way (README "Storage"): it holds one of the workspace's upload slots and a
+ * One upload under way (docs/api/storage.md): it holds one of the workspace's upload slots and a
  * reservation of bytes against the quota, grown as its bytes arrive, so uploads running together
  * never pass the quota. `end()` gives both back, whatever happened; it is safe to call twice.
  */
@@ -97,7 +97,7 @@ export interface UploadTicket {
   end(): Promise<void>;
 }
 
-/** Every upload slot of the workspace is taken (README "Limits"). */
+/** Every upload slot of the workspace is taken (docs/api/limits.md). */
 export const uploadsBusy = (limit: number) =>
   new ApiError(
     429,

@@ -4,7 +4,7 @@ import type { Context } from "../context.ts";
 
 /**
  * Mutations that free or lock down rather than add: they run past the data quota, so a workspace
- * at its quota can always delete records and revoke or rotate credentials (README "Limits").
+ * at its quota can always delete records and revoke or rotate credentials (docs/api/limits.md).
  */
 const ALWAYS_ALLOWED = /^(delete|remove|revoke|rotate)[A-Z]/;
 
@@ -12,7 +12,7 @@ const ALWAYS_ALLOWED = /^(delete|remove|revoke|rotate)[A-Z]/;
 export const countsAsWrite = (name: string) => !ALWAYS_ALLOWED.test(name);
 
 /**
- * Checks the data quota before every mutation that writes (README "Limits"), whichever surface
+ * Checks the data quota before every mutation that writes (docs/api/limits.md), whichever surface
  * runs it (`/graphql`, REST through Sofa, the AI tools): one place, not one per resolver. Registered
  * after the scope plugin, so a credential without the scope hears about that first.
  */

@@ -13,7 +13,7 @@ import { objectKind, PlanEnum } from "./shared.ts";
 import { Workspace } from "./workspace.ts";
 
 /**
- * The dashboard's account objects (README "Dashboard"): who is signed in, the workspaces they
+ * The dashboard's account objects (docs/dashboard.md): who is signed in, the workspaces they
  * belong to, the members and invitations of one. GraphQL only, and only for a signed-in user.
  */
 

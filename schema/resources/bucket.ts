@@ -9,7 +9,7 @@ import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
 
-/** README "The API in short": 3–63 of a-z, 0-9 and -, unique in the workspace. */
+/** docs/api/README.md: 3–63 of a-z, 0-9 and -, unique in the workspace. */
 const BUCKET_NAME = new RegExp(`^[a-z0-9-]{3,${BUCKET_NAME_LENGTH}}$`);
 
 export const Bucket = builder.prismaObject("Bucket", {

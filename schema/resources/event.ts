@@ -14,7 +14,7 @@ const EventData = builder.objectRef<{ object: object }>("EventData").implement({
 
 const eventData = (event: { data: unknown }) => ({ object: event.data as object });
 
-/** The outbox (README "Webhooks"): what happened in the workspace, exactly as webhooks deliver it. */
+/** The outbox (docs/api/webhooks.md): what happened in the workspace, exactly as webhooks deliver it. */
 export const Event = builder.prismaObject("Event", {
   description: "Something that happened in the workspace; the body of every webhook delivery. Visible with webhooks.read or webhooks.write.",
   authScopes: { readable: "webhooks" },

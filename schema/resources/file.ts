@@ -74,7 +74,7 @@ async function ownBucket(db: Tx | Context["db"], ctx: Context, id: string): Prom
 }
 
 /**
- * Refuses an upload into a bucket the workspace does not have, then begins it (README "Storage"):
+ * Refuses an upload into a bucket the workspace does not have, then begins it (docs/api/storage.md):
  * one of the workspace's upload slots (429 concurrency_limit_exceeded) and a reservation of the
  * `size` bytes it announced (403 storage_quota_exceeded; null: not known, reserved as they arrive).
  * The caller ends the ticket, whatever happens.

@@ -8,7 +8,7 @@ import { rest } from "../lib/rest.ts";
 import { listType, objectKind, pageArgs } from "./shared.ts";
 
 /**
- * Request logs (README "Logs", README "Errors"): one row per request, written by
+ * Request logs (docs/operations/logs.md, docs/api/conventions-and-errors.md#errors): one row per request, written by
  * server/plugins/request-log.ts. Read-only, always limited to the caller's workspace.
  */
 export const RequestLog = builder.prismaObject("RequestLog", {
@@ -104,7 +104,7 @@ export const STATS_MAX_DAYS = 90;
 /**
  * What the GraphQL cost rule counts for requestLogStats per day it aggregates, in field values: the
  * statistics read every request log of those days, so a document may ask for at most 90 days in all
- * (90 × 10 000 of the 1 000 000 a document may cost, README "Traffic policies").
+ * (90 × 10 000 of the 1 000 000 a document may cost, docs/api/limits.md#traffic-policies).
  */
 export const STATS_COST_PER_DAY = 10_000;
 

@@ -55,7 +55,7 @@ export const PriorityEnum = builder.enumType(Priority, {
   },
 });
 
-/** `{object: "list", data, has_more, next_cursor}`: the envelope of every list (README "Contract"). */
+/** `{object: "list", data, has_more, next_cursor}`: the envelope of every list (docs/api/conventions-and-errors.md). */
 export function listType<T extends { id: string }>(name: string, item: ObjectRef<any, T>) {
   return builder.objectRef<ListEnvelope<T>>(`${name}List`).implement({
     description: `A page of ${name} objects, newest first.`,

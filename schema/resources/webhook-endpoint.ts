@@ -102,7 +102,7 @@ function description(value: string | null | undefined) {
 const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.workspaceId });
 
 /**
- * What the per-host delivery cap counts (README "Webhooks", fair delivery): the URL's host as
+ * What the per-host delivery cap counts (docs/api/webhooks.md, fair delivery): the URL's host as
  * WHATWG URL parsing normalizes it (lower case, punycode, one spelling per IPv4 address), without
  * a trailing dot, and its port, the scheme's default filled in. `url` has passed checkUrl.
  */
@@ -113,7 +113,7 @@ export function targetHost(url: string): string {
 }
 
 /**
- * README "Limits": a workspace has at most its plan's `webhook_endpoints`. Locks the workspace row
+ * docs/api/limits.md: a workspace has at most its plan's `webhook_endpoints`. Locks the workspace row
  * first, so concurrent creations take turns and no two of them both see room for one more; the plan
  * is read under that lock, not from a credential that may have been cached before an upgrade.
  */

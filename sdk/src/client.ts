@@ -1,11 +1,11 @@
-import { APIPromise, BaseClient, type HttpMethod, type RequestOptions } from "./core.js";
-import { AgentAuth } from "./agents.js";
-import { signWebhook, verifyWebhook } from "./webhooks.js";
-import { KontorError } from "./errors.js";
-import { Page, PagePromise, type ListEnvelope } from "./pagination.js";
-import { documentText, isMutation } from "./print.js";
-import { Stream } from "./streaming.js";
-import type { DocumentTypeDecoration, TypedDocumentNode } from "./typed-document.js";
+import { APIPromise, BaseClient, type HttpMethod, type RequestOptions } from "./lib/core.js";
+import { AgentAuth } from "./agents/index.js";
+import { signWebhook, verifyWebhook } from "./webhooks/index.js";
+import { KontorError } from "./lib/errors.js";
+import { Page, PagePromise, type ListEnvelope } from "./lib/pagination.js";
+import { documentText, isMutation } from "./lib/print.js";
+import { Stream } from "./lib/streaming.js";
+import type { DocumentTypeDecoration, TypedDocumentNode } from "./lib/typed-document.js";
 import type { ListItem, Result, Route } from "./types.js";
 import { AgentRegistrations, AgentSettingsResource, TrustedProviders } from "./resources/agent-resources.js";
 import { Chat, Models, Responses } from "./resources/ai.js";
@@ -76,6 +76,14 @@ function fillPath(template: string, values: ReadonlyArray<string>): string {
 /**
  * The Kontor API client: resource namespaces over REST (`kontor.leads.create(...)`) and
  * `kontor.graphql(document, variables)` over GraphQL, with one credential.
+ *
+ * @example
+ * ```ts
+ * import Kontor from "@kontor/sdk";
+ * const kontor = new Kontor({ apiKey: process.env.KONTOR_API_KEY, baseUrl: "https://kontor.example.com/v1" });
+ * const lead = await kontor.leads.create({ full_name: "Ada Lovelace", email: "ada@example.com" });
+ * for await (const invoice of kontor.invoices.list({ status: "sent" })) console.log(invoice.invoice_number);
+ * ```
  */
 export class Kontor extends BaseClient {
   /** `Kontor.webhooks.verify(rawBody, headers, secret, { toleranceSeconds })`: a delivery's signatures and timestamp, then its typed event. */
@@ -143,6 +151,13 @@ export class Kontor extends BaseClient {
    * (`import { LeadDocument } from "@kontor/sdk/graphql"`). An answer with errors throws the error
    * class of the first one (`PermissionError` for `insufficient_scope`, …), carrying every error in
    * `graphqlErrors` and any partial `data`.
+   *
+   * @example
+   * ```ts
+   * import { LeadsDocument } from "@kontor/sdk/graphql";
+   * const { leads } = await kontor.graphql(LeadsDocument, { stage: "won", limit: 10 });
+   * // or query text: await kontor.graphql<{ workspace: { name: string } }>("{ workspace { name } }")
+   * ```
    */
   graphql<TResult = Record<string, unknown>, TVariables = Record<string, unknown>>(
     document: GraphQLDocument<TResult, TVariables>,

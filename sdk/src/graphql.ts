@@ -9,4 +9,4 @@
  */
 export * from "./generated/schema.js";
 export * from "./generated/graphql.js";
-export type { DocumentTypeDecoration, ResultOf, TypedDocumentNode, VariablesOf } from "./typed-document.js";
+export type { DocumentTypeDecoration, ResultOf, TypedDocumentNode, VariablesOf } from "./lib/typed-document.js";

@@ -4,7 +4,7 @@
  */
 export { Kontor, DEFAULT_BASE_URL, type ClientOptions, type GraphQLDocument, type GraphQLRequestOptions } from "./client.js";
 export { Kontor as default } from "./client.js";
-export { APIPromise, newIdempotencyKey, type RequestOptions, type WithResponse } from "./core.js";
+export { APIPromise, newIdempotencyKey, type RequestOptions, type WithResponse } from "./lib/core.js";
 export {
   APIConnectionError,
   APIError,
@@ -21,10 +21,10 @@ export {
   ValidationError,
   type ErrorBody,
   type GraphQLErrorEntry,
-} from "./errors.js";
-export type { CodingPlanInfo, RateLimitInfo } from "./headers.js";
-export { Page, PagePromise, type ListEnvelope } from "./pagination.js";
-export { Stream } from "./streaming.js";
+} from "./lib/errors.js";
+export type { CodingPlanInfo, RateLimitInfo } from "./lib/headers.js";
+export { Page, PagePromise, type ListEnvelope } from "./lib/pagination.js";
+export { Stream } from "./lib/streaming.js";
 export { ROUTE_METHODS, type RouteKey } from "./routes.js";
 export { toBase64, type ObjectContentParams, type ObjectUploadParams, type ObjectUploadRawParams } from "./resources/storage.js";
 export {
@@ -39,7 +39,7 @@ export {
   type ResponseObject,
   type ResponseStreamEvent,
 } from "./resources/ai.js";
-export type { DocumentTypeDecoration, ResultOf, TypedDocumentNode, VariablesOf } from "./typed-document.js";
+export type { DocumentTypeDecoration, ResultOf, TypedDocumentNode, VariablesOf } from "./lib/typed-document.js";
 export type { RestRoutes } from "./generated/routes.js";
 export type * from "./types.js";
 export { VERSION } from "./version.js";
@@ -57,7 +57,7 @@ export {
   type VerifyWebhookOptions,
   type WebhookHeaders,
   type WebhookVerificationErrorReason,
-} from "./webhooks.js";
+} from "./webhooks/index.js";
 export {
   AgentAuth,
   AgentAuthError,
@@ -75,4 +75,4 @@ export {
   type AnonymousInput,
   type ServiceAuthInput,
   type WaitForClaimOptions,
-} from "./agents.js";
+} from "./agents/index.js";

@@ -9,7 +9,7 @@ import { randomBase62 } from "../auth/api-keys.ts";
 import { recordUserAudit } from "../audit/record.ts";
 import { normalEmail } from "../workspaces.ts";
 
-/** A claim attempt's code and link live this long (README "Agents"). */
+/** A claim attempt's code and link live this long (docs/api/agents.md). */
 export const CLAIM_ATTEMPT_TTL_SECONDS = 600;
 /** Wrong codes an attempt survives: the fifth kills it, and a right code after that is refused. */
 export const MAX_WRONG_CODES = 5;
@@ -22,7 +22,7 @@ const codeHash = (attemptId: string, code: string) => sha256(`${attemptId}:${cod
 
 export interface StartedAttempt {
   attemptId: string;
-  /** The `claim` block of README "Agents". */
+  /** The `claim` block of docs/api/agents.md. */
   claim: { user_code: string; verification_uri: string; expires_in: number; interval: number };
 }
 

@@ -39,7 +39,7 @@ function optionalName(value: unknown): string | null {
 }
 
 /**
- * `POST /agent/identity` with `type: "identity_assertion"` (README "Agents"): an ID-JAG from a
+ * `POST /agent/identity` with `type: "identity_assertion"` (docs/api/agents.md): an ID-JAG from a
  * provider some workspace trusts. The first time an `(iss, sub)` is seen, the user confirms once
  * through the claim ceremony (401 interaction_required with a claim block); once they have, each
  * new ID-JAG for that `(iss, sub)` yields Kontor's own identity assertion. Trust is per workspace:

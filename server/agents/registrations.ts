@@ -13,7 +13,7 @@ export const CLAIM_ENDPOINT_PATH = "/agent/identity/claim";
 /** A service_auth claim token outlives one 10-minute attempt, so the agent can start another. */
 export const SERVICE_AUTH_CLAIM_TOKEN_TTL_SECONDS = 3600;
 
-/** What an anonymous agent may do in its sandbox before a user claims it (README "Agents"). */
+/** What an anonymous agent may do in its sandbox before a user claims it (docs/api/agents.md). */
 export const PRE_CLAIM_SCOPES: readonly string[] = [
   ...["clients", "leads", "inventory", "invoices", "projects"].flatMap((r) => [`${r}.read`, `${r}.write`]),
   "payments.write",

@@ -6,7 +6,7 @@ import { SLOT_LEASE_MS } from "./metering.ts";
 import { MAX_TOKENS } from "./tokens.ts";
 
 /**
- * General AI's daily token budget (README "AI" and "Limits"): `/v1/responses` used with
+ * General AI's daily token budget (docs/api/ai.md and "Limits"): `/v1/responses` used with
  * ai.responses counts the tokens the provider reports against PLAN_LIMITS[plan].ai_tokens_daily
  * per workspace and UTC day. What a request costs is known only once the provider has answered,
  * so each request first reserves an estimate (reservationOf) and is let in only while the day's
@@ -49,7 +49,7 @@ export interface DailyState {
   resetsAt: Date;
 }
 
-/** README "AI": the three headers of every general-AI answer. */
+/** docs/api/ai.md: the three headers of every general-AI answer. */
 export function dailyHeaders(state: DailyState): Record<string, string> {
   return {
     "x-ai-daily-tokens-limit": String(state.limit),

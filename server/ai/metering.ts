@@ -34,7 +34,7 @@ export function windows(now: number) {
 
 const percent = (pool: Pool) => Math.min(100, Math.round((pool.used / pool.limit) * 10_000) / 100);
 
-/** README "Limits": the four headers of every coding response. */
+/** docs/api/limits.md: the four headers of every coding response. */
 export function codingHeaders(state: CodingState): Record<string, string> {
   return {
     "x-codingplan-5h-used-percent": String(percent(state.fiveHour)),
@@ -67,7 +67,7 @@ const tooManyRunning = (limit: number, state: CodingState) =>
   );
 
 /**
- * The coding plan (README "Limits"): tokens the provider reports, counted per workspace against a
+ * The coding plan (docs/api/limits.md): tokens the provider reports, counted per workspace against a
  * 5-hour and a weekly pool, and a cap on requests running at once. Kept in Redis when there is
  * one, so every process shares them.
  */

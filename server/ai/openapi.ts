@@ -15,7 +15,7 @@ const MODEL = {
 
 const codingHeader = (description: string, schema: Record<string, unknown>) => ({ description, required: true, schema });
 
-/** README "Limits": on every coding response, streams included. */
+/** docs/api/limits.md: on every coding response, streams included. */
 const CODING_HEADERS = {
   "x-codingplan-5h-used-percent": codingHeader("Percent of the 5-hour token pool used.", { type: "number", minimum: 0, maximum: 100 }),
   "x-codingplan-5h-reset": codingHeader("When the 5-hour pool refills (ISO 8601).", { type: "string", format: "date-time" }),
@@ -23,7 +23,7 @@ const CODING_HEADERS = {
   "x-codingplan-weekly-reset": codingHeader("When the weekly pool refills (ISO 8601, a Monday 00:00 UTC).", { type: "string", format: "date-time" }),
 };
 
-/** README "AI": on every general-AI answer of /responses (ai.responses), streams included. */
+/** docs/api/ai.md: on every general-AI answer of /responses (ai.responses), streams included. */
 const DAILY_HEADERS = {
   "x-ai-daily-tokens-limit": codingHeader("The workspace's general AI budget of tokens per UTC day (its plan's).", { type: "integer", minimum: 1 }),
   "x-ai-daily-tokens-remaining": codingHeader(

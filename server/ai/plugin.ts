@@ -202,7 +202,7 @@ async function respond(
   const upstream = services.upstream;
   if (!upstream) throw aiUnavailable();
   const coding = use === "coding" ? await services.meter.begin(workspaceId, plan, state.id) : undefined;
-  // README "AI": general use reserves an estimate of its cost before the provider sees anything.
+  // docs/api/ai.md: general use reserves an estimate of its cost before the provider sees anything.
   const reserved =
     use === "general"
       ? await services.budget.reserve(workspaceId, plan, state.id, reservationOf(Buffer.byteLength(JSON.stringify(body)), body.max_output_tokens, services.budget.limit(plan)))

@@ -231,7 +231,7 @@ function build(schema: GraphQLSchema): Built {
     // A rule only known at run time cannot say who may see the tool: such a field is no tool.
     if (!scopes) continue;
     if (scopes.some((clause) => clause.some((scope) => NOT_BUSINESS_DATA.has(resourceOf(scope))))) continue;
-    // 1–100 on every list (README "Lists"): a page of large items stops early by itself.
+    // 1–100 on every list (docs/api/pagination.md): a page of large items stops early by itself.
     const maxLimit = isListRoute(entry) ? MAX_LIMIT : undefined;
     const parameters = objectSchema(field.args, 0);
     const limit = (parameters.properties as Record<string, JsonSchema>).limit;

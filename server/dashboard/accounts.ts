@@ -35,7 +35,7 @@ import { BODY_LIMITS } from "../body-limits.ts";
 
 /** The dashboard's account API: sign-up, sign-in and the rest, JSON in and out. */
 export const DASHBOARD_API_PATH = "/dashboard/api";
-/** A body of this API holds a few short fields: README "Limits", server/body-limits.ts. */
+/** A body of this API holds a few short fields: docs/api/limits.md, server/body-limits.ts. */
 export const MAX_ACCOUNT_BODY_BYTES = BODY_LIMITS.protocol;
 /** Memberships a session body lists (oldest first). */
 export const MAX_LISTED_WORKSPACES = 100;
@@ -291,7 +291,7 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
 const isAccountPath = (pathname: string) => pathname === DASHBOARD_API_PATH || pathname.startsWith(`${DASHBOARD_API_PATH}/`);
 
 /**
- * `/dashboard/api/*`: JSON account requests of the dashboard (README "Dashboard"). Public paths
+ * `/dashboard/api/*`: JSON account requests of the dashboard (docs/dashboard.md). Public paths
  * (they authenticate by their own means: the session cookie and a CSRF token on every POST), served
  * to the dashboard's own origin only (./same-origin.ts), with no CORS headers; errors in the API's
  * shape; nothing here is ever cached.

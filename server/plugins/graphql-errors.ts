@@ -103,7 +103,7 @@ function shape(error: GraphQLError, requestId: string | null, schema: GraphQLSch
   });
 }
 
-/** Every GraphQL error carries `code`, `type` and `request_id` in `extensions` (README "Errors"). */
+/** Every GraphQL error carries `code`, `type` and `request_id` in `extensions` (docs/api/conventions-and-errors.md#errors). */
 export function useGraphQLErrorShape(): Plugin {
   let schema: GraphQLSchema | undefined;
   return {

@@ -123,7 +123,7 @@ function replay(stored: StoredResponse, pathname: string): Response {
 }
 
 /**
- * `Idempotency-Key` on writes (README "Traffic policies"): a REST POST or a `/graphql` mutation
+ * `Idempotency-Key` on writes (docs/api/limits.md#traffic-policies): a REST POST or a `/graphql` mutation
  * claims the key for its workspace, and its response is kept 24 h and replayed to repeats with the
  * same payload. A GraphQL query sent with a key runs as if it had none. What a workspace's records
  * hold is bounded by its plan (the store drops its oldest first) and counted in its data quota.

@@ -22,7 +22,7 @@ interface Quota {
   ai: boolean;
 }
 
-/** README "Limits": general AI (POST /v1/responses with ai.responses) has its own per-minute column. */
+/** docs/api/limits.md: general AI (POST /v1/responses with ai.responses) has its own per-minute column. */
 function isGeneralAi(request: Request, state: RequestState): boolean {
   if (request.method !== "POST" || !state.credential?.scopes.has("ai.responses")) return false;
   const path = new URL(request.url).pathname.replace(/\/$/, "");
@@ -58,7 +58,7 @@ const addressLimited = (limit: number, msBeforeNext: number, pathname: string) =
 };
 
 /**
- * README "Traffic policies": every request of a client address (the socket's peer, or what a
+ * docs/api/limits.md#traffic-policies: every request of a client address (the socket's peer, or what a
  * trusted proxy says) counts here first — before its credential is looked up, before its body is
  * read — whether it carries a key or not, at `addressRequestsPerMinute` (far above any plan's rate:
  * it stops floods, not clients). Past it, 429 `rate_limit_exceeded` with Retry-After and nothing
@@ -108,7 +108,7 @@ const tooManyRequests = (quota: Quota, pathname: string) => {
 };
 
 /**
- * README "Limits": requests per credential per minute by plan. Requests without a credential
+ * docs/api/limits.md: requests per credential per minute by plan. Requests without a credential
  * (401s, public documents) count per client IP at the free plan's rate. Every response carries
  * the X-RateLimit-* headers, but for `/health` (never limited) and the dashboard's files. A refusal
  * is rendered by errorResponse, so each family of routes answers it in its own error shape.

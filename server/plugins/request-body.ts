@@ -8,7 +8,7 @@ import { errorResponse } from "../error-response.ts";
 import { requestState } from "../request-state.ts";
 import { bodyTextProblem, queryStringProblem } from "../utf8.ts";
 
-/** The largest body of any route (README "Limits"; most routes' own, see server/body-limits.ts). */
+/** The largest body of any route (docs/api/limits.md; most routes' own, see server/body-limits.ts). */
 export const MAX_BODY_BYTES = BODY_LIMITS.api;
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -65,7 +65,7 @@ async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Pro
 export type Streamed = (request: Request, url: URL) => boolean;
 
 /**
- * README "Limits": each route's body limit is known from its path (server/body-limits.ts), so a
+ * docs/api/limits.md: each route's body limit is known from its path (server/body-limits.ts), so a
  * declared Content-Length over it is answered 413 at once, before a byte of the body is read,
  * before the credential is looked up. Registered right after the per-address limit. Bodies
  * `streamed` picks are their route's own business.

@@ -299,7 +299,7 @@ export async function flushRequestLogs(db: Pick<Database, "prisma">): Promise<vo
 const text = (value: string | null | undefined, max: number) => (value ? value.slice(0, max) : null);
 
 /**
- * README "Errors": every request (authenticated or not) becomes one request_logs row keyed by its
+ * docs/api/conventions-and-errors.md#errors: every request (authenticated or not) becomes one request_logs row keyed by its
  * request id, but for the dashboard's own requests (a session credential): logs are per key and
  * agent, and the dashboard reading them must not fill them; and for the liveness check, which
  * costs the database nothing however often it is probed; nor for a request the per-address limit

@@ -20,7 +20,7 @@ const exceeded = (usage: DataUsage) =>
   );
 
 /**
- * The data quota (README "Limits"): the bytes a workspace's records take — every row of its tables
+ * The data quota (docs/api/limits.md): the bytes a workspace's records take — every row of its tables
  * as PostgreSQL stores it, kept in `data_usage` by database triggers, plus its idempotency records
  * — against its plan's quota. Past it, writes are refused; reads and deletes still work.
  *

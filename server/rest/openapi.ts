@@ -72,7 +72,7 @@ const posts = (r: RouteTraits) => r.method === "POST";
 /** Mutations the data quota refuses past it (schema/plugins/data-quota.ts). */
 const dataWrites = (r: RouteTraits) => r.method !== "GET" && r.field !== undefined && countsAsWrite(r.field);
 
-/** Every error code a `/v1` route can answer (README "Errors"), and which routes answer it. */
+/** Every error code a `/v1` route can answer (docs/api/conventions-and-errors.md#errors), and which routes answer it. */
 const ERROR_CODES: ErrorCode[] = [
   { status: 400, code: "validation_failed", when: "a parameter or body field is missing, unknown or invalid; `param` names it", on: always },
   { status: 400, code: "invalid_json", when: "the body is not valid JSON, or not valid UTF-8", on: writes },
@@ -296,7 +296,7 @@ function commonHeaders(config: Config) {
 }
 
 /**
- * README "Traffic policies": the per-address limit and the connection cap answer their 429 before
+ * docs/api/limits.md#traffic-policies: the per-address limit and the connection cap answer their 429 before
  * any credential (so any plan) is known, without the rate-limit headers; every other 429 has them.
  */
 const addressLimitHeaders = () => {
@@ -346,7 +346,7 @@ class ErrorResponses {
     return {
       description: codes.map((e) => `\`${e.code}\`: ${e.when}.`).join(" "),
       headers: {
-        // A 408 is Node's or the body's idle watch's (README "Traffic policies"): no policy has counted the request.
+        // A 408 is Node's or the body's idle watch's (docs/api/limits.md#traffic-policies): no policy has counted the request.
         ...(status === 408 ? { "X-Request-Id": headerRef("RequestId") } : commonHeaders(this.config)),
         ...STATUS_HEADERS[status],
         ...(status === 429 && this.config.policies && addressLimitHeaders()),
@@ -507,7 +507,7 @@ const ERROR_SCHEMA: Schema = {
   },
 };
 
-/** `limit` of a list route: 1–100 on every list, an upper bound (README "Lists": a page may stop early at the response budget). */
+/** `limit` of a list route: 1–100 on every list, an upper bound (docs/api/pagination.md: a page may stop early at the response budget). */
 function withPageMaximum(op: { parameters?: unknown }, maxLimit: number | undefined): void {
   if (maxLimit === undefined || !Array.isArray(op.parameters)) return;
   const limit = op.parameters.find((p: { name?: string }) => p.name === "limit") as { schema?: Schema; description?: string } | undefined;

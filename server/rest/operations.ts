@@ -25,5 +25,5 @@ export function sofaOperations(view: GraphQLSchema, table: RouteEntry[]): Map<st
   return operations;
 }
 
-/** Whether a route is a list: its field pages with `limit` (1–100 on every list, README "Lists"). */
+/** Whether a route is a list: its field pages with `limit` (1–100 on every list, docs/api/pagination.md). */
 export const isListRoute = (entry: RouteEntry) => entry.field.args.some((arg) => arg.name === "limit");

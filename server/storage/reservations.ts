@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
 
 /**
- * The reservation ledger (README "Storage"): `workspaces.storage_reserved_bytes` is the sum of the
+ * The reservation ledger (docs/api/storage.md): `workspaces.storage_reserved_bytes` is the sum of the
  * workspace's `storage_reservations` rows, and `storage_bytes + storage_reserved_bytes` never passes
  * the quota. A row and the counter change together in one transaction, which locks an existing
  * reservation row before the workspace row (every statement here keeps that order: no deadlock).

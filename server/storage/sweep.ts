@@ -74,7 +74,7 @@ const RESERVATION_PAGE = 500;
 
 /**
  * Releases the reservations of uploads whose process stopped renewing them (it was killed), and
- * removes the partial bytes such an upload left on the local disk (README "Storage"). A reservation
+ * removes the partial bytes such an upload left on the local disk (docs/api/storage.md). A reservation
  * renewed between the read and the release is kept. Safe in several processes at once.
  */
 export async function sweepExpiredReservations(db: PrismaClient, store: ByteStore): Promise<{ released: number; bytes: number }> {
@@ -97,7 +97,7 @@ export async function sweepExpiredReservations(db: PrismaClient, store: ByteStor
 }
 
 /**
- * The upload slots and reservations of the process (README "Storage"): shared across processes
+ * The upload slots and reservations of the process (docs/api/storage.md): shared across processes
  * through Redis when there is one; while the process lives it renews the leases of its uploads
  * every third of KONTOR_UPLOAD_LEASE_MS, and every lease it releases what dead processes left.
  */

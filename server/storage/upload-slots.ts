@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { describeError, log } from "../log.ts";
 
-/** Uploads of one workspace running at once (README "Limits"): each takes a slot, and gives it back. */
+/** Uploads of one workspace running at once (docs/api/limits.md): each takes a slot, and gives it back. */
 export interface SlotStore {
   /** Takes one of `limit` slots of `workspaceId` for upload `id`; false when all are taken. */
   take(workspaceId: string, id: string, limit: number): Promise<boolean>;

@@ -16,7 +16,7 @@ const PREEMPT_WAIT_MS = 5_000;
 const preempted = (quota: number) => quotaExceeded(0, quota, "an upload of the workspace that started earlier needed the room");
 
 /**
- * The uploads this process runs (README "Storage" and "Limits"): each holds one of its workspace's
+ * The uploads this process runs (docs/api/storage.md and "Limits"): each holds one of its workspace's
  * upload slots and a reservation of bytes, both renewed here every third of the lease while it
  * runs, both given back when it ends. A process that dies leaves them to expire.
  */

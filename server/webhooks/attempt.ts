@@ -15,7 +15,7 @@ export const WEBHOOK_BODY_BUDGET_BYTES = 256 * 1024;
 type EnvelopeSource = Pick<ClaimedDelivery, "eventId" | "eventType" | "eventCreatedAt" | "workspaceId" | "eventData">;
 
 /**
- * README "Webhooks": the body of every delivery. Above WEBHOOK_BODY_BUDGET_BYTES it is the thin
+ * docs/api/webhooks.md: the body of every delivery. Above WEBHOOK_BODY_BUDGET_BYTES it is the thin
  * form: `data.object` keeps only `object` and `id`, and `event_url` (`{base_url}/events/{id}`)
  * returns the full snapshot.
  */

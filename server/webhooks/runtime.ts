@@ -93,7 +93,7 @@ class DeliveryQueue {
 }
 
 /**
- * The delivery worker of one process (README "Webhooks"). It fans committed outbox events out to
+ * The delivery worker of one process (docs/api/webhooks.md). It fans committed outbox events out to
  * deliveries and sends the due ones, claimed from the database (store.ts `claim`): fairly between
  * workspaces, within the per-host and per-workspace caps (slots.ts), and under a lease that keeps
  * two processes from sending one delivery at the same time. Without Redis it claims on every poll;

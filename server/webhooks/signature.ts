@@ -21,7 +21,7 @@ export function standardSignature(secret: string, id: string, timestamp: number,
   return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
 }
 
-/** README "Webhooks": Kontor's own headers and the Standard Webhooks ones, for one attempt. */
+/** docs/api/webhooks.md: Kontor's own headers and the Standard Webhooks ones, for one attempt. */
 export function signedHeaders(input: {
   secret: string;
   eventId: string;

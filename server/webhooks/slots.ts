@@ -1,5 +1,5 @@
 /**
- * README "Webhooks" (fair delivery) and "Limits": how many deliveries may be in flight at once.
+ * docs/api/webhooks.md (fair delivery) and "Limits": how many deliveries may be in flight at once.
  * A delivery is in flight while its lease is live: from its claim until its attempt is recorded.
  */
 

@@ -116,14 +116,14 @@ export interface ClaimOptions {
   /** Deliveries this process has room for. */
   limit: number;
   leaseMs: number;
-  /** In flight at once to one target host, across the deployment (README "Webhooks"). */
+  /** In flight at once to one target host, across the deployment (docs/api/webhooks.md). */
   hostSlots: number;
   /** In flight at once for one workspace, across the deployment. */
   workspaceSlots: number;
 }
 
 /**
- * Claims up to `limit` due deliveries for this process, fairly (README "Webhooks", fair delivery):
+ * Claims up to `limit` due deliveries for this process, fairly (docs/api/webhooks.md, fair delivery):
  * - in turns: every workspace's oldest due delivery comes before any workspace's second, so a
  *   backlog, however large, never delays another workspace's next delivery;
  * - never past a cap: a target host (`hostname:port`) has at most `hostSlots` deliveries in flight

@@ -10,7 +10,7 @@ import { eventually } from "../support/receiver.ts";
 import { e2e } from "../support/suite.ts";
 import type { TestServer } from "../support/server.ts";
 
-/** README "Scopes" without agents.*, written out so the test checks the product against the contract. */
+/** docs/api/scopes.md without agents.*, written out so the test checks the product against the contract. */
 const AGENT_SCOPE_CATALOG = [
   "clients.read", "clients.write", "leads.read", "leads.write", "inventory.read", "inventory.write",
   "invoices.read", "invoices.write", "projects.read", "projects.write", "storage.read", "storage.write",

@@ -11,7 +11,7 @@ import type { Tenant, TestServer } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
- * identity_assertion registrations and Security Event Tokens (README "Agents") against a local
+ * identity_assertion registrations and Security Event Tokens (docs/api/agents.md) against a local
  * ID-JAG provider: its own ES256 keys and a JWKS on 127.0.0.1, trusted through /v1.
  */
 
@@ -412,7 +412,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
       await expectSetError(await notify(server(), ""), "invalid_request");
       await expectSetError(await notify(server(), "garbage"), "invalid_request");
       await expectSetError(await notify(server(), "a.b.c"), "invalid_request");
-      // Over the agent protocol's 64 KiB body limit (README "Limits"): 413 before it is read, in the receiver's shape.
+      // Over the agent protocol's 64 KiB body limit (docs/api/limits.md): 413 before it is read, in the receiver's shape.
       const huge = await notify(server(), "x".repeat(70_000));
       expect(huge.status).toBe(413);
       expect((await huge.json()).err).toBe("payload_too_large");

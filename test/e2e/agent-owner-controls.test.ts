@@ -10,7 +10,7 @@ import type { Tenant, TestServer } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
- * Owners' controls over agents (README "Agents"): agent settings, trusted ID-JAG
+ * Owners' controls over agents (docs/api/agents.md): agent settings, trusted ID-JAG
  * providers and registrations over /v1 and GraphQL, behind agents.read / agents.write, which agent
  * tokens can never hold; the plan caps on providers at their boundaries.
  */

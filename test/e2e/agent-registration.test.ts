@@ -211,7 +211,7 @@ e2e("agent registration", (server) => {
         { headers: { "content-type": "application/json" }, body: "null" },
       ];
       for (const init of cases) expectOAuthError(await post(init, path), 400, "invalid_request");
-      // Over the agent protocol's 64 KiB body limit (README "Limits"): 413 before it is read, in the same shape.
+      // Over the agent protocol's 64 KiB body limit (docs/api/limits.md): 413 before it is read, in the same shape.
       const huge = { headers: { "content-type": "application/json" }, body: JSON.stringify({ type: "anonymous", agent_name: "x".repeat(70_000) }) };
       expectOAuthError(await post(huge, path), 413, "payload_too_large");
     });

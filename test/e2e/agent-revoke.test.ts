@@ -236,7 +236,7 @@ e2e("agent revocation", (server, stack) => {
         expect(res.json, name).toMatchObject({ error: "invalid_request", error_description: expect.any(String), request_id: expect.any(String) });
         expect(res.headers.get("x-request-id"), name).toBe(res.json.request_id);
       }
-      // A body over the agent protocol's 64 KiB (README "Limits") is 413 before it is read, in the same shape.
+      // A body over the agent protocol's 64 KiB (docs/api/limits.md) is 413 before it is read, in the same shape.
       const huge = await revokeForm(host(), `token=${token}&padding=${"a".repeat(70 * 1024)}`);
       expect(huge.status, huge.text).toBe(413);
       expect(huge.headers.get("cache-control")).toBe("no-store");

@@ -24,7 +24,7 @@ import { REDIS_URL, stacks } from "../support/stacks.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
- * General AI's daily token budget (README "AI"): `/v1/responses` with ai.responses, through the
+ * General AI's daily token budget (docs/api/ai.md): `/v1/responses` with ai.responses, through the
  * official `openai` client against the fake provider on loopback. The x-ai-daily-* headers count
  * down; a spent budget is 429 with Retry-After until the next UTC day, before the provider; a burst
  * of concurrent requests passes the budget by at most one reservation; a failed call releases its

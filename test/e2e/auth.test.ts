@@ -8,7 +8,7 @@ import { call, rest, raw } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";
 
-/** README "Scopes", written out rather than imported so the test checks the product against the contract. */
+/** docs/api/scopes.md, written out rather than imported so the test checks the product against the contract. */
 const SCOPE_CATALOG = [
   "clients.read",
   "clients.write",

@@ -1,5 +1,5 @@
 /**
- * README "Configuration": the operator CLI (`server/cli.ts`) and the server's start-up (`server/main.ts`) on
+ * docs/operations/configuration.md: the operator CLI (`server/cli.ts`) and the server's start-up (`server/main.ts`) on
  * both stacks. Servers are real child processes; CLI commands run through `runCli` in this process
  * (a process of their own where the process is what is tested: exit status, streams, a fresh
  * database), a different process from the server's either way. Each stack gets its own scratch databases:

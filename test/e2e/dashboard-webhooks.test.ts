@@ -68,7 +68,7 @@ e2e(
     let leadKey: string;
 
     beforeAll(async () => {
-      // Pro: the tests add more endpoints than the free plan allows (README "Limits").
+      // Pro: the tests add more endpoints than the free plan allows (docs/api/limits.md).
       owner = await createUser(server(), { label: "webhooks-owner", workspaceName: "Hook Makers", plan: "pro" });
       [session, { key: leadKey }] = await Promise.all([signInApi(server(), owner.email), server().key(owner.workspaceId, ["leads.write"])]);
     });

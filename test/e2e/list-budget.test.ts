@@ -26,7 +26,7 @@ import { e2e } from "../support/suite.ts";
 import { sweepFixtures } from "../support/sweep-fixtures.ts";
 
 /**
- * README "Lists": `limit` is 1–100 on every list, and an upper bound. A page whose items would pass
+ * docs/api/pagination.md: `limit` is 1–100 on every list, and an upper bound. A page whose items would pass
  * the response budget holds fewer of them, says has_more, and its next_cursor continues right after
  * its last item, so walking the cursor returns every object exactly once, in order, and no answer
  * ever passes the budget. The budget is lowered for this suite (KONTOR_RESPONSE_BUDGET_BYTES, a

@@ -517,7 +517,7 @@ describe.runIf(stacks().includes("postgres"))("metrics in cluster mode [postgres
 });
 
 /**
- * For docs/deploy.md ("what Redis holds"): the webhook queue in Redis is a schedule, not the record.
+ * For docs/operations/backups.md ("what Redis holds"): the webhook queue in Redis is a schedule, not the record.
  * A retry whose BullMQ job is lost (Redis flushed, or a failover to an empty replica) is found again
  * by the database sweep and delivered; the metrics count both attempts.
  */

@@ -7,7 +7,7 @@ import {
   resourceMetadataFromChallenge,
   type FetchLike,
   type PendingPoll,
-} from "../../sdk/src/agents.ts";
+} from "../../sdk/src/agents/index.ts";
 import { CLAIM_GRANT_TYPE, decide, eventually, JWT_BEARER_GRANT_TYPE, ownerOf } from "../support/agent-flow.ts";
 import { rest } from "../support/http.ts";
 import { checkAgainstOpenApi } from "../support/openapi-check.ts";

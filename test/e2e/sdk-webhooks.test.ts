@@ -9,7 +9,7 @@ import {
   type KontorEvent,
   type KontorEventType,
   type WebhookVerificationErrorReason,
-} from "../../sdk/src/webhooks.ts";
+} from "../../sdk/src/webhooks/index.ts";
 import { rest } from "../support/http.ts";
 import { startReceiver, type Received, type Receiver } from "../support/receiver.ts";
 import { e2e } from "../support/suite.ts";

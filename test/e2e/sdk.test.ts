@@ -552,7 +552,7 @@ e2e(
         const errors = outcomes.filter((outcome) => outcome !== null);
         expect(errors.length).toBeGreaterThanOrEqual(10);
         // 130 at once open 130 connections: past 128 from one address, the server answers 429
-        // concurrency_limit_exceeded and closes them (README "Traffic policies").
+        // concurrency_limit_exceeded and closes them (docs/api/limits.md#traffic-policies).
         const error = errors.find((outcome) => outcome instanceof RateLimitError && outcome.code === "rate_limit_exceeded") as RateLimitError;
         expect(error).toBeInstanceOf(RateLimitError);
         expect(error).toMatchObject({ status: 429, code: "rate_limit_exceeded", type: "rate_limit_error" });

@@ -6,7 +6,7 @@ import { DashboardClient, PASSWORD } from "../support/dashboard-session.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
- * Text arrives as sent or not at all (README "Limits"): bodies are UTF-8 only — malformed bytes are
+ * Text arrives as sent or not at all (docs/api/limits.md): bodies are UTF-8 only — malformed bytes are
  * 400 invalid_json and another declared charset 415, on every surface (REST, GraphQL, the agent
  * endpoints, the dashboard's account API) — a lone surrogate is refused in any text field, naming
  * it, and lengths count characters (code points), so an emoji counts once. Bodies are raw bytes.

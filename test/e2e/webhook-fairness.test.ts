@@ -19,7 +19,7 @@ import { stacks } from "../support/stacks.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
- * Isolation of webhook delivery (README "Webhooks", fair delivery, and "Limits"): a workspace whose
+ * Isolation of webhook delivery (docs/api/webhooks.md, fair delivery, and "Limits"): a workspace whose
  * receivers hang holds at most a quarter of a process's delivery slots, no host ever sees more than
  * HOST_DELIVERY_SLOTS requests at once, another workspace's deliveries keep their latency, and a
  * plan caps a workspace's endpoints, also against concurrent creates. The caps count the leases of

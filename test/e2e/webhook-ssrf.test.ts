@@ -16,7 +16,7 @@ import { stacks } from "../support/stacks.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
- * README "Webhooks": in production a webhook may only target public https addresses, checked when
+ * docs/api/webhooks.md: in production a webhook may only target public https addresses, checked when
  * the URL is registered and again on the address each attempt connects to (DNS rebinding).
  * Hostnames are resolved by an injected lookup, so no test depends on real DNS.
  */

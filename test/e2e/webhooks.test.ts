@@ -14,7 +14,7 @@ import { maxTextLength } from "../../schema/lib/limits.ts";
 import { deleteExpiredEvents } from "../../server/webhooks/store.ts";
 
 /**
- * Webhooks end to end (README "Webhooks" and "The API in short"): endpoints over REST and GraphQL,
+ * Webhooks end to end (docs/api/webhooks.md and "The API in short"): endpoints over REST and GraphQL,
  * and real deliveries to a loopback receiver through the production code path, with a short retry
  * schedule and timeout set through the server's configuration.
  */
@@ -38,7 +38,7 @@ const EVENT_ID = new RegExp(`^evt_${ULID}$`);
 const NEVER_ENDPOINT = "we_01J00000000000000000000000";
 const NEVER_DELIVERY = "whd_01J00000000000000000000000";
 const NEVER_EVENT = "evt_01J00000000000000000000000";
-/** An endpoint's description: long text (README "Limits"), the bound the OpenAPI document states. */
+/** An endpoint's description: long text (docs/api/limits.md), the bound the OpenAPI document states. */
 const DESCRIPTION = maxTextLength("Mutation.createWebhookEndpoint", "description");
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -338,7 +338,7 @@ function badValues(doc: OpenApiDoc, schema: Schema, required: boolean): Bad[] {
       if (s.maxLength !== undefined) reject(`string of maxLength + 5 (${s.maxLength + 5})`, JSON.stringify("x".repeat(s.maxLength + 5)));
       else any("string of 100 000 characters", JSON.stringify("x".repeat(LONG)));
       any("string with \\u0000", '"a\\u0000b"');
-      // Every text field of every surface refuses what cannot be stored as sent (README "Limits").
+      // Every text field of every surface refuses what cannot be stored as sent (docs/api/limits.md).
       reject("string with a lone surrogate \\ud800", '"a\\ud800b"');
       reject("string with a reversed surrogate pair \\udc00\\ud800", '"\\udc00\\ud800"');
       if (s.format === "date") {

@@ -6,7 +6,7 @@ import { BYTES_PER_TOKEN, DEFAULT_OUTPUT_RESERVATION, GeneralBudget, dailyHeader
 import { ConfigError, loadConfig } from "../../server/config.ts";
 
 /**
- * General AI's daily token budget (README "AI"), in process with an injected clock: UTC days,
+ * General AI's daily token budget (docs/api/ai.md), in process with an injected clock: UTC days,
  * reservations taken before the provider and settled after it, the refusals and their
  * Retry-After, reservations that lapse, and the test-only cap. The Redis store and the server
  * are tested end to end in test/e2e/ai-budget.test.ts.

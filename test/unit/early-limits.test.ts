@@ -74,9 +74,10 @@ describe("the early limits' settings", () => {
   });
 });
 
-describe("README states the early limits", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const limits = readme.slice(readme.indexOf("\n## Limits\n"), readme.indexOf("\n## ", readme.indexOf("\n## Limits\n") + 1));
+describe("docs/api/limits.md states the early limits", () => {
+  const page = readFileSync(new URL("../../docs/api/limits.md", import.meta.url), "utf8");
+  // The limits table, before the traffic policies.
+  const limits = page.slice(0, page.indexOf("\n## "));
   const row = (what: string) => new RegExp(`^\\| ${what.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\| (.+) \\|$`, "m").exec(limits)?.[1];
 
   it("in the Limits table, with the numbers the server holds", () => {

@@ -22,22 +22,22 @@ import { PLAN_LIMITS, PLANS, type PlanLimits } from "../../schema/lib/plans.ts";
 import { SANDBOX_DATA_SHARE } from "../../server/quotas/data-quota.ts";
 
 /**
- * README "Limits" states the enforced limits (schema/lib/limits.ts): each row of its table is read
+ * docs/api/limits.md states the enforced limits (schema/lib/limits.ts): each row of its table is read
  * and compared with the constants, and every named rule of limits.ts has its row. The OpenAPI
  * document needs no such test: it is generated from the same constants (server/rest/openapi.ts).
  */
 
-const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+const limitsPage = readFileSync(new URL("../../docs/api/limits.md", import.meta.url), "utf8");
 
-/** The table under "## Limits", first column → second column. */
+/** The table of docs/api/limits.md, first column → second column. */
 function limitsTable(): Map<string, string> {
-  const section = readme.slice(readme.indexOf("\n## Limits\n"));
+  const section = limitsPage;
   const table = section.slice(section.indexOf("| what | limit |"), section.indexOf("\n\n", section.indexOf("| what | limit |")));
   const rows = table.split("\n").slice(2);
   return new Map(rows.map((row) => row.split(" | ").map((cell) => cell.replace(/^\| ?| ?\|$/g, "")) as [string, string]));
 }
 
-/** As the README writes numbers: a space between thousands (`2 048`, `10 000`). */
+/** As the docs write numbers: a space between thousands (`2 048`, `10 000`). */
 const spelled = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, " ");
 const MiB = (bytes: number) => `${bytes / 1024 / 1024} MiB`;
 
@@ -61,12 +61,12 @@ const TEXT_ROWS: [row: string, fields: [owner: string, name: string][]][] = [
 /** Rules of limits.ts the table need not state: the body limit bounds this one first. */
 const UNSTATED = new Set(["content_base64"]);
 
-describe("README's limits table states the enforced limits", () => {
+describe("docs/api/limits.md's table states the enforced limits", () => {
   const table = limitsTable();
 
   it.each(TEXT_ROWS)("%s", (row, fields) => {
     const stated = table.get(row);
-    expect(stated, `no row "${row}" in README "Limits"`).toBeDefined();
+    expect(stated, `no row "${row}" in docs/api/limits.md`).toBeDefined();
     const limits = new Set(fields.map(([owner, name]) => maxTextLength(owner, name)));
     expect(limits.size, `the row's fields have different limits: ${[...limits].join(", ")}`).toBe(1);
     expect(stated).toMatch(new RegExp(`^${spelled([...limits][0]!)} characters\\b`));
@@ -96,7 +96,7 @@ describe("README's limits table states the enforced limits", () => {
   });
 
   it("the rows by plan state PLAN_LIMITS", () => {
-    /** `free 16 MB, plus 64 MB, …` as the README writes each plan's number. */
+    /** `free 16 MB, plus 64 MB, …` as the docs write each plan's number. */
     const byPlan = (format: (n: number) => string, field: keyof PlanLimits) => PLANS.map((plan) => `${plan} ${format(PLAN_LIMITS[plan][field] as number)}`).join(", ");
     const bytes = (n: number) => (n >= 1e12 ? `${n / 1e12} TB` : n >= 1e9 ? `${n / 1e9} GB` : `${n / 1e6} MB`);
     const rows: [row: string, field: keyof PlanLimits, format: (n: number) => string][] = [
@@ -108,7 +108,7 @@ describe("README's limits table states the enforced limits", () => {
       ["general AI tokens of a workspace per UTC day (`/v1/responses` with `ai.responses`)", "ai_tokens_daily", spelled],
     ];
     for (const [row, field, format] of rows) {
-      expect(table.get(row), `no row "${row}" in README "Limits"`).toBeDefined();
+      expect(table.get(row), `no row "${row}" in docs/api/limits.md`).toBeDefined();
       expect(table.get(row)).toMatch(new RegExp(`^${byPlan(format, field)}\\b`));
     }
     expect(table.get("a workspace's stored records (the data quota, below)")).toContain(`a sandbox ${bytes(PLAN_LIMITS.free.data_quota_bytes / SANDBOX_DATA_SHARE)}`);

@@ -12,10 +12,10 @@ import {
 } from "../generated/graphql.ts";
 import { useSession } from "../session.tsx";
 import { Button } from "../ui/Button.tsx";
-import { Dialog } from "../ui/Dialog.tsx";
+import { ConfirmDialog } from "../ui/ConfirmDialog.tsx";
 import { ErrorBanner, fieldError, Notice } from "../ui/ErrorBanner.tsx";
 import { SelectField, TextField } from "../ui/Field.tsx";
-import { Actions, Form } from "../ui/Form.tsx";
+import { Form } from "../ui/Form.tsx";
 import { formatDate, formatDateTime } from "../ui/format.ts";
 import { Loading, Page, Panel } from "../ui/Page.tsx";
 import { SecretBox } from "../ui/SecretBox.tsx";
@@ -147,18 +147,24 @@ export default function Members() {
           )}
         </Panel>
       )}
-      <RemoveMemberDialog
-        member={removing}
-        self={removing?.user_id === me}
+      <ConfirmDialog
+        subject={removing}
+        title={`Remove ${removing?.email ?? "member"}?`}
+        label="Remove member"
+        confirm="Remove"
+        mutation={RemoveMemberDocument}
+        variables={(member) => ({ user_id: member.user_id })}
         onClose={() => setRemoving(null)}
-        onRemoved={(email) => {
+        onDone={({ removeMember: { email } }) => {
           const self = removing?.user_id === me;
           setRemoving(null);
           setNotice(`${email} was removed from the workspace.`);
           if (self) void session.reload();
           else members.reload();
         }}
-      />
+      >
+        <p>{removing?.user_id === me ? "You will lose access to this workspace." : "They lose access to this workspace at once. Their own workspaces are not touched."}</p>
+      </ConfirmDialog>
     </Page>
   );
 }
@@ -209,34 +215,5 @@ function InvitePanel({ disabled, onInvited }: { disabled: boolean; onInvited(): 
       </Form>
       <p className="field-hint">Owners manage keys, webhooks, agents and members; members see the workspace's data and logs.</p>
     </Panel>
-  );
-}
-
-function RemoveMemberDialog({ member, self, onClose, onRemoved }: { member: Member | null; self: boolean; onClose(): void; onRemoved(email: string): void }) {
-  const [remove, state] = useMutation(RemoveMemberDocument);
-  const close = () => {
-    state.reset();
-    onClose();
-  };
-  const submit = async () => {
-    if (!member) return;
-    const result = await remove({ user_id: member.user_id });
-    if (!result) return;
-    state.reset();
-    onRemoved(result.removeMember.email);
-  };
-  return (
-    <Dialog open={member !== null} title={`Remove ${member?.email ?? "member"}?`} onClose={close}>
-      <Form onSubmit={submit} aria-label="Remove member">
-        <p>{self ? "You will lose access to this workspace." : "They lose access to this workspace at once. Their own workspaces are not touched."}</p>
-        <ErrorBanner error={state.error} />
-        <Actions>
-          <Button onClick={close}>Cancel</Button>
-          <Button type="submit" variant="danger" busy={state.pending}>
-            Remove
-          </Button>
-        </Actions>
-      </Form>
-    </Dialog>
   );
 }

@@ -1,5 +1,5 @@
-import type { APIPromise, RequestOptions } from "../core.js";
-import type { Stream } from "../streaming.js";
+import type { APIPromise, RequestOptions } from "../lib/core.js";
+import type { Stream } from "../lib/streaming.js";
 import { APIResource } from "./resource.js";
 
 /**
@@ -83,7 +83,15 @@ export interface ResponseStreamEvent {
   [key: string]: unknown;
 }
 
-/** The text of a response's assistant messages, joined (what `output_text` is in OpenAI's SDK). */
+/**
+ * The text of a response's assistant messages, joined (what `output_text` is in OpenAI's SDK).
+ *
+ * @example
+ * ```ts
+ * const response = await kontor.responses.create({ model: "gpt-4.1-mini", input: "Which invoices are overdue?" });
+ * console.log(outputText(response));
+ * ```
+ */
 export function outputText(response: ResponseObject): string {
   return response.output
     .filter((item) => item.type === "message")
@@ -94,12 +102,27 @@ export function outputText(response: ResponseObject): string {
 }
 
 export class Models extends APIResource {
-  /** The models of the workspace's plan (any valid credential). */
+  /**
+   * The models of the workspace's plan (any valid credential).
+   *
+   * @example
+   * ```ts
+   * const { data } = await kontor.models.list();
+   * console.log(data.map((model) => model.id));
+   * ```
+   */
   list(options?: RequestOptions): APIPromise<ModelList> {
     return this._client.request<ModelList>({ method: "GET", path: "/models", options });
   }
 
-  /** One model of the plan's catalog. */
+  /**
+   * One model of the plan's catalog.
+   *
+   * @example
+   * ```ts
+   * const model = await kontor.models.retrieve("gpt-4.1-mini");
+   * ```
+   */
   retrieve(model: string, options?: RequestOptions): APIPromise<Model> {
     return this._client.request<Model>({ method: "GET", path: `/models/${encodeURIComponent(model)}`, options });
   }
@@ -109,6 +132,16 @@ export class ChatCompletions extends APIResource {
   /**
    * `POST /v1/chat/completions`, passed through to the provider (needs `ai.coding`). With
    * `stream: true` the answer is a `Stream` of chunks.
+   *
+   * @example
+   * ```ts
+   * const stream = await kontor.chat.completions.create({
+   *   model: "gpt-4.1-mini",
+   *   messages: [{ role: "user", content: "Hello" }],
+   *   stream: true,
+   * });
+   * for await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? "");
+   * ```
    */
   create(params: ChatCompletionCreateParams & { stream: true }, options?: RequestOptions): APIPromise<Stream<ChatCompletionChunk>>;
   create(params: ChatCompletionCreateParams & { stream?: false | null }, options?: RequestOptions): APIPromise<ChatCompletion>;
@@ -126,6 +159,12 @@ export class Responses extends APIResource {
   /**
    * `POST /v1/responses`: an answer grounded in the workspace (needs `ai.responses` or
    * `ai.coding`). With `stream: true` the answer is a `Stream` of Responses events.
+   *
+   * @example
+   * ```ts
+   * const response = await kontor.responses.create({ model: "gpt-4.1-mini", input: "Summarise this month's invoices." });
+   * console.log(outputText(response));
+   * ```
    */
   create(params: ResponseCreateParams & { stream: true }, options?: RequestOptions): APIPromise<Stream<ResponseStreamEvent>>;
   create(params: ResponseCreateParams & { stream?: false | null }, options?: RequestOptions): APIPromise<ResponseObject>;

@@ -1,5 +1,5 @@
-import type { APIPromise, RequestOptions } from "../core.js";
-import type { PagePromise } from "../pagination.js";
+import type { APIPromise, RequestOptions } from "../lib/core.js";
+import type { PagePromise } from "../lib/pagination.js";
 import type { AuditEvent, AuditEventListParams } from "../types.js";
 import { APIResource } from "./resource.js";
 
@@ -15,7 +15,14 @@ export class AuditEvents extends APIResource {
     return this._client._list("GET /audit-events", [], params, options);
   }
 
-  /** One record by id (`aud_…`). */
+  /**
+   * One record by id (`aud_…`).
+   *
+   * @example
+   * ```ts
+   * const record = await kontor.auditEvents.retrieve("aud_…");
+   * ```
+   */
   retrieve(id: string, options?: RequestOptions): APIPromise<AuditEvent> {
     return this._client._route("GET /audit-events/{id}", [id], undefined, options);
   }

@@ -1,5 +1,5 @@
-import { APIPromise, type BodyValue, type RequestOptions } from "../core.js";
-import type { PagePromise } from "../pagination.js";
+import { APIPromise, type BodyValue, type RequestOptions } from "../lib/core.js";
+import type { PagePromise } from "../lib/pagination.js";
 import type {
   Bucket,
   BucketCreateParams,
@@ -37,7 +37,14 @@ export interface ObjectContentParams {
   ifRange?: string;
 }
 
-/** Standard padded base64 of some bytes (for `upload` as JSON), in Node and in browsers. */
+/**
+ * Standard padded base64 of some bytes (for `upload` as JSON), in Node and in browsers.
+ *
+ * @example
+ * ```ts
+ * await kontor.buckets.objects.upload("bkt_…", { file_name: "hello.txt", content_base64: toBase64("Hello") });
+ * ```
+ */
 export function toBase64(bytes: Uint8Array | ArrayBuffer | string): string {
   const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   let binary = "";
@@ -47,7 +54,14 @@ export function toBase64(bytes: Uint8Array | ArrayBuffer | string): string {
 
 /** The objects of one bucket: `/v1/buckets/{bucket_id}/objects`. */
 export class BucketObjects extends APIResource {
-  /** Newest first; `search` matches file names, `content_type` a MIME type or `type/*`. Needs `storage.read`. */
+  /**
+   * Newest first; `search` matches file names, `content_type` a MIME type or `type/*`. Needs `storage.read`.
+   *
+   * @example
+   * ```ts
+   * for await (const object of kontor.buckets.objects.list("bkt_…", { content_type: "image/*" })) console.log(object.file_name);
+   * ```
+   */
   list(bucketId: string, params?: ObjectListParams, options?: RequestOptions): PagePromise<FileObject> {
     return this._client._list("GET /buckets/{bucket_id}/objects", [bucketId], params, options);
   }
@@ -56,6 +70,12 @@ export class BucketObjects extends APIResource {
    * Uploads an object, either as JSON (`content_base64`: small files, the body within 25 MiB) or
    * as raw bytes (`file`: streamed, any size up to the quota). Past the quota: `PermissionError`
    * `storage_quota_exceeded`. Needs `storage.write`.
+   *
+   * @example
+   * ```ts
+   * // Raw bytes, streamed (a Blob, a typed array, a string or a ReadableStream):
+   * const object = await kontor.buckets.objects.upload("bkt_…", { file_name: "report.pdf", file: await readFile("report.pdf") });
+   * ```
    */
   upload(bucketId: string, params: ObjectUploadParams, options?: RequestOptions): APIPromise<FileObject> {
     if (!("file" in params)) return this._client._route("POST /buckets/{bucket_id}/objects", [bucketId], params, options);
@@ -75,20 +95,50 @@ export class BucketObjects extends APIResource {
 export class Buckets extends APIResource {
   readonly objects: BucketObjects = new BucketObjects(this._client);
 
+  /**
+   * The buckets of the workspace. Needs `storage.read`.
+   *
+   * @example
+   * ```ts
+   * for await (const bucket of kontor.buckets.list()) console.log(bucket.name);
+   * ```
+   */
   list(params?: BucketListParams, options?: RequestOptions): PagePromise<Bucket> {
     return this._client._list("GET /buckets", [], params, options);
   }
 
-  /** `name`: 3–63 of `a-z`, `0-9`, `-`, unique in the workspace (`ConflictError` `bucket_name_taken`). */
+  /**
+   * `name`: 3–63 of `a-z`, `0-9`, `-`, unique in the workspace (`ConflictError` `bucket_name_taken`).
+   *
+   * @example
+   * ```ts
+   * const bucket = await kontor.buckets.create({ name: "invoices-2026" });
+   * ```
+   */
   create(params: BucketCreateParams, options?: RequestOptions): APIPromise<Bucket> {
     return this._client._route("POST /buckets", [], params, options);
   }
 
+  /**
+   * One bucket by id. Needs `storage.read`.
+   *
+   * @example
+   * ```ts
+   * const bucket = await kontor.buckets.retrieve("bkt_…");
+   * ```
+   */
   retrieve(id: string, options?: RequestOptions): APIPromise<Bucket> {
     return this._client._route("GET /buckets/{id}", [id], undefined, options);
   }
 
-  /** Only an empty bucket (else `ValidationError` `invalid_state`). */
+  /**
+   * Only an empty bucket (else `ValidationError` `invalid_state`).
+   *
+   * @example
+   * ```ts
+   * await kontor.buckets.del("bkt_…");
+   * ```
+   */
   del(id: string, options?: RequestOptions): APIPromise<Deleted> {
     return this._client._route("DELETE /buckets/{id}", [id], undefined, options);
   }
@@ -96,12 +146,26 @@ export class Buckets extends APIResource {
 
 /** Stored objects by id: `/v1/objects/{id}`. */
 export class Objects extends APIResource {
-  /** The object's metadata (`file_name`, `content_type`, `size_bytes`, `sha256`, …). */
+  /**
+   * The object's metadata (`file_name`, `content_type`, `size_bytes`, `sha256`, …).
+   *
+   * @example
+   * ```ts
+   * const { file_name, size_bytes } = await kontor.objects.retrieve("obj_…");
+   * ```
+   */
   retrieve(id: string, options?: RequestOptions): APIPromise<FileObject> {
     return this._client._route("GET /objects/{id}", [id], undefined, options);
   }
 
-  /** Deletes the object and frees its bytes of the quota. */
+  /**
+   * Deletes the object and frees its bytes of the quota.
+   *
+   * @example
+   * ```ts
+   * await kontor.objects.del("obj_…");
+   * ```
+   */
   del(id: string, options?: RequestOptions): APIPromise<Deleted> {
     return this._client._route("DELETE /objects/{id}", [id], undefined, options);
   }
@@ -110,6 +174,12 @@ export class Objects extends APIResource {
    * The object's bytes as a `Response` whose body is not read yet (stream it, or call
    * `arrayBuffer()`): status 200, 206 for a `range`, or 304 for a matching `ifNoneMatch`.
    * Headers: `Content-Type`, `Content-Length`, `ETag`, `Content-Disposition`, `Content-Range`.
+   *
+   * @example
+   * ```ts
+   * const response = await kontor.objects.content("obj_…", { range: "bytes=0-99" });
+   * console.log(response.status, response.headers.get("content-range")); // 206
+   * ```
    */
   content(id: string, params: ObjectContentParams = {}, options?: RequestOptions): APIPromise<Response> {
     const headers: Record<string, string | undefined> = {
@@ -127,7 +197,14 @@ export class Objects extends APIResource {
     });
   }
 
-  /** The whole object's bytes. */
+  /**
+   * The whole object's bytes.
+   *
+   * @example
+   * ```ts
+   * const bytes = await kontor.objects.download("obj_…");
+   * ```
+   */
   download(id: string, options?: RequestOptions): APIPromise<Uint8Array> {
     const result = this.content(id, {}, options)
       .withResponse()
@@ -138,6 +215,14 @@ export class Objects extends APIResource {
 
 /** `/v1/storage`: the workspace's usage against its plan's quota. */
 export class Storage extends APIResource {
+  /**
+   * The workspace's storage usage against its plan's quota. Needs `storage.read`.
+   *
+   * @example
+   * ```ts
+   * const usage = await kontor.storage.retrieve();
+   * ```
+   */
   retrieve(options?: RequestOptions): APIPromise<StorageUsage> {
     return this._client._route("GET /storage", [], undefined, options);
   }
