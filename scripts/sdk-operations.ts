@@ -71,7 +71,7 @@ async function context(sdl: string): Promise<Context> {
     import("../schema/index.ts"),
     import("../schema/lib/rest.ts"),
     import("../server/rest/view.ts"),
-    import("../server/response-cost.ts"),
+    import("../schema/lib/response-cost.ts"),
     import("../server/plugins/graphql-limits.ts"),
     import("../schema/lib/limits.ts"),
   ]);
