@@ -10,6 +10,7 @@ import { completion, error as upstreamError, gate, headThenHang, startFakeOpenAI
 import { CLAIM_GRANT_TYPE, decide, granted, ownerOf, registerServiceAuth, tokenClient } from "../support/agent-flow.ts";
 import { raw } from "../support/http.ts";
 import { eventually } from "../support/receiver.ts";
+import { clockAt, newRequestId, newWorkspaceId, refusal } from "../support/meters.ts";
 import { REDIS_URL, stacks } from "../support/stacks.ts";
 import { e2e } from "../support/suite.ts";
 
@@ -355,22 +356,8 @@ describe("CodingMeter with an injected clock", () => {
   const MONDAY = Date.UTC(2025, 0, 6);
   /** The first 5-hour boundary of that week (windows run from the epoch, not from Monday). */
   const FIRST_WINDOW = Math.ceil(MONDAY / FIVE_HOURS) * FIVE_HOURS;
-  const workspace = () => `ws_${randomBytes(6).toString("hex")}`;
-  const request = () => `req_${randomBytes(6).toString("hex")}`;
-
-  function clockAt(start: number) {
-    let now = start;
-    return { now: () => now, set: (to: number) => void (now = to), advance: (by: number) => void (now += by) };
-  }
-
-  async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-    const error = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(ApiError);
-    return error as ApiError;
-  }
+  const workspace = newWorkspaceId;
+  const request = newRequestId;
 
   it("windows(): fixed 5-hour windows from the epoch, weeks from Monday 00:00 UTC", () => {
     expect(windows(0).fiveHour).toEqual({ index: 0, resetsAt: new Date(FIVE_HOURS) });

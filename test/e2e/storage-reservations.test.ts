@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
-import { request as httpRequest, type ClientRequest } from "node:http";
+import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
@@ -9,7 +9,7 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { loadConfig } from "../../server/config.ts";
 import { openDatabase } from "../../server/db/open.ts";
 import { startChildServer, type ChildServer } from "../support/child-server.ts";
-import { raw, rest } from "../support/http.ts";
+import { answerOf, raw, rest, type Answer } from "../support/http.ts";
 import { checkAgainstOpenApi } from "../support/openapi-check.ts";
 import { eventually } from "../support/receiver.ts";
 import { provisionStack, tenantIn, type Tenant } from "../support/server.ts";
@@ -19,30 +19,6 @@ import { e2e } from "../support/suite.ts";
 const QUOTA = 1_000_000;
 /** The most a request body hands the server at once (Node's socket reads): the contract's slack. */
 const CHUNK = 64 * 1024;
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-}
-
-/** Collects a node:http response as the OpenAPI check wants it. */
-function answerOf(req: ClientRequest): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    req.on("error", reject);
-    req.on("response", (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("error", reject);
-      res.on("end", () => {
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) if (typeof value === "string") headers.set(name, value);
-        resolve({ status: res.statusCode!, headers, text });
-      });
-    });
-  });
-}
 
 /** Every file below `dir` with its size; temporary files (`.…tmp`) included. A file gone meanwhile is skipped. */
 async function filesUnder(dir: string): Promise<{ path: string; size: number }[]> {

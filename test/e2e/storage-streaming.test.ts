@@ -13,7 +13,7 @@ import { newId } from "../../schema/lib/ids.ts";
 import { LocalByteStore } from "../../server/storage/local-store.ts";
 import { SWEEP_GRACE_MS, sweepUnreferencedBytes } from "../../server/storage/sweep.ts";
 import { startChildServer, type ChildServer } from "../support/child-server.ts";
-import { raw, rest } from "../support/http.ts";
+import { answerOf, raw, rest } from "../support/http.ts";
 import { checkAgainstOpenApi } from "../support/openapi-check.ts";
 import { eventually } from "../support/receiver.ts";
 import { provisionStack, tenantIn, type Tenant } from "../support/server.ts";
@@ -28,30 +28,6 @@ async function filesUnder(dir: string): Promise<string[]> {
     throw error;
   });
   return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(dir.length + 1));
-}
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-}
-
-/** Collects a node:http response as the OpenAPI check wants it. */
-function answerOf(req: ClientRequest): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    req.on("error", reject);
-    req.on("response", (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("error", reject);
-      res.on("end", () => {
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) if (typeof value === "string") headers.set(name, value);
-        resolve({ status: res.statusCode!, headers, text });
-      });
-    });
-  });
 }
 
 const written = (req: ClientRequest, chunk: Buffer) =>

@@ -1,3 +1,4 @@
+import type { ClientRequest } from "node:http";
 import { checkAgainstOpenApi } from "./openapi-check.ts";
 
 /**
@@ -56,4 +57,28 @@ export async function raw(url: string, init: RequestInit = {}) {
     // not JSON: json stays null
   }
   return { status: response.status, headers: response.headers, text, json };
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/** Collects a node:http response as the OpenAPI check wants it. */
+export function answerOf(req: ClientRequest): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    req.on("error", reject);
+    req.on("response", (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("error", reject);
+      res.on("end", () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (typeof value === "string") headers.set(name, value);
+        resolve({ status: res.statusCode!, headers, text });
+      });
+    });
+  });
 }

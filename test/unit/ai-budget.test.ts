@@ -4,6 +4,7 @@ import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { BYTES_PER_TOKEN, DEFAULT_OUTPUT_RESERVATION, GeneralBudget, dailyHeaders, reservationOf, utcDay } from "../../server/ai/budget.ts";
 import { ConfigError, loadConfig } from "../../server/config.ts";
+import { clockAt, newRequestId, newWorkspaceId, refusal } from "../support/meters.ts";
 
 /**
  * General AI's daily token budget (docs/api/ai.md), in process with an injected clock: UTC days,
@@ -15,22 +16,8 @@ import { ConfigError, loadConfig } from "../../server/config.ts";
 const DAY = 86_400_000;
 /** 2025-03-10 00:00 UTC. */
 const MIDNIGHT = Date.UTC(2025, 2, 10);
-const workspace = () => `ws_${randomBytes(6).toString("hex")}`;
-const request = () => `req_${randomBytes(6).toString("hex")}`;
-
-function clockAt(start: number) {
-  let now = start;
-  return { now: () => now, set: (to: number) => void (now = to), advance: (by: number) => void (now += by) };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
-}
+const workspace = newWorkspaceId;
+const request = newRequestId;
 
 describe("the budget's numbers", () => {
   it("free 200 000, plus 2 000 000, pro 10 000 000, max 40 000 000 tokens a day", () => {
