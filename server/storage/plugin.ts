@@ -190,7 +190,11 @@ export function useStorage(storage: Storage, contextFor: (state: RequestState) =
       const target = UPLOAD_PATH.exec(url.pathname);
       if (target && isRawUpload(request, url)) {
         state.route = "/v1/buckets/{bucket_id}/objects";
-        return endResponse(await answer(url.pathname, () => upload(contextFor(state), storage, state, request, url, target[1]!)));
+        const answered = await answer(url.pathname, () => upload(contextFor(state), storage, state, request, url, target[1]!));
+        // A refused upload's body is not read any further (the rest could be gigabytes): its
+        // connection cannot carry another request, and a client that pooled it would find it reset.
+        if (!answered.ok) answered.headers.set("Connection", "close");
+        return endResponse(answered);
       }
       const content = CONTENT_PATH.exec(url.pathname);
       if (!content) return;

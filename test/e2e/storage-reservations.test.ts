@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
-import { request as httpRequest } from "node:http";
+import { Agent, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
@@ -101,8 +101,16 @@ function streamOf(bytes: Buffer, piece = 16 * 1024): ReadableStream<Uint8Array> 
   });
 }
 
-/** A raw upload with its Content-Length; status 0 when the connection was reset before an answer arrived. */
-function declaredUpload(url: string, key: string, bytes: Buffer): Promise<{ status: number; json: any }> {
+/** An upload's answer: status 0 (and no JSON) when the connection was reset before one arrived. */
+interface Uploaded {
+  status: number;
+  json: any;
+  /** The answer's Connection header. */
+  connection: string | null;
+}
+
+/** A raw upload with its Content-Length. */
+function declaredUpload(url: string, key: string, bytes: Buffer): Promise<Uploaded> {
   const req = httpRequest(url, {
     method: "POST",
     agent: false,
@@ -113,9 +121,9 @@ function declaredUpload(url: string, key: string, bytes: Buffer): Promise<{ stat
   return answer.then(
     async (res) => {
       await checkAgainstOpenApi("POST", url, res);
-      return { status: res.status, json: JSON.parse(res.text) };
+      return { status: res.status, json: JSON.parse(res.text), connection: res.headers.get("connection") };
     },
-    () => ({ status: 0, json: null }),
+    () => ({ status: 0, json: null, connection: null }),
   );
 }
 
@@ -127,8 +135,8 @@ function isReset(error: unknown): boolean {
   return codes.includes(code ?? "") || codes.includes(cause?.code ?? "") || ["fetch failed", "terminated"].includes((error as Error)?.message);
 }
 
-/** A raw upload streamed without a Content-Length (chunked); status 0 as above. */
-async function streamedUpload(url: string, key: string, bytes: Buffer): Promise<{ status: number; json: any }> {
+/** A raw upload streamed without a Content-Length (chunked). */
+async function streamedUpload(url: string, key: string, bytes: Buffer): Promise<Uploaded> {
   const headers = { authorization: `Bearer ${key}`, "content-type": "application/octet-stream" };
   const init = { method: "POST", headers, body: streamOf(bytes), duplex: "half" };
   let res: Awaited<ReturnType<typeof raw>>;
@@ -136,9 +144,9 @@ async function streamedUpload(url: string, key: string, bytes: Buffer): Promise<
     res = await raw(url, init as RequestInit);
   } catch (error) {
     if (!isReset(error)) throw error;
-    return { status: 0, json: null };
+    return { status: 0, json: null, connection: null };
   }
-  return { status: res.status, json: res.json };
+  return { status: res.status, json: res.json, connection: res.headers.get("connection") };
 }
 
 interface Held {
@@ -255,6 +263,8 @@ e2e(
           const reset = refused.filter((res) => res.status === 0);
           for (const res of refused.filter((res) => res.status !== 0)) {
             expectError({ status: res.status, body: res.json }, 403, "permission_error", "storage_quota_exceeded");
+            // The rest of its body is not read: the connection goes with the answer, never back to the client's pool.
+            expect(res.connection).toBe("close");
           }
           const sum = landed.reduce((total, res) => total + res.bytes.length, 0);
           console.info(
@@ -281,6 +291,37 @@ e2e(
             expect(res.json).toMatchObject({ size_bytes: res.bytes.length, sha256: createHash("sha256").update(res.bytes).digest("hex") });
           }
         });
+      }
+    });
+
+    it("a refused upload's connection closes with its answer; a landed one's is kept for the next request", async () => {
+      const { tenant, bucket } = await workspace("free");
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const sockets = new Set<unknown>();
+      const post = (path: string, bytes: Buffer) => {
+        const req = httpRequest(`${server().api}${path}`, {
+          method: "POST",
+          agent,
+          headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/octet-stream", "content-length": String(bytes.length) },
+        });
+        req.once("socket", (socket) => sockets.add(socket));
+        const answer = answerOf(req);
+        req.end(bytes);
+        return answer;
+      };
+      try {
+        // Refused before a byte of its body is read: the rest is never read, so the connection cannot carry another request.
+        const refused = await post("/buckets/bkt_missing/objects?file_name=a.bin", randomBytes(10_000));
+        expect(refused.status, refused.text).toBe(404);
+        expect(refused.headers.get("connection")).toBe("close");
+        const first = await post(`/buckets/${bucket}/objects?file_name=b.bin`, randomBytes(1_000));
+        const second = await post(`/buckets/${bucket}/objects?file_name=c.bin`, randomBytes(1_000));
+        expect([first.status, second.status]).toEqual([201, 201]);
+        expect(first.headers.get("connection")).toBe("keep-alive");
+        // One connection for the refused upload, one for both landed ones.
+        expect(sockets.size).toBe(2);
+      } finally {
+        agent.destroy();
       }
     });
 
