@@ -40,7 +40,7 @@ import { PLAN_LIMITS } from "../schema/lib/plans.ts";
 import { SCOPES } from "../schema/lib/scopes.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
-import { createWorkspace } from "../server/workspaces.ts";
+import { createWorkspace } from "../server/accounts/workspaces.ts";
 import type { NoiseReport, NoiseSettings } from "./isolation-noise.ts";
 import { treeMemory } from "./proc.ts";
 import { createScratch } from "./scratch.ts";

@@ -6,8 +6,8 @@ import { Redis } from "ioredis";
 import { SCOPES } from "../schema/lib/scopes.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
-import { redisNamespace } from "../server/redis.ts";
-import { createWorkspace } from "../server/workspaces.ts";
+import { redisNamespace } from "../server/runtime/redis.ts";
+import { createWorkspace } from "../server/accounts/workspaces.ts";
 import { admin, databaseUrl, REDIS_URL } from "./support.ts";
 
 export interface Scratch {

@@ -26,7 +26,7 @@ import { ulid } from "ulid";
 import { SCOPES } from "../schema/lib/scopes.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
-import { createWorkspace } from "../server/workspaces.ts";
+import { createWorkspace } from "../server/accounts/workspaces.ts";
 import { admin, databaseUrl, freePort, num, REDIS_URL, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
 
 const DURATION = num("BENCH_DURATION", 10);

@@ -45,7 +45,7 @@ export interface Context {
   responseBudgetBytes?: number;
 }
 
-/** The client of a request: its address (server/client-address.ts) and User-Agent (at most 512 characters); null when unknown. */
+/** The client of a request: its address (server/http/client-address.ts) and User-Agent (at most 512 characters); null when unknown. */
 export interface RequestClient {
   ip: string | null;
   userAgent: string | null;

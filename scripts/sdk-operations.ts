@@ -72,7 +72,7 @@ async function context(sdl: string): Promise<Context> {
     import("../schema/lib/rest.ts"),
     import("../server/rest/view.ts"),
     import("../schema/lib/response-cost.ts"),
-    import("../server/plugins/graphql-limits.ts"),
+    import("../server/graphql/limits.ts"),
     import("../schema/lib/limits.ts"),
   ]);
   const view = restView(schema);

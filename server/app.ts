@@ -7,46 +7,46 @@ import "./agents/index.ts";
 import type { SigningKeys } from "./agents/keys.ts";
 import { useAgentAuth } from "./agents/plugin.ts";
 import { useSandboxSweep } from "./agents/sandbox.ts";
-import { AgentTokenResolver } from "./agents/tokens.ts";
-import type { Config } from "./config.ts";
+import { AgentTokenResolver } from "./auth/agent-tokens.ts";
+import type { Config } from "./runtime/config.ts";
 import type { Database } from "./db/open.ts";
 import { useDashboardAccounts } from "./dashboard/accounts.ts";
-import { hasSessionCookie, sessionCredential } from "./dashboard/session-auth.ts";
-import { GRAPHQL_PATH } from "./error-response.ts";
+import { hasSessionCookie, sessionCredential } from "./auth/session-auth.ts";
+import { GRAPHQL_PATH } from "./http/error-response.ts";
 import type { Redis } from "ioredis";
 import { useDashboardStatic } from "./dashboard/static.ts";
-import { useAccessLog } from "./plugins/access-log.ts";
-import { useAuthentication } from "./plugins/authenticate.ts";
-import { useCors } from "./plugins/cors.ts";
-import { useGraphQLLimits } from "./plugins/graphql-limits.ts";
-import { guarded } from "./plugins/guard.ts";
-import { useGraphQLTransport } from "./plugins/graphql-transport.ts";
-import { useGraphQLParams } from "./plugins/graphql-params.ts";
-import { IDEMPOTENCY_TTL_MS, useIdempotency } from "./plugins/idempotency.ts";
-import { MemoryIdempotencyStore, RedisIdempotencyStore } from "./idempotency-store.ts";
-import { DataQuota, useDataUsageFold } from "./quotas/data-quota.ts";
-import { useAddressLimit, useRateLimit } from "./plugins/rate-limit.ts";
-import { useRequestLog } from "./plugins/request-log.ts";
-import { renderLocalGraphiQL, useGraphiQLAssets } from "./plugins/graphiql.ts";
-import { useApiReference } from "./plugins/api-reference.ts";
-import { maskError, useGraphQLErrorShape } from "./plugins/graphql-errors.ts";
-import { useNotFound } from "./plugins/not-found.ts";
-import { useBodyLimit, useRequestBody } from "./plugins/request-body.ts";
-import { useRequestId } from "./plugins/request-id.ts";
-import { useRequestClient } from "./plugins/request-client.ts";
+import { useAccessLog } from "./observability/access-log.ts";
+import { useAuthentication } from "./auth/authenticate.ts";
+import { useCors } from "./http/cors.ts";
+import { useGraphQLLimits } from "./graphql/limits.ts";
+import { guarded } from "./http/guard.ts";
+import { useGraphQLTransport } from "./graphql/transport.ts";
+import { useGraphQLParams } from "./graphql/params.ts";
+import { IDEMPOTENCY_TTL_MS, useIdempotency } from "./policies/idempotency.ts";
+import { MemoryIdempotencyStore, RedisIdempotencyStore } from "./policies/idempotency-store.ts";
+import { DataQuota, useDataUsageFold } from "./policies/data-quota.ts";
+import { useAddressLimit, useRateLimit } from "./policies/rate-limit.ts";
+import { useRequestLog } from "./observability/request-log.ts";
+import { renderLocalGraphiQL, useGraphiQLAssets } from "./graphql/graphiql.ts";
+import { useApiReference } from "./rest/api-reference.ts";
+import { maskError, useGraphQLErrorShape } from "./graphql/errors.ts";
+import { useNotFound } from "./http/not-found.ts";
+import { useBodyLimit, useRequestBody } from "./http/request-body.ts";
+import { useRequestId } from "./http/request-id.ts";
+import { useRequestClient } from "./http/request-client.ts";
 import { useAuditSweep } from "./audit/sweep.ts";
-import { useRest } from "./plugins/rest.ts";
-import { useWellKnown } from "./plugins/well-known.ts";
-import { useWebhookWake } from "./plugins/webhook-wake.ts";
+import { useRest } from "./rest/plugin.ts";
+import { useWellKnown } from "./http/well-known.ts";
+import { useWebhookWake } from "./webhooks/wake.ts";
 import type { WebhookRuntime } from "./webhooks/runtime.ts";
-import { requestState, type RequestState } from "./request-state.ts";
+import { requestState, type RequestState } from "./http/request-state.ts";
 import { isRawUpload, useStorage } from "./storage/plugin.ts";
 import { storageOpenApi } from "./storage/openapi.ts";
 import { useAi, type AiServices } from "./ai/plugin.ts";
 import { aiOpenApi } from "./ai/openapi.ts";
 import { useBytesSweep, useUploadLeases } from "./storage/sweep.ts";
 import type { Storage } from "./storage/services.ts";
-import type { ServerMetrics } from "./plugins/metrics.ts";
+import type { ServerMetrics } from "./observability/metrics.ts";
 
 const GRAPHIQL_QUERY = `# Add your key in the Headers tab below:
 # {"Authorization": "Bearer ktr_live_…"}
@@ -66,7 +66,7 @@ export interface Services {
   db: Database;
   /** Undefined without REDIS_URL: policies then keep their state in process. */
   redis: Redis | undefined;
-  /** The prefix of this deployment's Redis keys, `kontor:{<deployment id>}:` (server/redis.ts). */
+  /** The prefix of this deployment's Redis keys, `kontor:{<deployment id>}:` (server/runtime/redis.ts). */
   redisNamespace: string;
   /** Empties every process's credential caches when something is revoked (server/auth/revocations.ts). */
   revocations: RevocationBus;

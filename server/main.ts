@@ -1,11 +1,11 @@
 import cluster from "node:cluster";
-import { onPrimaryMessage, runPrimary, tellPrimary, workerNumber } from "./cluster.ts";
-import { baseUrl, ConfigError, loadConfig, type Config } from "./config.ts";
+import { onPrimaryMessage, runPrimary, tellPrimary, workerNumber } from "./runtime/cluster.ts";
+import { baseUrl, ConfigError, loadConfig, type Config } from "./runtime/config.ts";
 import { DatabaseLockedError } from "./db/lock.ts";
-import { shutdownBoundMs } from "./drain.ts";
-import { describeError, log, logLevel } from "./log.ts";
-import { installProcessGuards } from "./process-guards.ts";
-import type { DemoSeed } from "./seed.ts";
+import { shutdownBoundMs } from "./runtime/drain.ts";
+import { describeError, log, logLevel } from "./observability/log.ts";
+import { installProcessGuards } from "./runtime/process-guards.ts";
+import type { DemoSeed } from "./accounts/seed.ts";
 
 async function main() {
   installProcessGuards();
@@ -14,7 +14,7 @@ async function main() {
   if (cluster.isPrimary && config.workers > 1) {
     // The primary loads none of the server: it starts, watches and stops the workers, and sums
     // their metrics for whichever worker is scraped.
-    const { aggregateWorkerMetrics } = await import("./plugins/metrics-cluster.ts");
+    const { aggregateWorkerMetrics } = await import("./observability/metrics-cluster.ts");
     aggregateWorkerMetrics();
     runPrimary(config, { onReady: (demo) => announce(config, "PostgreSQL", demo) });
     return;
@@ -28,8 +28,8 @@ async function serve(config: Config) {
   // instanceof it does (about 1 % of a request's CPU in a profile); Prisma's and Yoga's error details
   // are already set for production by configuration.
   if (config.env === "production") process.env.NODE_ENV ??= "production";
-  const { startServer } = await import("./http.ts");
-  const { seedDemo } = await import("./seed.ts");
+  const { startServer } = await import("./runtime/server.ts");
+  const { seedDemo } = await import("./accounts/seed.ts");
   const running = await startServer(config);
 
   // Handled from the moment the server listens: a signal during seeding still closes the database.

@@ -59,7 +59,7 @@ export function Layout({ children }: { children: ReactNode }) {
               </li>
             ))}
             <li>
-              {/* Outside the app's router: the server's rendered OpenAPI reference (server/plugins/api-reference.ts). */}
+              {/* Outside the app's router: the server's rendered OpenAPI reference (server/rest/api-reference.ts). */}
               <a href="/docs">API reference</a>
             </li>
           </ul>

@@ -277,7 +277,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { id }, ctx) => {
       const workspaceId = ctx.credential.workspaceId;
       return ctx.db.$transaction(async (tx) => {
-        // One statement decides, like accepting (server/dashboard/invitations.ts): of a revoke and an accept, or
+        // One statement decides, like accepting (server/accounts/invitations.ts): of a revoke and an accept, or
         // of two revokes, at once, exactly one changes the invitation; the others read what it left.
         const { count } = await tx.invitation.updateMany({ where: { id, workspaceId, acceptedAt: null, revokedAt: null }, data: { revokedAt: new Date() } });
         const invitation = found("invitation", id, await tx.invitation.findFirst({ where: { id, workspaceId } }));

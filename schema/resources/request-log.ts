@@ -9,7 +9,7 @@ import { listType, objectKind, pageArgs } from "./shared.ts";
 
 /**
  * Request logs (docs/operations/logs.md, docs/api/conventions-and-errors.md#errors): one row per request, written by
- * server/plugins/request-log.ts. Read-only, always limited to the caller's workspace.
+ * server/observability/request-log.ts. Read-only, always limited to the caller's workspace.
  */
 export const RequestLog = builder.prismaObject("RequestLog", {
   description: "One API request: its id (the request_id of its error body), route template, status and latency. Needs logs.read.",

@@ -1,8 +1,8 @@
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { recordAccountAudit, recordSignInFailure } from "../audit/record.ts";
 import { crossOriginRefusal } from "../dashboard/same-origin.ts";
-import { describeError, log } from "../log.ts";
-import { formEntries, MalformedFormError } from "../utf8.ts";
+import { describeError, log } from "../observability/log.ts";
+import { formEntries, MalformedFormError } from "../http/utf8.ts";
 import {
   cookieHeader,
   createSession,
@@ -16,7 +16,7 @@ import {
   SESSION_TTL_SECONDS,
   signInFor,
   type SignedInSession,
-} from "../sessions.ts";
+} from "../auth/sessions.ts";
 import { decisionForm, htmlPage, notice, signInForm, wrongPersonForm } from "./claim-html.ts";
 import { CLAIM_PAGE_PATH, claimIsFor, decideClaim, findClaimAttempt, type ClaimAttemptView } from "./claims.ts";
 import { agentRoutes, type AgentClient, type AgentServices } from "./plugin.ts";

@@ -7,7 +7,7 @@ import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { linkRefusal } from "../../schema/lib/provider-trust.ts";
 import { randomBase62 } from "../auth/api-keys.ts";
 import { recordUserAudit } from "../audit/record.ts";
-import { normalEmail } from "../workspaces.ts";
+import { normalEmail } from "../accounts/workspaces.ts";
 
 /** A claim attempt's code and link live this long (docs/api/agents.md). */
 export const CLAIM_ATTEMPT_TTL_SECONDS = 600;

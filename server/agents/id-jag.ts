@@ -6,7 +6,7 @@ import { startClaimAttempt } from "./claims.ts";
 import { OAuthError, oauthJson, requiredString } from "./oauth.ts";
 import type { AgentServices } from "./plugin.ts";
 import { signIdentityAssertion } from "./registrations.ts";
-import { normalEmail } from "../workspaces.ts";
+import { normalEmail } from "../accounts/workspaces.ts";
 import { CLOCK_SKEW_SECONDS, consumeJti, ProviderJwtError, verifyProviderJwt, type ProviderRow } from "./provider-keys.ts";
 
 export const ID_JAG_ASSERTION_TYPE = "urn:ietf:params:oauth:token-type:id-jag";

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type JWTPayload, type JWTVerifyResult } from "jose";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
-import type { Config } from "../config.ts";
-import { log } from "../log.ts";
+import type { Config } from "../runtime/config.ts";
+import { log } from "../observability/log.ts";
 import { SecretBox, serverSecret } from "../webhooks/secrets.ts";
 
 export const ALGORITHM = "ES256";

@@ -1,6 +1,6 @@
 import { findUnicodeProblem, textProblem } from "../../schema/lib/limits.ts";
-import { formEntries, MalformedFormError } from "../utf8.ts";
-import { BODY_LIMITS } from "../body-limits.ts";
+import { formEntries, MalformedFormError } from "../http/utf8.ts";
+import { BODY_LIMITS } from "../policies/body-limits.ts";
 
 /** RFC 6749 §5.2 error codes Kontor answers, and those of docs/api/agents.md for /agent/identity. */
 export type OAuthErrorCode =
@@ -55,7 +55,7 @@ export function oauthErrorResponse(error: OAuthError, requestId: string | undefi
   );
 }
 
-/** The most a form or JSON body of these endpoints may hold (an ID-JAG is a few KB): docs/api/limits.md, server/body-limits.ts. */
+/** The most a form or JSON body of these endpoints may hold (an ID-JAG is a few KB): docs/api/limits.md, server/policies/body-limits.ts. */
 export const MAX_OAUTH_BODY_BYTES = BODY_LIMITS.protocol;
 
 function mediaType(request: Request): string {

@@ -2,11 +2,11 @@ import type { Plugin } from "graphql-yoga";
 import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Revocations } from "../../schema/context.ts";
-import { clientAddress } from "../client-address.ts";
-import { baseUrl, type Config } from "../config.ts";
-import { routeErrorShape, type ErrorShape } from "../error-response.ts";
-import { describeError, log } from "../log.ts";
-import { requestState } from "../request-state.ts";
+import { clientAddress } from "../http/client-address.ts";
+import { baseUrl, type Config } from "../runtime/config.ts";
+import { routeErrorShape, type ErrorShape } from "../http/error-response.ts";
+import { describeError, log } from "../observability/log.ts";
+import { requestState } from "../http/request-state.ts";
 import type { SigningKeys } from "./keys.ts";
 import { OAuthError, oauthErrorResponse, oauthJson } from "./oauth.ts";
 
@@ -17,7 +17,7 @@ export interface AgentServices {
   keys: SigningKeys;
   /** Undefined without REDIS_URL: state then lives in the database or in process. */
   redis: Redis | undefined;
-  /** The deployment's Redis key prefix (server/redis.ts). */
+  /** The deployment's Redis key prefix (server/runtime/redis.ts). */
   redisNamespace: string;
   /** Tells every process that tokens or registrations were revoked, after the write committed. */
   revocations: Revocations;
@@ -26,7 +26,7 @@ export interface AgentServices {
   baseUrl: string;
 }
 
-/** Who sent the request: its client address (server/client-address.ts: the socket's peer, or what a trusted proxy says). */
+/** Who sent the request: its client address (server/http/client-address.ts: the socket's peer, or what a trusted proxy says). */
 export interface AgentClient {
   ip: string;
 }

@@ -7,7 +7,7 @@ import { ASSERTION_LIFETIME_SECONDS } from "./keys.ts";
 import { AGENT_PATHS } from "./metadata.ts";
 import { OAuthError, readForm, requiredString } from "./oauth.ts";
 import { agentRoutes, type AgentServices } from "./plugin.ts";
-import { hashAgentToken, isAgentTokenFormat } from "./tokens.ts";
+import { hashAgentToken, isAgentTokenFormat } from "../auth/agent-tokens.ts";
 
 /** Longer than any token Kontor issues (an identity assertion is well under 1 KB). */
 const MAX_TOKEN_LENGTH = 8192;

@@ -2,8 +2,8 @@ import type { Plugin } from "graphql-yoga";
 import type { Revocations } from "../../schema/context.ts";
 import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
-import { log } from "../log.ts";
-import { useSweep } from "../plugins/sweep.ts";
+import { log } from "../observability/log.ts";
+import { useSweep } from "../runtime/sweep.ts";
 import { OAuthError } from "./oauth.ts";
 
 /** An anonymous agent's sandbox is deleted this long after it was made, unless a user claims it. */

@@ -5,7 +5,7 @@ import { hashClaimToken, POLL_INTERVAL_SECONDS } from "./claims.ts";
 import { OAuthError, oauthJson, readForm, requiredString } from "./oauth.ts";
 import { agentRoutes, type AgentServices } from "./plugin.ts";
 import { signIdentityAssertion } from "./registrations.ts";
-import { issueAgentToken } from "./tokens.ts";
+import { issueAgentToken } from "../auth/agent-tokens.ts";
 
 export const TOKEN_ENDPOINT_PATH = "/oauth2/token";
 export const CLAIM_GRANT_TYPE = "urn:kontor:agent-auth:grant-type:claim";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { PLANS, type PlanName } from "../../schema/lib/plans.ts";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../runtime/config.ts";
 
 export interface CatalogModel {
   id: string;

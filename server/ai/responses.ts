@@ -1,6 +1,6 @@
 import { ulid } from "ulid";
 import { ApiError, isApiError, validationFailed } from "../../schema/lib/errors.ts";
-import { describeError, log } from "../log.ts";
+import { describeError, log } from "../observability/log.ts";
 import { AnswerBudget, EventSplitter, readAnswer } from "./limits.ts";
 import { providerFailure, upstreamMessage } from "./passthrough.ts";
 import { addTokens } from "./tokens.ts";

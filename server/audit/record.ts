@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { recordAudit, type AuditAction, type AuditActor, type AuditOrigin } from "../../schema/lib/audit.ts";
-import { requestState } from "../request-state.ts";
-import { normalEmail } from "../workspaces.ts";
+import { requestState } from "../http/request-state.ts";
+import { normalEmail } from "../accounts/workspaces.ts";
 
 type Tx = Prisma.TransactionClient;
 

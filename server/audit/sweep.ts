@@ -1,8 +1,8 @@
 import type { Plugin } from "graphql-yoga";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { AUDIT_RETENTION_DAYS } from "../../schema/lib/audit.ts";
-import { log } from "../log.ts";
-import { useSweep } from "../plugins/sweep.ts";
+import { log } from "../observability/log.ts";
+import { useSweep } from "../runtime/sweep.ts";
 
 const DAY_MS = 86_400_000;
 export const AUDIT_SWEEP_INTERVAL_MS = 3_600_000;

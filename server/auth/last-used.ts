@@ -1,4 +1,4 @@
-import { describeError, log } from "../log.ts";
+import { describeError, log } from "../observability/log.ts";
 
 /** How often a credential's `last_used_at` is written at most. */
 export const LAST_USED_INTERVAL_MS = 60_000;

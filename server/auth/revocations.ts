@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Revocations, RevokedKind } from "../../schema/context.ts";
-import { describeError, log } from "../log.ts";
+import { describeError, log } from "../observability/log.ts";
 
 export type { Revocations, RevokedKind } from "../../schema/context.ts";
 

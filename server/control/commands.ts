@@ -6,7 +6,7 @@ import { PLANS, type PlanName } from "../../schema/lib/plans.ts";
 import { isScope, SCOPES } from "../../schema/lib/scopes.ts";
 import { KEY_PUBLISH_LEAD_MS, type SigningKeys } from "../agents/keys.ts";
 import { createApiKey, revokeApiKey } from "../auth/api-keys.ts";
-import { createWorkspace } from "../workspaces.ts";
+import { createWorkspace } from "../accounts/workspaces.ts";
 import { CommandError, UsageError } from "./errors.ts";
 import { keysText, listKeys, listWorkspaces, workspacesText } from "./listings.ts";
 import { MAX_REQUEST_BYTES } from "./protocol.ts";

@@ -1,7 +1,7 @@
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../runtime/config.ts";
 import { DatabaseLockedError } from "../db/lock.ts";
 import { MigrationError } from "../db/migrate.ts";
-import { WorkspaceInputError } from "../workspaces.ts";
+import { WorkspaceInputError } from "../accounts/workspaces.ts";
 
 /** Bad arguments: the message is followed by the usage, and the exit code is 2. */
 export class UsageError extends Error {}

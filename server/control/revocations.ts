@@ -1,5 +1,5 @@
 import type { Revocations, RevokedKind } from "../../schema/context.ts";
-import { openRedis, redisNamespace } from "../redis.ts";
+import { openRedis, redisNamespace } from "../runtime/redis.ts";
 import { RevocationBus } from "../auth/revocations.ts";
 
 /**

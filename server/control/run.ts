@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from "../config.ts";
+import { loadConfig, type Config } from "../runtime/config.ts";
 import { agentKeyBox, SigningKeys } from "../agents/keys.ts";
 import { DatabaseLockedError } from "../db/lock.ts";
 import { MigrationError } from "../db/migrate.ts";

@@ -4,7 +4,7 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { loadMigrations } from "../db/migrate.ts";
 import type { SigningKeys } from "../agents/keys.ts";
 import type { Database } from "../db/open.ts";
-import { log } from "../log.ts";
+import { log } from "../observability/log.ts";
 import { prepare, type CommandContext } from "./commands.ts";
 import type { Revocations } from "../../schema/context.ts";
 import { classify, CommandError } from "./errors.ts";

@@ -3,11 +3,11 @@ import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { ApiError, internalError, validationFailed } from "../../schema/lib/errors.ts";
 import { findUnicodeProblem, textProblem } from "../../schema/lib/limits.ts";
-import { clientAddress } from "../client-address.ts";
-import type { Config } from "../config.ts";
-import { errorResponse } from "../error-response.ts";
-import { describeError, log } from "../log.ts";
-import { requestState } from "../request-state.ts";
+import { clientAddress } from "../http/client-address.ts";
+import type { Config } from "../runtime/config.ts";
+import { errorResponse } from "../http/error-response.ts";
+import { describeError, log } from "../observability/log.ts";
+import { requestState } from "../http/request-state.ts";
 import {
   changePassword,
   cookieHeader,
@@ -24,18 +24,18 @@ import {
   SignUpLimit,
   type SignedInSession,
   type SignIn,
-} from "../sessions.ts";
-import { createAccount, EmailTakenError, isEmail, MAX_EMAIL, MAX_PASSWORD, MAX_WORKSPACE_NAME, MIN_PASSWORD, normalEmail } from "../workspaces.ts";
-import { acceptInvitation } from "./invitations.ts";
+} from "../auth/sessions.ts";
+import { createAccount, EmailTakenError, isEmail, MAX_EMAIL, MAX_PASSWORD, MAX_WORKSPACE_NAME, MIN_PASSWORD, normalEmail } from "../accounts/workspaces.ts";
+import { acceptInvitation } from "../accounts/invitations.ts";
 import { recordAudit } from "../../schema/lib/audit.ts";
 import { recordAccountAudit, recordSignInFailure, requestOrigin, userActor } from "../audit/record.ts";
 import { crossOriginRefusal } from "./same-origin.ts";
-import { CSRF_HEADER, csrfFailed } from "./session-auth.ts";
-import { BODY_LIMITS } from "../body-limits.ts";
+import { CSRF_HEADER, csrfFailed } from "../auth/session-auth.ts";
+import { BODY_LIMITS } from "../policies/body-limits.ts";
 
 /** The dashboard's account API: sign-up, sign-in and the rest, JSON in and out. */
 export const DASHBOARD_API_PATH = "/dashboard/api";
-/** A body of this API holds a few short fields: docs/api/limits.md, server/body-limits.ts. */
+/** A body of this API holds a few short fields: docs/api/limits.md, server/policies/body-limits.ts. */
 export const MAX_ACCOUNT_BODY_BYTES = BODY_LIMITS.protocol;
 /** Memberships a session body lists (oldest first). */
 export const MAX_LISTED_WORKSPACES = 100;

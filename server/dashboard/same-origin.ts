@@ -1,5 +1,5 @@
 import { ApiError } from "../../schema/lib/errors.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../runtime/config.ts";
 
 /**
  * The one rule for requests a browser makes with the session cookie (docs/security.md

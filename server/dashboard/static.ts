@@ -4,8 +4,8 @@ import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
-import { errorResponse } from "../error-response.ts";
-import { requestState, type RequestState } from "../request-state.ts";
+import { errorResponse } from "../http/error-response.ts";
+import { requestState, type RequestState } from "../http/request-state.ts";
 
 /** The dashboard's build (`npm run build:dashboard`, run by npm install, start and test). */
 export const DASHBOARD_DIST = fileURLToPath(new URL("../../dashboard/dist/", import.meta.url));

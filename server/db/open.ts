@@ -6,7 +6,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { log } from "../log.ts";
+import { log } from "../observability/log.ts";
 import { readDeploymentId } from "./deployment.ts";
 import { lockDataDir } from "./lock.ts";
 import { applyMigrations, type SqlSession } from "./migrate.ts";
@@ -16,7 +16,7 @@ export interface Database {
   kind: "embedded" | "postgres";
   /** Names of the migrations this open applied. */
   migrated: string[];
-  /** The `deployment` row's id, read once at open: it names the deployment's Redis keys (server/redis.ts). */
+  /** The `deployment` row's id, read once at open: it names the deployment's Redis keys (server/runtime/redis.ts). */
   deploymentId: string;
   /** node-postgres's pool on PostgreSQL (its counts are exposed as metrics); none on the embedded database. */
   pool?: pg.Pool;

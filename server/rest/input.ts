@@ -13,7 +13,7 @@ import {
   type GraphQLSchema,
 } from "graphql";
 import { validationFailed } from "../../schema/lib/errors.ts";
-import { explainEnumError } from "../enum-message.ts";
+import { explainEnumError } from "../graphql/enum-message.ts";
 import type { RouteEntry } from "./view.ts";
 
 /** `address.city`, `items[2].quantity`: how `param` names a value inside the body. */

@@ -26,7 +26,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from "../../schema/lib/cursor.ts";
 import { isListRoute } from "./operations.ts";
 import { PLANS } from "../../schema/lib/plans.ts";
 import { countsAsWrite } from "../../schema/plugins/data-quota.ts";
-import { baseUrl, type Config } from "../config.ts";
+import { baseUrl, type Config } from "../runtime/config.ts";
 import type { RouteEntry } from "./view.ts";
 
 type Schema = Record<string, unknown>;

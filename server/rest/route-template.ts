@@ -1,7 +1,7 @@
 import type { GraphQLSchema } from "graphql";
 import { restView } from "../../schema/lib/rest.ts";
-import { GRAPHQL_PATH } from "../error-response.ts";
-import { requestState } from "../request-state.ts";
+import { GRAPHQL_PATH } from "../http/error-response.ts";
+import { requestState } from "../http/request-state.ts";
 import { matchRoute, routeTable, type RouteEntry } from "./view.ts";
 
 /** Fixed paths (GraphiQL's page ends before authentication names /graphql): their path is their route. */

@@ -1,4 +1,4 @@
-import type { StorageConfig } from "../config.ts";
+import type { StorageConfig } from "../runtime/config.ts";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Readable } from "node:stream";

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { describeError, log } from "../log.ts";
+import { describeError, log } from "../observability/log.ts";
 
 /** Uploads of one workspace running at once (docs/api/limits.md): each takes a slot, and gives it back. */
 export interface SlotStore {

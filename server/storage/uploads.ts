@@ -6,7 +6,7 @@ import { internalError } from "../../schema/lib/errors.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { quotaExceeded, storeKey, uploadsBusy, type UploadTicket } from "../../schema/lib/storage.ts";
-import { describeError, log } from "../log.ts";
+import { describeError, log } from "../observability/log.ts";
 import { growReservation, openReservation, preemptYounger, releaseReservation, renewReservations, settleReservation } from "./reservations.ts";
 import type { SlotStore } from "./upload-slots.ts";
 

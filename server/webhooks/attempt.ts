@@ -1,4 +1,4 @@
-import type { WebhookConfig } from "../config.ts";
+import type { WebhookConfig } from "../runtime/config.ts";
 import type { SecretBox } from "./secrets.ts";
 import { postWebhook, type SendResult } from "./send.ts";
 import { signedHeaders } from "./signature.ts";

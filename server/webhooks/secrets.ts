@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, type Config } from "../config.ts";
+import { ConfigError, type Config } from "../runtime/config.ts";
 
 const VERSION = "v1";
 const KEY_FILE = "server-secret.key";

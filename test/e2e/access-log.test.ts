@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/config.ts";
+import { loadConfig } from "../../server/runtime/config.ts";
 import { openDatabase } from "../../server/db/open.ts";
 import { childEnv, startChildServer, type ChildServer } from "../support/child-server.ts";
 import { call, raw } from "../support/http.ts";

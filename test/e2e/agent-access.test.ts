@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { flushRequestLogs } from "../../server/plugins/request-log.ts";
+import { flushRequestLogs } from "../../server/observability/request-log.ts";
 import {
   CLAIM_GRANT_TYPE,
   decide,

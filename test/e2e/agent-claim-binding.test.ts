@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimIsFor, findClaimAttempt } from "../../server/agents/claims.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
+import { createWorkspace } from "../../server/accounts/workspaces.ts";
 import {
   CLAIM_GRANT_TYPE,
   decide,

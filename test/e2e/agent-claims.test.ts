@@ -3,8 +3,8 @@ import { SCOPES } from "../../schema/lib/scopes.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import { decideClaim, findClaimAttempt, MAX_WRONG_CODES, startClaimAttempt } from "../../server/agents/claims.ts";
-import { AgentTokenResolver, issueAgentToken } from "../../server/agents/tokens.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
+import { AgentTokenResolver, issueAgentToken } from "../../server/auth/agent-tokens.ts";
+import { createWorkspace } from "../../server/accounts/workspaces.ts";
 import { e2e } from "../support/suite.ts";
 
 /** The claim decision itself (server/agents/claims.ts), against a real database: the rules every way of claiming relies on. */

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import { expect, it } from "vitest";
-import { createWorkspace } from "../../server/workspaces.ts";
+import { createWorkspace } from "../../server/accounts/workspaces.ts";
 import { CLAIM_GRANT_TYPE, forgetLastPoll, granted, JWT_BEARER_GRANT_TYPE, refused, tokenClient } from "../support/agent-flow.ts";
 import { raw, rest } from "../support/http.ts";
 import { graphql } from "../support/graphql.ts";

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../schema/lib/ids.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { AGENT_SCOPES, SCOPES } from "../../schema/lib/scopes.ts";
-import { issueAgentToken } from "../../server/agents/tokens.ts";
+import { issueAgentToken } from "../../server/auth/agent-tokens.ts";
 import { graphql } from "../support/graphql.ts";
 import { call, rest } from "../support/http.ts";
 import { eventually } from "../support/receiver.ts";

@@ -3,7 +3,7 @@ import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../schema/lib/ids.ts";
 import { SigningKeys } from "../../server/agents/keys.ts";
-import { issueAgentToken } from "../../server/agents/tokens.ts";
+import { issueAgentToken } from "../../server/auth/agent-tokens.ts";
 import { SecretBox, serverSecret } from "../../server/webhooks/secrets.ts";
 import { startChildServer, type ChildServer } from "../support/child-server.ts";
 import { call, raw } from "../support/http.ts";

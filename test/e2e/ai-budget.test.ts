@@ -5,7 +5,7 @@ import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import { GeneralBudget, reservationOf } from "../../server/ai/budget.ts";
-import { CORS_EXPOSED_HEADERS } from "../../server/plugins/cors.ts";
+import { CORS_EXPOSED_HEADERS } from "../../server/http/cors.ts";
 import { startChildServer, type ChildServer } from "../support/child-server.ts";
 import {
   completion,

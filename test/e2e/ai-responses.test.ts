@@ -3,7 +3,7 @@ import type { Response as OpenAIResponse, ResponseStreamEvent } from "openai/res
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import { DEFAULT_MAX_ROUNDS } from "../../server/ai/responses.ts";
-import { flushRequestLogs } from "../../server/plugins/request-log.ts";
+import { flushRequestLogs } from "../../server/observability/request-log.ts";
 import {
   completion,
   completionBody,

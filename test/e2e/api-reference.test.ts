@@ -5,7 +5,7 @@ import { useChromium } from "../support/chromium.ts";
 import { e2e } from "../support/suite.ts";
 
 /**
- * `/docs`, the rendered API reference (server/plugins/api-reference.ts): a public page, served with
+ * `/docs`, the rendered API reference (server/rest/api-reference.ts): a public page, served with
  * Scalar's bundle from the installed package, that reaches no host but this server.
  */
 e2e("API reference page", (server) => {

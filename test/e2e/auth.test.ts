@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { revokeApiKey } from "../../server/auth/api-keys.ts";
-import { loadConfig } from "../../server/config.ts";
-import { startServer, type RunningServer } from "../../server/http.ts";
+import { loadConfig } from "../../server/runtime/config.ts";
+import { startServer, type RunningServer } from "../../server/runtime/server.ts";
 import { graphql } from "../support/graphql.ts";
 import { call, rest, raw } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";

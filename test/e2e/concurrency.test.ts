@@ -2,7 +2,7 @@ import { GraphQLError } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { newId } from "../../schema/lib/ids.ts";
-import { maskError } from "../../server/plugins/graphql-errors.ts";
+import { maskError } from "../../server/graphql/errors.ts";
 import { startClaimAttempt } from "../../server/agents/claims.ts";
 import { decide, ownerNamed, registerServiceAuth } from "../support/agent-flow.ts";
 import { createUser, sessionGraphql, sessionGraphqlRaw, signInApi, type ApiSession, type TestUser } from "../support/dashboard.ts";

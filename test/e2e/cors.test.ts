@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CORS_EXPOSED_HEADERS } from "../../server/plugins/cors.ts";
+import { CORS_EXPOSED_HEADERS } from "../../server/http/cors.ts";
 import { createUser, openDashboard, signInUi, useChromium, type TestUser } from "../support/dashboard.ts";
 import { DashboardClient } from "../support/dashboard-session.ts";
 import { raw } from "../support/http.ts";

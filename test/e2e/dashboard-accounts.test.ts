@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { MAX_ACCOUNT_BODY_BYTES } from "../../server/dashboard/accounts.ts";
-import { SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_UPS_PER_IP } from "../../server/sessions.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
+import { SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_UPS_PER_IP } from "../../server/auth/sessions.ts";
+import { createWorkspace } from "../../server/accounts/workspaces.ts";
 import { DashboardClient, PASSWORD, type JsonAnswer } from "../support/dashboard-session.ts";
 import { e2e } from "../support/suite.ts";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { flushRequestLogs } from "../../server/plugins/request-log.ts";
+import { flushRequestLogs } from "../../server/observability/request-log.ts";
 import {
   addMember,
   ARTIFACTS,

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
-import { flushRequestLogs } from "../../server/plugins/request-log.ts";
-import { foldDataUsage } from "../../server/quotas/data-quota.ts";
+import { flushRequestLogs } from "../../server/observability/request-log.ts";
+import { foldDataUsage } from "../../server/policies/data-quota.ts";
 import { createApiKey } from "../../server/auth/api-keys.ts";
 import { identity } from "../support/agent-flow.ts";
 import { graphql } from "../support/graphql.ts";

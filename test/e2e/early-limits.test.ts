@@ -4,9 +4,9 @@ import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../schema/lib/api-key-secret.ts";
-import { BODY_LIMITS } from "../../server/body-limits.ts";
-import { flushRequestLogs } from "../../server/plugins/request-log.ts";
-import { requestState } from "../../server/request-state.ts";
+import { BODY_LIMITS } from "../../server/policies/body-limits.ts";
+import { flushRequestLogs } from "../../server/observability/request-log.ts";
+import { requestState } from "../../server/http/request-state.ts";
 import { startChildServer, type ChildServer } from "../support/child-server.ts";
 import { provisionStack } from "../support/server.ts";
 import { stacks } from "../support/stacks.ts";
@@ -17,7 +17,7 @@ const ADDRESS_LIMIT = 30;
 const CONNECTIONS = 4;
 const HEADERS_MS = 1_000;
 const IDLE_MS = 1_000;
-/** server/early-limits.ts looks every quarter of the shorter timeout. */
+/** server/policies/early-limits.ts looks every quarter of the shorter timeout. */
 const TICK_MS = 250;
 const ENV = {
   KONTOR_ADDRESS_REQUESTS_PER_MINUTE: String(ADDRESS_LIMIT),

@@ -1,6 +1,6 @@
 import { getIntrospectionQuery } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
-import { GRAPHQL_LIMITS } from "../../server/plugins/graphql-limits.ts";
+import { GRAPHQL_LIMITS } from "../../server/graphql/limits.ts";
 import { raw, rest } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
 import { e2e } from "../support/suite.ts";

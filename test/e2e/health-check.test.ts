@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
-import { flushRequestLogs } from "../../server/plugins/request-log.ts";
+import { flushRequestLogs } from "../../server/observability/request-log.ts";
 import { e2e } from "../support/suite.ts";
 
 const FREE = PLAN_LIMITS.free.requests_per_minute;

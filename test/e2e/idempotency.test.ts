@@ -2,19 +2,19 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../server/auth/api-keys.ts";
-import { loadConfig } from "../../server/config.ts";
-import { startServer, type RunningServer } from "../../server/http.ts";
+import { loadConfig } from "../../server/runtime/config.ts";
+import { startServer, type RunningServer } from "../../server/runtime/server.ts";
 import { Redis } from "ioredis";
 import {
   idempotencyRedisKey,
   MemoryIdempotencyStore,
   RedisIdempotencyStore,
   type IdempotencyStore,
-} from "../../server/idempotency-store.ts";
-import { CLAIM_TTL_MS, IDEMPOTENCY_TTL_MS } from "../../server/plugins/idempotency.ts";
-import { flushRequestLogs } from "../../server/plugins/request-log.ts";
-import { redisNamespace } from "../../server/redis.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
+} from "../../server/policies/idempotency-store.ts";
+import { CLAIM_TTL_MS, IDEMPOTENCY_TTL_MS } from "../../server/policies/idempotency.ts";
+import { flushRequestLogs } from "../../server/observability/request-log.ts";
+import { redisNamespace } from "../../server/runtime/redis.ts";
+import { createWorkspace } from "../../server/accounts/workspaces.ts";
 import { call, rest, type ApiResponse } from "../support/http.ts";
 import { expectError, newClient, stored } from "../support/invoicing.ts";
 import { provisionStack, type Tenant } from "../support/server.ts";

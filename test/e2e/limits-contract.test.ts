@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
-import { MAX_BODY_BYTES } from "../../server/plugins/request-body.ts";
+import { MAX_BODY_BYTES } from "../../server/http/request-body.ts";
 import { pool, resolve, type Fixtures, type OpenApiDoc, type Schema } from "../support/bad-input.ts";
 import { call } from "../support/http.ts";
 import { limitCasesFor, type LimitCase, type LimitRequest } from "../support/limit-cases.ts";

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
-import { GRAPHQL_LIMITS } from "../../server/plugins/graphql-limits.ts";
+import { GRAPHQL_LIMITS } from "../../server/graphql/limits.ts";
 import { MAX_IDEMPOTENT_RESPONSE_BYTES, MAX_PAYMENTS_PER_INVOICE, MAX_QUERY_STRING_BYTES, RESPONSE_BUDGET_BYTES } from "../../schema/lib/limits.ts";
 import { graphql } from "../support/graphql.ts";
 import { call, raw, rest } from "../support/http.ts";

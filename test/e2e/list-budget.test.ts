@@ -15,8 +15,8 @@ import { decodeCursor, encodeCursor, MAX_LIMIT } from "../../schema/lib/cursor.t
 import { RESPONSE_RESERVE_BYTES } from "../../schema/lib/list-page.ts";
 import { estimate } from "../../schema/lib/response-cost.ts";
 import { RESPONSE_BUDGET_BYTES } from "../../schema/lib/limits.ts";
-import { ConfigError, loadConfig, MIN_RESPONSE_BUDGET_BYTES } from "../../server/config.ts";
-import { GRAPHQL_LIMITS } from "../../server/plugins/graphql-limits.ts";
+import { ConfigError, loadConfig, MIN_RESPONSE_BUDGET_BYTES } from "../../server/runtime/config.ts";
+import { GRAPHQL_LIMITS } from "../../server/graphql/limits.ts";
 import { endpointsOf, type OpenApiDoc } from "../support/bad-input.ts";
 import { call, raw, rest } from "../support/http.ts";
 import { startReceiver, type Receiver } from "../support/receiver.ts";

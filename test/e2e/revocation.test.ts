@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../server/control/run.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
+import { createWorkspace } from "../../server/accounts/workspaces.ts";
 import { decide, granted, ownerOf, registerAnonymous, registerServiceAuth, tokenClient, CLAIM_GRANT_TYPE, forgetLastPoll } from "../support/agent-flow.ts";
 import { DashboardClient, PASSWORD } from "../support/dashboard-session.ts";
 import { raw } from "../support/http.ts";

@@ -2,7 +2,7 @@ import { hash, parseOptions } from "@node-rs/argon2";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { PASSWORD_HASHING } from "../../server/auth/passwords.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
+import { createWorkspace } from "../../server/accounts/workspaces.ts";
 import { spawnMain } from "../support/child-server.ts";
 import { DashboardClient, PASSWORD } from "../support/dashboard-session.ts";
 import { e2e } from "../support/suite.ts";

@@ -1,5 +1,5 @@
 /**
- * The graceful drain on SIGTERM (server/drain.ts, server/main.ts, server/cluster.ts): `server/main.ts`
+ * The graceful drain on SIGTERM (server/runtime/drain.ts, server/main.ts, server/runtime/cluster.ts): `server/main.ts`
  * in its own process, with chat completions held in flight by a fake provider on loopback. After
  * the signal, requests in flight finish with their whole answer and `Connection: close`, a new
  * connection is refused, and the process exits 0 once drained; a request that never finishes is
@@ -12,7 +12,7 @@ import type { ChildProcess } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../server/config.ts";
+import { ConfigError, loadConfig } from "../../server/runtime/config.ts";
 import { freePort, spawnMain } from "../support/child-server.ts";
 import { completion, gate, startFakeOpenAI, stream, type FakeRequest, type Gate, type Handler } from "../support/fake-openai.ts";
 import { provisionStack, tenantIn } from "../support/server.ts";

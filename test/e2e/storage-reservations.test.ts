@@ -6,7 +6,7 @@ import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { loadConfig } from "../../server/config.ts";
+import { loadConfig } from "../../server/runtime/config.ts";
 import { openDatabase } from "../../server/db/open.ts";
 import { startChildServer, type ChildServer } from "../support/child-server.ts";
 import { answerOf, raw, rest, type Answer } from "../support/http.ts";

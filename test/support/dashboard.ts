@@ -6,7 +6,7 @@ import { inflateSync } from "node:zlib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { expect } from "vitest";
 import type { PlanName } from "../../schema/lib/plans.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
+import { createWorkspace } from "../../server/accounts/workspaces.ts";
 import { launchChromium, useChromium } from "./chromium.ts";
 import type { TestServer } from "./server.ts";
 

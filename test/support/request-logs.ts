@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { flushRequestLogs } from "../../server/plugins/request-log.ts";
+import { flushRequestLogs } from "../../server/observability/request-log.ts";
 import type { TestServer } from "./server.ts";
 
 /**

@@ -6,10 +6,10 @@ import { inject } from "vitest";
 import { SCOPES } from "../../schema/lib/scopes.ts";
 import type { PlanName } from "../../schema/lib/plans.ts";
 import { createApiKey } from "../../server/auth/api-keys.ts";
-import { loadConfig, type Config } from "../../server/config.ts";
+import { loadConfig, type Config } from "../../server/runtime/config.ts";
 import { openDatabase } from "../../server/db/open.ts";
-import { startServer, type RunningServer } from "../../server/http.ts";
-import { createWorkspace } from "../../server/workspaces.ts";
+import { startServer, type RunningServer } from "../../server/runtime/server.ts";
+import { createWorkspace } from "../../server/accounts/workspaces.ts";
 import { adminQuery, databaseUrl, REDIS_URL, type Stack } from "./stacks.ts";
 import type {} from "./templates.ts";
 

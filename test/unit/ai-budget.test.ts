@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { BYTES_PER_TOKEN, DEFAULT_OUTPUT_RESERVATION, GeneralBudget, dailyHeaders, reservationOf, utcDay } from "../../server/ai/budget.ts";
-import { ConfigError, loadConfig } from "../../server/config.ts";
+import { ConfigError, loadConfig } from "../../server/runtime/config.ts";
 import { clockAt, newRequestId, newWorkspaceId, refusal } from "../support/meters.ts";
 
 /**

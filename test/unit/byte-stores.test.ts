@@ -13,7 +13,7 @@ import {
 } from "../../server/storage/byte-store.ts";
 import { LocalByteStore } from "../../server/storage/local-store.ts";
 import { openByteStore, S3ByteStore } from "../../server/storage/s3-store.ts";
-import { loadConfig } from "../../server/config.ts";
+import { loadConfig } from "../../server/runtime/config.ts";
 import { type S3TestServer, startS3Server } from "../support/s3-server.ts";
 
 const MiB = 1024 * 1024;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import { addressChain, clientAddress, fromThisMachine, normalizeAddress } from "../../server/client-address.ts";
-import { ConfigError, loadConfig, parseTrustProxy } from "../../server/config.ts";
+import { addressChain, clientAddress, fromThisMachine, normalizeAddress } from "../../server/http/client-address.ts";
+import { ConfigError, loadConfig, parseTrustProxy } from "../../server/runtime/config.ts";
 
 /** What the functions read of a node request: the socket's peer and the headers (lower-case, as node gives them). */
 function request(peer: string | undefined, headers: Record<string, string> = {}): IncomingMessage {

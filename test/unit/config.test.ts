@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../server/config.ts";
+import { ConfigError, loadConfig } from "../../server/runtime/config.ts";
 
 describe("KONTOR_ENV and PUBLIC_URL", () => {
   it("defaults to development on a loopback PUBLIC_URL (or none)", () => {

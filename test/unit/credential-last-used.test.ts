@@ -3,11 +3,11 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { ApiKeyResolver, generateApiKey } from "../../server/auth/api-keys.ts";
 import { RevocationBus } from "../../server/auth/revocations.ts";
 import { LAST_USED_INTERVAL_MS } from "../../server/auth/last-used.ts";
-import { AGENT_TOKEN_PREFIX, AgentTokenResolver } from "../../server/agents/tokens.ts";
+import { AGENT_TOKEN_PREFIX, AgentTokenResolver } from "../../server/auth/agent-tokens.ts";
 import { randomBase62 } from "../../server/auth/api-keys.ts";
 
 const logged = vi.hoisted(() => [] as { level: string; message: string; fields: Record<string, unknown> }[]);
-vi.mock("../../server/log.ts", () => ({
+vi.mock("../../server/observability/log.ts", () => ({
   log: (level: string, message: string, fields: Record<string, unknown> = {}) => void logged.push({ level, message, fields }),
   describeError: (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
 }));

@@ -15,7 +15,7 @@ import { cursorFrom, decodeCursor, DEFAULT_LIMIT, encodeCursor, MAX_LIMIT, parse
 import { RESPONSE_RESERVE_BYTES } from "../../schema/lib/list-page.ts";
 import { RESPONSE_BUDGET_BYTES } from "../../schema/lib/limits.ts";
 import { estimate } from "../../schema/lib/response-cost.ts";
-import { GRAPHQL_LIMITS } from "../../server/plugins/graphql-limits.ts";
+import { GRAPHQL_LIMITS } from "../../server/graphql/limits.ts";
 import { STATS_COST_PER_DAY } from "../../schema/resources/request-log.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { newId } from "../../schema/lib/ids.ts";

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { BODY_LIMITS, bodyLimitOf, sizeLabel } from "../../server/body-limits.ts";
-import { isTrustedProxy } from "../../server/client-address.ts";
-import { ConfigError, loadConfig } from "../../server/config.ts";
-import { checkIntervalMs } from "../../server/early-limits.ts";
-import { MAX_BODY_BYTES } from "../../server/plugins/request-body.ts";
+import { BODY_LIMITS, bodyLimitOf, sizeLabel } from "../../server/policies/body-limits.ts";
+import { isTrustedProxy } from "../../server/http/client-address.ts";
+import { ConfigError, loadConfig } from "../../server/runtime/config.ts";
+import { checkIntervalMs } from "../../server/policies/early-limits.ts";
+import { MAX_BODY_BYTES } from "../../server/http/request-body.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 
 describe("each route's body limit, from its path alone", () => {

@@ -2,8 +2,8 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createSchema, createYoga, type Plugin } from "graphql-yoga";
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from "vitest";
-import { guarded } from "../../server/plugins/guard.ts";
-import { withRequestState } from "../../server/request-state.ts";
+import { guarded } from "../../server/http/guard.ts";
+import { withRequestState } from "../../server/http/request-state.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -49,7 +49,7 @@ describe("guarded plugins", () => {
 describe("process guards", () => {
   it("an uncaught exception or rejection is logged and the process carries on", () => {
     const script = `
-      const { installProcessGuards } = await import("./server/process-guards.ts");
+      const { installProcessGuards } = await import("./server/runtime/process-guards.ts");
       installProcessGuards();
       setTimeout(() => { throw new Error("boom in a timer"); }, 5);
       setTimeout(() => { Promise.reject(new Error("nobody caught me")); }, 10);

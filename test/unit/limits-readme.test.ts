@@ -17,9 +17,9 @@ import {
   TEXT_BY_FIELD,
   TEXT_BY_NAME,
 } from "../../schema/lib/limits.ts";
-import { MAX_BODY_BYTES } from "../../server/plugins/request-body.ts";
+import { MAX_BODY_BYTES } from "../../server/http/request-body.ts";
 import { PLAN_LIMITS, PLANS, type PlanLimits } from "../../schema/lib/plans.ts";
-import { SANDBOX_DATA_SHARE } from "../../server/quotas/data-quota.ts";
+import { SANDBOX_DATA_SHARE } from "../../server/policies/data-quota.ts";
 
 /**
  * docs/api/limits.md states the enforced limits (schema/lib/limits.ts): each row of its table is read

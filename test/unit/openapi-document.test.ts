@@ -12,7 +12,7 @@ import {
 } from "graphql";
 import { describe, expect, it } from "vitest";
 import { rest, restView } from "../../schema/lib/rest.ts";
-import type { Config } from "../../server/config.ts";
+import type { Config } from "../../server/runtime/config.ts";
 import { buildOpenApi } from "../../server/rest/openapi.ts";
 import { routeTable } from "../../server/rest/view.ts";
 

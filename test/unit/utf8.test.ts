@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { findUnicodeProblem, textProblem } from "../../schema/lib/limits.ts";
-import { bodyTextProblem, declaredCharset, decodeUtf8, formEntries, MalformedFormError, queryStringProblem } from "../../server/utf8.ts";
+import { bodyTextProblem, declaredCharset, decodeUtf8, formEntries, MalformedFormError, queryStringProblem } from "../../server/http/utf8.ts";
 
-/** The one UTF-8 reader of request text (server/utf8.ts) and the one Unicode rule of text fields (schema/lib/limits.ts). */
+/** The one UTF-8 reader of request text (server/http/utf8.ts) and the one Unicode rule of text fields (schema/lib/limits.ts). */
 
 const json = "application/json";
 

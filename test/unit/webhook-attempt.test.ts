@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig, parseDurations, type WebhookConfig } from "../../server/config.ts";
+import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig, parseDurations, type WebhookConfig } from "../../server/runtime/config.ts";
 import { envelope, outcomeOf, retryDelay, WEBHOOK_BODY_BUDGET_BYTES } from "../../server/webhooks/attempt.ts";
 import type { SendResult } from "../../server/webhooks/send.ts";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { newSigningSecret } from "../../schema/lib/webhook-secret.ts";
-import { ConfigError } from "../../server/config.ts";
+import { ConfigError } from "../../server/runtime/config.ts";
 import { SecretBox, serverSecret } from "../../server/webhooks/secrets.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

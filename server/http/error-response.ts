@@ -1,0 +1,65 @@
+import type { GraphQLError } from "graphql";
+import { ApiError, isApiError } from "../../schema/lib/errors.ts";
+import { requestState } from "./request-state.ts";
+
+export const GRAPHQL_PATH = "/graphql";
+
+/** Remembers the first error code of the request for its log line. */
+export function noteErrorCode(code: string): void {
+  const state = requestState();
+  if (state && !state.errorCode) state.errorCode = code;
+}
+
+/** The REST error body of docs/api/conventions-and-errors.md#errors. */
+export function restErrorBody(error: ApiError) {
+  noteErrorCode(error.code);
+  return {
+    error: {
+      type: error.type,
+      code: error.code,
+      message: error.message,
+      ...(error.param !== undefined && { param: error.param }),
+      ...error.details,
+      request_id: requestState()?.id ?? null,
+    },
+  };
+}
+
+/** The same error as a GraphQL response: the code, type and request id ride in `extensions`. */
+export function graphqlErrorBody(error: ApiError) {
+  noteErrorCode(error.code);
+  const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;
+  return { errors: [{ message: error.message, extensions: { ...extensions, request_id: requestState()?.id ?? null } }] };
+}
+
+/** Renders an error as one family of routes answers errors: its body, status and headers. */
+export type ErrorShape = (error: ApiError, pathname: string, requestId: string | null) => Response;
+
+const families: { test: (pathname: string) => boolean; render: ErrorShape }[] = [];
+
+/**
+ * Lets a family of routes answer the errors raised before its handlers run (the per-address rate
+ * limit's 429, a 413) as its handlers answer theirs: the agent protocol's endpoints in RFC 6749's
+ * shape, never cached (server/agents/plugin.ts). The first family registered for a path wins.
+ */
+export function routeErrorShape(test: (pathname: string) => boolean, render: ErrorShape): void {
+  families.push({ test, render });
+}
+
+/** Renders an error raised before GraphQL execution, in the shape the caller's interface speaks. */
+export function errorResponse(error: ApiError, pathname: string): Response {
+  const family = families.find((f) => f.test(pathname));
+  if (family) {
+    noteErrorCode(error.code);
+    return family.render(error, pathname, requestState()?.id ?? null);
+  }
+  const body = pathname === GRAPHQL_PATH ? graphqlErrorBody(error) : restErrorBody(error);
+  return Response.json(body, { status: error.status, headers: error.headers });
+}
+
+/** The ApiError behind an error (itself, or the one a resolver threw), if there is one. */
+export function findApiError(error: GraphQLError | Error): ApiError | undefined {
+  if (isApiError(error)) return error;
+  const original = (error as GraphQLError).originalError;
+  return isApiError(original) ? original : undefined;
+}
