@@ -10,7 +10,7 @@ import { clockAt, newRequestId, newWorkspaceId, refusal } from "../support/meter
  * General AI's daily token budget (docs/api/ai.md), in process with an injected clock: UTC days,
  * reservations taken before the provider and settled after it, the refusals and their
  * Retry-After, reservations that lapse, and the test-only cap. The Redis store and the server
- * are tested end to end in test/e2e/ai-budget.test.ts.
+ * are tested end to end in test/e2e/ai/budget.test.ts.
  */
 
 const DAY = 86_400_000;

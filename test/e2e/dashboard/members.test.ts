@@ -1,0 +1,245 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  createUser,
+  expectLabelled,
+  useChromium,
+  openDashboard,
+  PASSWORD,
+  screenshots,
+  sessionGraphql,
+  signInApi,
+  signInUi,
+  uniqueEmail,
+  type DashboardPage,
+  type TestUser,
+} from "../../support/dashboard.ts";
+import { e2e } from "../../support/suite.ts";
+
+/**
+ * The members screen in headless Chromium: an owner invites by e-mail (the accept link shown
+ * once), the invitee joins, roles change, members are removed, the last owner stays; a member sees
+ * the list with every owner action disabled, and a forced attempt shows owner_required.
+ */
+
+const browser = useChromium();
+
+e2e("the dashboard's members", (server) => {
+  let owner: TestUser;
+
+  beforeAll(async () => {
+    owner = await createUser(server(), { label: "team-owner", plan: "plus", workspaceName: "The Team" });
+  });
+
+  const openMembers = async (user: TestUser, workspace?: string): Promise<DashboardPage> => {
+    const dashboard = await openDashboard(browser(), server());
+    await signInUi(dashboard, user.email);
+    if (workspace) await dashboard.page.getByLabel("Workspace").selectOption({ label: workspace });
+    await dashboard.page.getByRole("link", { name: "Members" }).click();
+    await dashboard.page.getByRole("heading", { level: 1, name: "Members" }).waitFor();
+    await dashboard.page.getByRole("table", { name: "Members" }).waitFor();
+    return dashboard;
+  };
+
+  const memberRow = (dashboard: DashboardPage, email: string) =>
+    dashboard.page.getByRole("table", { name: "Members" }).getByRole("row").filter({ hasText: email });
+
+  /** Invites through the screen and returns the accept link it shows (once). */
+  const invite = async (dashboard: DashboardPage, email: string, role: "Member" | "Owner") => {
+    const { page } = dashboard;
+    await page.getByLabel("E-mail address").fill(email);
+    await page.getByLabel("Role", { exact: true }).selectOption({ label: role });
+    await page.getByRole("button", { name: "Send invitation" }).click();
+    const link = page.getByLabel(`Invitation link for ${email}`);
+    await link.waitFor();
+    return link.inputValue();
+  };
+
+  it("invites by e-mail: the accept link is shown once and listed as pending; the invitee joins with the role; roles change", async () => {
+    const dashboard = await openMembers(owner);
+    const { page } = dashboard;
+    expect(await expectLabelled(page)).toEqual(["Workspace", `Role of ${owner.email}`, "E-mail address", "Role"]);
+    expect(await memberRow(dashboard, owner.email).textContent()).toContain("you");
+
+    const invitee = await createUser(server(), { label: "joiner" });
+    const url = await invite(dashboard, invitee.email, "Member");
+    expect(url).toMatch(new RegExp(`^${server().url.replace(/[.]/g, "\\.")}/dashboard/invitations#token=inv\\w*_`));
+    await page.getByText(`Send this link to ${invitee.email} yourself: it is shown only once`).waitFor();
+    const pending = page.getByRole("table", { name: "Pending invitations" });
+    await pending.getByRole("row").filter({ hasText: invitee.email }).waitFor();
+    expect(await pending.getByRole("row").filter({ hasText: invitee.email }).locator("td").nth(1).textContent()).toBe("member");
+    await screenshots(page, "members-invited");
+    // Shown once: not in the page after a reload.
+    await page.reload();
+    await pending.waitFor();
+    expect(await page.content()).not.toContain(new URL(url).hash.slice(1));
+
+    // The invitee accepts in their own browser().
+    const joiner = await openDashboard(browser(), server());
+    await signInUi(joiner, invitee.email);
+    await joiner.page.goto(url.replace(server().url, ""));
+    await joiner.page.getByRole("button", { name: "Accept invitation" }).click();
+    await joiner.page.getByText("You joined The Team.").waitFor();
+    await joiner.close();
+
+    await page.reload();
+    const row = memberRow(dashboard, invitee.email);
+    await row.waitFor();
+    expect(await row.getByLabel(`Role of ${invitee.email}`).inputValue()).toBe("member");
+    expect(await pending.getByRole("row").filter({ hasText: invitee.email }).count()).toBe(0);
+
+    // Made an owner, then a member again.
+    await row.getByLabel(`Role of ${invitee.email}`).selectOption("owner");
+    await page
+      .getByRole("status")
+      .filter({ hasText: `${invitee.email} is now an owner.` })
+      .waitFor();
+    const session = await signInApi(server(), invitee.email);
+    const viewer = () => sessionGraphql<{ viewer: { role: string } }>(server(), session, "{ viewer { role } }", {}, owner.workspaceId);
+    expect((await viewer()).viewer.role).toBe("owner");
+    await row.getByLabel(`Role of ${invitee.email}`).selectOption("member");
+    await page
+      .getByRole("status")
+      .filter({ hasText: `${invitee.email} is now a member.` })
+      .waitFor();
+    expect((await viewer()).viewer.role).toBe("member");
+    await screenshots(page, "members");
+    await dashboard.close();
+  });
+
+  it("refuses what the API refuses, with its message: inviting a member again, leaving no owner", async () => {
+    const existing = await createUser(server(), { label: "existing" });
+    const dashboard = await openMembers(owner);
+    const { page } = dashboard;
+    const url = await invite(dashboard, existing.email, "Member");
+    const session = await signInApi(server(), existing.email);
+    const accepted = await fetch(`${server().url}/dashboard/api/invitations/accept`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Cookie: session.cookie, "X-CSRF-Token": session.csrf },
+      body: JSON.stringify({ token: new URL(url).hash.replace("#token=", "") }),
+    });
+    expect(accepted.status).toBe(200);
+
+    dashboard.allowErrors(/status of (400|409)/);
+    await page.getByLabel("E-mail address").fill(existing.email);
+    await page.getByRole("button", { name: "Send invitation" }).click();
+    const refused = page.locator('[role="alert"][data-code="already_member"]');
+    await refused.waitFor();
+    expect(await refused.textContent()).toContain(`${existing.email} is already a member of the workspace.`);
+    expect(await page.getByLabel("E-mail address").getAttribute("aria-invalid")).toBe("true");
+
+    // The only owner cannot become a member, nor be removed.
+    await page.reload();
+    await memberRow(dashboard, owner.email).waitFor();
+    await memberRow(dashboard, owner.email).getByLabel(`Role of ${owner.email}`).selectOption("member");
+    const lastOwner = page.locator('[role="alert"][data-code="invalid_state"]');
+    await lastOwner.waitFor();
+    expect(await lastOwner.textContent()).toContain("The workspace needs at least one owner");
+    await page.reload();
+    await memberRow(dashboard, owner.email).waitFor();
+    expect(await memberRow(dashboard, owner.email).getByLabel(`Role of ${owner.email}`).inputValue()).toBe("owner");
+    await memberRow(dashboard, owner.email)
+      .getByRole("button", { name: `Remove ${owner.email}` })
+      .click();
+    const dialog = page.getByRole("dialog", { name: `Remove ${owner.email}?` });
+    await dialog.getByText("You will lose access to this workspace.").waitFor();
+    await dialog.getByRole("button", { name: "Remove" }).click();
+    await expect.poll(() => dialog.locator('[role="alert"][data-code="invalid_state"]').count()).toBe(1);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dashboard.close();
+  });
+
+  it("revokes a pending invitation: its link no longer works", async () => {
+    const email = uniqueEmail("revoked-invitee");
+    const dashboard = await openMembers(owner);
+    const { page } = dashboard;
+    const url = await invite(dashboard, email, "Owner");
+    const pending = page.getByRole("table", { name: "Pending invitations" }).getByRole("row").filter({ hasText: email });
+    await pending.waitFor();
+    expect(await pending.locator("td").nth(1).textContent()).toBe("owner");
+    await pending.getByRole("button", { name: `Revoke the invitation of ${email}` }).click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: `The invitation of ${email} was revoked.` })
+      .waitFor();
+    await expect.poll(() => pending.count()).toBe(0);
+    await dashboard.close();
+
+    // Signing up with the revoked link: the invitation is refused, and nothing is created.
+    const newcomer = await openDashboard(browser(), server());
+    newcomer.allowErrors(/status of 400/);
+    await newcomer.page.goto(url.replace(server().url, ""));
+    await newcomer.page.getByRole("link", { name: "Create an account" }).click();
+    await newcomer.page.getByLabel("E-mail").fill(email);
+    await newcomer.page.getByLabel("Password").fill(PASSWORD);
+    await newcomer.page.getByRole("button", { name: "Create account" }).click();
+    await expect.poll(() => newcomer.page.locator('[role="alert"][data-code="invitation_invalid"]').count()).toBe(1);
+    await newcomer.close();
+  });
+
+  describe("as a member", () => {
+    it("sees the members with every owner action disabled; a forced attempt shows owner_required; an owner removes them", async () => {
+      const member = await createUser(server(), { label: "plain-member", workspaceName: "Member's Own" });
+      const owners = await openMembers(owner);
+      const url = await invite(owners, member.email, "Member");
+      const session = await signInApi(server(), member.email);
+      const accepted = await fetch(`${server().url}/dashboard/api/invitations/accept`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Cookie: session.cookie, "X-CSRF-Token": session.csrf },
+        body: JSON.stringify({ token: new URL(url).hash.replace("#token=", "") }),
+      });
+      expect(accepted.status).toBe(200);
+
+      const dashboard = await openMembers(member, "The Team (member)");
+      const { page } = dashboard;
+      await page.getByRole("note").filter({ hasText: "Only owners can invite, change and remove members." }).waitFor();
+      await memberRow(dashboard, owner.email).waitFor();
+      expect(await memberRow(dashboard, member.email).textContent()).toContain("you");
+      for (const email of [owner.email, member.email]) {
+        expect(await page.getByLabel(`Role of ${email}`).isDisabled()).toBe(true);
+        expect(await page.getByRole("button", { name: `Remove ${email}` }).getAttribute("aria-disabled")).toBe("true");
+      }
+      expect(await page.getByLabel("E-mail address").isDisabled()).toBe(true);
+      expect(await page.getByRole("button", { name: "Send invitation" }).getAttribute("aria-disabled")).toBe("true");
+      // Pending invitations are the owners' business.
+      expect(await page.getByRole("heading", { name: "Pending invitations" }).count()).toBe(0);
+      await screenshots(page, "members-member-view");
+
+      // Forced: the button's lock taken away, the request goes out, and the server says no.
+      dashboard.allowErrors(/status of 403/);
+      const remove = page.getByRole("button", { name: `Remove ${owner.email}` });
+      await remove.evaluate((button) => button.removeAttribute("aria-disabled"));
+      await remove.click();
+      const dialog = page.getByRole("dialog", { name: `Remove ${owner.email}?` });
+      await dialog.getByRole("button", { name: "Remove" }).click();
+      const alert = dialog.locator('[role="alert"][data-code="owner_required"]');
+      await alert.waitFor();
+      expect(await alert.textContent()).toContain("Only an owner of the workspace may do this");
+      await dialog.getByRole("button", { name: "Cancel" }).click();
+      // So is a forced role change.
+      const role = page.getByLabel(`Role of ${member.email}`);
+      await role.evaluate((select) => select.removeAttribute("disabled"));
+      await role.selectOption("owner");
+      await expect.poll(() => page.locator('[role="alert"][data-code="owner_required"]').count()).toBe(1);
+
+      // The owner removes the member: the member's list of workspaces loses it.
+      await owners.page.reload();
+      await memberRow(owners, member.email)
+        .getByRole("button", { name: `Remove ${member.email}` })
+        .click();
+      const confirm = owners.page.getByRole("dialog", { name: `Remove ${member.email}?` });
+      await confirm.getByRole("button", { name: "Remove" }).click();
+      await owners.page
+        .getByRole("status")
+        .filter({ hasText: `${member.email} was removed from the workspace.` })
+        .waitFor();
+      await expect.poll(() => memberRow(owners, member.email).count()).toBe(0);
+      await owners.close();
+
+      // The member's next request in that workspace is refused (not_a_member): the app reloads the session and moves on.
+      await page.getByRole("link", { name: "Overview" }).click();
+      await expect.poll(() => page.getByLabel("Workspace").locator("option").allTextContents()).toEqual(["Member's Own (owner)"]);
+      await expect.poll(() => page.locator("main").textContent()).toContain("Member's Own");
+      await dashboard.close();
+    });
+  });
+});
