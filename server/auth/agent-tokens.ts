@@ -1,10 +1,11 @@
-import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Credential } from "../../schema/context.ts";
+import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { isAgentScope } from "../../schema/lib/scopes.ts";
 import { hashApiKey, randomBase62 } from "./api-keys.ts";
+import { CredentialCache, type Loaded } from "./credential-cache.ts";
 import { LastUsed } from "./last-used.ts";
-import { CredentialCache, tag, type Loaded, type RevocationBus } from "./revocations.ts";
+import { type RevocationBus, tag } from "./revocations.ts";
 
 export const AGENT_TOKEN_PREFIX = "ktr_agt_";
 const TOKEN_PATTERN = /^ktr_agt_[0-9A-Za-z]{43}$/;
@@ -57,7 +58,10 @@ export class AgentTokenResolver {
   ) {
     this.cache = new CredentialCache(bus, ttlMs);
     this.lastUsed = new LastUsed("an agent registration", (id, now, since) =>
-      db.agentRegistration.updateMany({ where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: since } }] }, data: { lastUsedAt: now } }),
+      db.agentRegistration.updateMany({
+        where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: since } }] },
+        data: { lastUsedAt: now },
+      }),
     );
   }
 
@@ -84,7 +88,11 @@ export class AgentTokenResolver {
     });
     if (!row) return { value: null, tags: [] };
     // A token refused only because agent auth is off works again when it is turned back on.
-    const tags = [tag("agent_token", row.id), tag("agent_registration", row.registration.id), tag("workspace", row.workspaceId)];
+    const tags = [
+      tag("agent_token", row.id),
+      tag("agent_registration", row.registration.id),
+      tag("workspace", row.workspaceId),
+    ];
     const live =
       !row.revokedAt &&
       row.expiresAt.getTime() > Date.now() &&

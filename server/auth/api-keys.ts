@@ -1,12 +1,25 @@
-import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Credential } from "../../schema/context.ts";
-import { displayPrefix, generateApiKey, hashApiKey, isApiKeyFormat } from "../../schema/lib/api-key-secret.ts";
+import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
+import {
+  displayPrefix,
+  generateApiKey,
+  hashApiKey,
+  isApiKeyFormat,
+} from "../../schema/lib/api-key-secret.ts";
 import { newId } from "../../schema/lib/ids.ts";
+import { CredentialCache, type Loaded } from "./credential-cache.ts";
 import { LastUsed } from "./last-used.ts";
-import { CredentialCache, tag, type Loaded, type RevocationBus } from "./revocations.ts";
+import { type RevocationBus, tag } from "./revocations.ts";
 
 // The key's format and hash live with the schema, which creates keys too (the dashboard's createApiKey).
-export { displayPrefix, generateApiKey, hashApiKey, isApiKeyFormat, KEY_PREFIX, randomBase62 } from "../../schema/lib/api-key-secret.ts";
+export {
+  displayPrefix,
+  generateApiKey,
+  hashApiKey,
+  isApiKeyFormat,
+  KEY_PREFIX,
+  randomBase62,
+} from "../../schema/lib/api-key-secret.ts";
 
 export interface CreatedApiKey {
   id: string;
@@ -48,7 +61,10 @@ export async function revokeApiKey(
 ): Promise<boolean> {
   const now = new Date();
   return db.$transaction(async (tx) => {
-    const { count } = await tx.apiKey.updateMany({ where: { id, ...liveKeyWhere(now) }, data: { revokedAt: now } });
+    const { count } = await tx.apiKey.updateMany({
+      where: { id, ...liveKeyWhere(now) },
+      data: { revokedAt: now },
+    });
     const key = await tx.apiKey.findUnique({ where: { id }, select: { workspaceId: true } });
     if (count > 0 && key) await then?.(tx, key);
     return key !== null;
@@ -71,7 +87,10 @@ export class ApiKeyResolver {
   ) {
     this.cache = new CredentialCache(bus, ttlMs);
     this.lastUsed = new LastUsed("an API key", (id, now, since) =>
-      db.apiKey.updateMany({ where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: since } }] }, data: { lastUsedAt: now } }),
+      db.apiKey.updateMany({
+        where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: since } }] },
+        data: { lastUsedAt: now },
+      }),
     );
   }
 
@@ -85,7 +104,13 @@ export class ApiKeyResolver {
   private async load(key: string): Promise<Loaded<Credential | null>> {
     const row = await this.db.apiKey.findUnique({
       where: { hash: hashApiKey(key) },
-      select: { id: true, workspaceId: true, scopes: true, revokedAt: true, workspace: { select: { plan: true } } },
+      select: {
+        id: true,
+        workspaceId: true,
+        scopes: true,
+        revokedAt: true,
+        workspace: { select: { plan: true } },
+      },
     });
     if (!row || (row.revokedAt && row.revokedAt.getTime() <= Date.now())) return { value: null, tags: [] };
     return {

@@ -1,9 +1,9 @@
 import type { Plugin } from "graphql-yoga";
-import { ApiError } from "../../schema/lib/errors.ts";
 import type { Credential } from "../../schema/context.ts";
-import { baseUrl, type Config } from "../runtime/config.ts";
+import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse, GRAPHQL_PATH } from "../http/error-response.ts";
 import { requestState } from "../http/request-state.ts";
+import { baseUrl, type Config } from "../runtime/config.ts";
 
 /** Turns a bearer token into a credential: API keys, agent tokens. */
 export type CredentialResolver = (token: string) => Promise<Credential | null>;
@@ -12,10 +12,14 @@ export type CredentialResolver = (token: string) => Promise<Credential | null>;
  * The dashboard's session cookie, for requests without an Authorization header: null without a
  * cookie, else the credential or the error to answer (`challenge` goes on a 401).
  */
-export type SessionResolver = (request: Request, challenge: Record<string, string>) => Promise<Credential | ApiError | null>;
+export type SessionResolver = (
+  request: Request,
+  challenge: Record<string, string>,
+) => Promise<Credential | ApiError | null>;
 
 /** The protected resource: `/v1` and `/graphql`. Anything else is public or a 404. */
-const isProtected = (url: URL) => url.pathname === GRAPHQL_PATH || url.pathname === "/v1" || url.pathname.startsWith("/v1/");
+const isProtected = (url: URL) =>
+  url.pathname === GRAPHQL_PATH || url.pathname === "/v1" || url.pathname.startsWith("/v1/");
 
 /** Documents anyone may fetch: the OpenAPI description and GraphiQL's page. */
 function isPublic(request: Request, url: URL): boolean {
@@ -28,25 +32,47 @@ function isPublic(request: Request, url: URL): boolean {
   );
 }
 
-export function useAuthentication(config: Config, resolvers: CredentialResolver[], sessions?: SessionResolver): Plugin {
+export function useAuthentication(
+  config: Config,
+  resolvers: CredentialResolver[],
+  sessions?: SessionResolver,
+): Plugin {
   const metadata = `${baseUrl(config)}/.well-known/oauth-protected-resource`;
   const challenge = (error?: string) =>
     `Bearer resource_metadata="${metadata}"${error ? `, error="${error}"` : ""}`;
 
   const unauthenticated = () =>
-    new ApiError(401, "authentication_error", "unauthenticated", "Send an API key as 'Authorization: Bearer ktr_live_…'.", {
-      headers: { "WWW-Authenticate": challenge() },
-    });
+    new ApiError(
+      401,
+      "authentication_error",
+      "unauthenticated",
+      "Send an API key as 'Authorization: Bearer ktr_live_…'.",
+      {
+        headers: { "WWW-Authenticate": challenge() },
+      },
+    );
   const invalidToken = () =>
-    new ApiError(401, "authentication_error", "invalid_token", "The bearer token is not valid, or it was revoked.", {
-      headers: { "WWW-Authenticate": challenge("invalid_token") },
-    });
+    new ApiError(
+      401,
+      "authentication_error",
+      "invalid_token",
+      "The bearer token is not valid, or it was revoked.",
+      {
+        headers: { "WWW-Authenticate": challenge("invalid_token") },
+      },
+    );
   // RFC 6750 §3.1: another scheme (Basic…) is an unsupported method, so no error code in the challenge.
   // The scheme is not echoed: a key sent without "Bearer " would be.
   const wrongScheme = () =>
-    new ApiError(401, "authentication_error", "invalid_token", "The Authorization scheme must be Bearer: send 'Authorization: Bearer ktr_live_…'.", {
-      headers: { "WWW-Authenticate": challenge() },
-    });
+    new ApiError(
+      401,
+      "authentication_error",
+      "invalid_token",
+      "The Authorization scheme must be Bearer: send 'Authorization: Bearer ktr_live_…'.",
+      {
+        headers: { "WWW-Authenticate": challenge() },
+      },
+    );
 
   return {
     async onRequest({ request, url, endResponse }) {

@@ -1,4 +1,4 @@
-import { hash, parseOptions, verify, type Options } from "@node-rs/argon2";
+import { hash, type Options, parseOptions, verify } from "@node-rs/argon2";
 
 /**
  * How passwords are hashed: argon2id with 19 MiB of memory, 2 passes and one lane, OWASP's minimum.
@@ -22,7 +22,8 @@ export const PASSWORD_HASHING = {
 export const hashPassword = (password: string) => hash(password, PASSWORD_HASHING);
 
 /** Whether `password` is the one `stored` was made from; false for a malformed hash. */
-export const verifyPassword = (stored: string, password: string) => verify(stored, password).catch(() => false);
+export const verifyPassword = (stored: string, password: string) =>
+  verify(stored, password).catch(() => false);
 
 /** Whether `stored` was made with other parameters than the pinned ones (then hash the password again). */
 export function needsRehash(stored: string): boolean {

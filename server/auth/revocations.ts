@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Revocations, RevokedKind } from "../../schema/context.ts";
 import { describeError, log } from "../observability/log.ts";
+import type { CredentialCache } from "./credential-cache.ts";
 
 export type { Revocations, RevokedKind } from "../../schema/context.ts";
 
@@ -51,7 +52,11 @@ export class RevocationBus implements Revocations {
    * runs the CLI's commands too); servers sharing a PostgreSQL database without Redis cannot hear
    * each other, so they look every credential up.
    */
-  static async open(redis: Redis | undefined, namespace: string, { shared }: { shared: boolean }): Promise<RevocationBus> {
+  static async open(
+    redis: Redis | undefined,
+    namespace: string,
+    { shared }: { shared: boolean },
+  ): Promise<RevocationBus> {
     const bus = new RevocationBus(redis, `${namespace}revocations`, !redis && !shared);
     await bus.subscribe();
     return bus;
@@ -80,7 +85,13 @@ export class RevocationBus implements Revocations {
     try {
       await Promise.race([
         this.redis.publish(this.channel, JSON.stringify(message)),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("Redis did not take the message in time")), PUBLISH_TIMEOUT_MS))),
+        new Promise(
+          (_, reject) =>
+            (timer = setTimeout(
+              () => reject(new Error("Redis did not take the message in time")),
+              PUBLISH_TIMEOUT_MS,
+            )),
+        ),
       ]);
     } catch (error) {
       // The others stop serving cached entries when they lose Redis too; else their TTL bounds it.
@@ -102,7 +113,11 @@ export class RevocationBus implements Revocations {
 
   private async subscribe(): Promise<void> {
     if (!this.redis) return;
-    const subscriber = this.redis.duplicate({ autoResubscribe: false, enableAutoPipelining: false, lazyConnect: true });
+    const subscriber = this.redis.duplicate({
+      autoResubscribe: false,
+      enableAutoPipelining: false,
+      lazyConnect: true,
+    });
     this.subscriber = subscriber;
     const deaf = () => {
       this.hearing = false;
@@ -122,7 +137,10 @@ export class RevocationBus implements Revocations {
       this.hearing = true;
     };
     subscriber.on("ready", () => {
-      if (!this.hearing) listen().catch((error: unknown) => log("warn", "could not subscribe to revocations", describeError(error)));
+      if (!this.hearing)
+        listen().catch((error: unknown) =>
+          log("warn", "could not subscribe to revocations", describeError(error)),
+        );
     });
     await subscriber.connect();
     if (!this.hearing) await listen();
@@ -134,59 +152,14 @@ const KINDS = new Set<RevokedKind>(["api_key", "agent_token", "agent_registratio
 function parse(text: string): Message | null {
   try {
     const value = JSON.parse(text) as Partial<Message>;
-    if (typeof value.from !== "string" || !KINDS.has(value.kind as RevokedKind) || !Array.isArray(value.ids)) return null;
-    return { from: value.from, kind: value.kind as RevokedKind, ids: value.ids.filter((id): id is string => typeof id === "string") };
+    if (typeof value.from !== "string" || !KINDS.has(value.kind as RevokedKind) || !Array.isArray(value.ids))
+      return null;
+    return {
+      from: value.from,
+      kind: value.kind as RevokedKind,
+      ids: value.ids.filter((id): id is string => typeof id === "string"),
+    };
   } catch {
     return null;
-  }
-}
-
-/** What a lookup found, and the tags whose revocation must drop it. */
-export interface Loaded<T> {
-  value: T;
-  tags: string[];
-}
-
-/**
- * A short-lived cache of credential lookups that a RevocationBus empties by tag. A lookup that
- * raced a revocation (it read the row before the revoking commit, and finished after the bus
- * spoke) is answered but not kept, so the cache never holds a credential revoked before it was stored.
- */
-export class CredentialCache<T> {
-  private readonly entries = new Map<string, { value: T; tags: string[]; expires: number }>();
-  private generation = 0;
-
-  constructor(
-    private readonly bus: RevocationBus,
-    /** The fallback bound when a revocation cannot be heard (Redis partitioned without a closed socket). */
-    private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
-  ) {
-    bus.register(this as CredentialCache<unknown>);
-  }
-
-  async get(key: string, load: () => Promise<Loaded<T>>): Promise<T> {
-    const now = Date.now();
-    if (this.bus.listening) {
-      const hit = this.entries.get(key);
-      if (hit && hit.expires > now) return hit.value;
-    }
-    const generation = this.generation;
-    const loaded = await load();
-    if (generation === this.generation && this.bus.listening) {
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
-      this.entries.set(key, { value: loaded.value, tags: loaded.tags, expires: now + this.ttlMs });
-    }
-    return loaded.value;
-  }
-
-  invalidate(tags: ReadonlySet<string>): void {
-    this.generation++;
-    for (const [key, entry] of this.entries) if (entry.tags.some((t) => tags.has(t))) this.entries.delete(key);
-  }
-
-  clear(): void {
-    this.generation++;
-    this.entries.clear();
   }
 }

@@ -1,10 +1,10 @@
-import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Credential } from "../../schema/context.ts";
+import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { roleScopes } from "../../schema/lib/members.ts";
-import type { Config } from "../runtime/config.ts";
-import { findSession, readCookie, sameSecret, SESSION_COOKIE } from "./sessions.ts";
 import { crossOriginRefusal } from "../dashboard/same-origin.ts";
+import type { Config } from "../runtime/config.ts";
+import { findSession, readCookie, SESSION_COOKIE, sameSecret } from "./sessions.ts";
 
 /** The header that carries the session's CSRF token on every request made with the cookie. */
 export const CSRF_HEADER = "x-csrf-token";
@@ -14,16 +14,33 @@ export const WORKSPACE_HEADER = "kontor-workspace";
 const WORKSPACE_ID = /^ws_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 export const csrfFailed = () =>
-  new ApiError(403, "permission_error", "csrf_failed", "The X-CSRF-Token header is missing or does not match this session: reload the dashboard and try again.");
+  new ApiError(
+    403,
+    "permission_error",
+    "csrf_failed",
+    "The X-CSRF-Token header is missing or does not match this session: reload the dashboard and try again.",
+  );
 
 export const sessionExpired = (headers?: Record<string, string>) =>
-  new ApiError(401, "authentication_error", "session_expired", "The session is unknown or has expired: sign in again.", headers ? { headers } : {});
+  new ApiError(
+    401,
+    "authentication_error",
+    "session_expired",
+    "The session is unknown or has expired: sign in again.",
+    headers ? { headers } : {},
+  );
 
 export const notAMember = () =>
-  new ApiError(403, "permission_error", "not_a_member", "You are not a member of the workspace named by Kontor-Workspace (or of any workspace).");
+  new ApiError(
+    403,
+    "permission_error",
+    "not_a_member",
+    "You are not a member of the workspace named by Kontor-Workspace (or of any workspace).",
+  );
 
 /** Whether the request carries a session cookie (whose value may still be unknown or expired). */
-export const hasSessionCookie = (config: Pick<Config, "env">, request: Request) => readCookie(config, request, SESSION_COOKIE) !== undefined;
+export const hasSessionCookie = (config: Pick<Config, "env">, request: Request) =>
+  readCookie(config, request, SESSION_COOKIE) !== undefined;
 
 /**
  * The credential of a request made with the dashboard's session cookie and no Authorization header:
@@ -31,7 +48,12 @@ export const hasSessionCookie = (config: Pick<Config, "env">, request: Request) 
  * `X-CSRF-Token` must be its token (on every method: the cookie rides along on any request a browser
  * makes), and the user must be a member of the workspace it names.
  */
-export async function sessionCredential(db: PrismaClient, config: Pick<Config, "env" | "publicUrl">, request: Request, challenge: Record<string, string>): Promise<Credential | ApiError> {
+export async function sessionCredential(
+  db: PrismaClient,
+  config: Pick<Config, "env" | "publicUrl">,
+  request: Request,
+  challenge: Record<string, string>,
+): Promise<Credential | ApiError> {
   const refusal = crossOriginRefusal(config, request);
   if (refusal) return refusal;
   const session = await findSession(db, config, request);

@@ -1,9 +1,14 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 import type { Redis } from "ioredis";
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from "rate-limiter-flexible";
 import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Config } from "../runtime/config.ts";
+import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 /**
  * The signed-in user's cookie: a random token whose SHA-256 is the Session row's id. This is its
@@ -28,7 +33,10 @@ const randomToken = () => randomBytes(32).toString("base64url");
 /** Constant-time comparison of two secrets of any length. */
 export function sameSecret(expected: string, given: string | undefined): boolean {
   if (!given) return false;
-  return timingSafeEqual(createHash("sha256").update(expected).digest(), createHash("sha256").update(given).digest());
+  return timingSafeEqual(
+    createHash("sha256").update(expected).digest(),
+    createHash("sha256").update(given).digest(),
+  );
 }
 
 export function readCookies(request: Request): Map<string, string> {
@@ -50,14 +58,28 @@ const secureCookies = (config: Pick<Config, "env">) => config.env !== "developme
  * exact host can set it (Secure, Path=/, no Domain: no subdomain or plain-http page can plant one);
  * the bare base name in development.
  */
-export const cookieName = (config: Pick<Config, "env">, base: string) => (secureCookies(config) ? `__Host-${base}` : base);
+export const cookieName = (config: Pick<Config, "env">, base: string) =>
+  secureCookies(config) ? `__Host-${base}` : base;
 
 /** The value of the cookie `base` (named as `cookieName` says) the request carries. */
-export const readCookie = (config: Pick<Config, "env">, request: Request, base: string) => readCookies(request).get(cookieName(config, base));
+export const readCookie = (config: Pick<Config, "env">, request: Request, base: string) =>
+  readCookies(request).get(cookieName(config, base));
 
 /** Sets the cookie `base` (named as `cookieName` says): HttpOnly, SameSite=Lax, Path=/, no Domain; Secure outside development. */
-export function cookieHeader(config: Pick<Config, "env">, base: string, value: string, maxAgeSeconds: number): string {
-  return [`${cookieName(config, base)}=${value}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`, ...(secureCookies(config) ? ["Secure"] : [])].join("; ");
+export function cookieHeader(
+  config: Pick<Config, "env">,
+  base: string,
+  value: string,
+  maxAgeSeconds: number,
+): string {
+  return [
+    `${cookieName(config, base)}=${value}`,
+    "Path=/",
+    "HttpOnly",
+    "SameSite=Lax",
+    `Max-Age=${maxAgeSeconds}`,
+    ...(secureCookies(config) ? ["Secure"] : []),
+  ].join("; ");
 }
 
 export interface SignedInSession {
@@ -70,34 +92,72 @@ export interface SignedInSession {
 }
 
 /** What runs in the transaction of a session change, with the user it is about (the audit record of it). */
-export type InSessionTransaction = (tx: Prisma.TransactionClient, user: { id: string; email: string }) => Promise<void>;
+export type InSessionTransaction = (
+  tx: Prisma.TransactionClient,
+  user: { id: string; email: string },
+) => Promise<void>;
 
-export async function createSession(db: PrismaClient, userId: string, then?: InSessionTransaction): Promise<{ token: string; session: SignedInSession }> {
+export async function createSession(
+  db: PrismaClient,
+  userId: string,
+  then?: InSessionTransaction,
+): Promise<{ token: string; session: SignedInSession }> {
   const token = randomToken();
   const now = Date.now();
   const row = await db.$transaction(async (tx) => {
     await tx.session.deleteMany({ where: { userId, expiresAt: { lte: new Date(now) } } });
     const created = await tx.session.create({
-      data: { id: sha256(token), userId, csrfToken: randomToken(), expiresAt: new Date(now + SESSION_TTL_SECONDS * 1000) },
+      data: {
+        id: sha256(token),
+        userId,
+        csrfToken: randomToken(),
+        expiresAt: new Date(now + SESSION_TTL_SECONDS * 1000),
+      },
       include: { user: { select: { email: true } } },
     });
     await then?.(tx, { id: userId, email: created.user.email });
     return created;
   });
-  return { token, session: { id: row.id, userId, email: row.user.email, csrfToken: row.csrfToken, expiresAt: row.expiresAt } };
+  return {
+    token,
+    session: {
+      id: row.id,
+      userId,
+      email: row.user.email,
+      csrfToken: row.csrfToken,
+      expiresAt: row.expiresAt,
+    },
+  };
 }
 
 /** The live session the request's cookie names, or null (no cookie, unknown, or expired). */
-export async function findSession(db: PrismaClient, config: Pick<Config, "env">, request: Request): Promise<SignedInSession | null> {
+export async function findSession(
+  db: PrismaClient,
+  config: Pick<Config, "env">,
+  request: Request,
+): Promise<SignedInSession | null> {
   const token = readCookie(config, request, SESSION_COOKIE);
   if (!token || token.length > 100) return null;
-  const row = await db.session.findUnique({ where: { id: sha256(token) }, include: { user: { select: { email: true } } } });
+  const row = await db.session.findUnique({
+    where: { id: sha256(token) },
+    include: { user: { select: { email: true } } },
+  });
   if (!row || row.expiresAt.getTime() <= Date.now()) return null;
-  return { id: row.id, userId: row.userId, email: row.user.email, csrfToken: row.csrfToken, expiresAt: row.expiresAt };
+  return {
+    id: row.id,
+    userId: row.userId,
+    email: row.user.email,
+    csrfToken: row.csrfToken,
+    expiresAt: row.expiresAt,
+  };
 }
 
 /** Ends the session; `then` runs in the same transaction when it was still there. */
-export async function endSession(db: PrismaClient, session: SignedInSession, then?: InSessionTransaction): Promise<void> {
+export async function endSession(
+  db: PrismaClient,
+  session: SignedInSession,
+  then?: InSessionTransaction,
+): Promise<void> {
   await db.$transaction(async (tx) => {
     const { count } = await tx.session.deleteMany({ where: { id: session.id } });
     if (count > 0) await then?.(tx, { id: session.userId, email: session.email });
@@ -105,7 +165,12 @@ export async function endSession(db: PrismaClient, session: SignedInSession, the
 }
 
 /** Sets a new password and ends every other session of the user (this one stays); `then` runs in the same transaction. */
-export async function changePassword(db: PrismaClient, session: SignedInSession, password: string, then?: InSessionTransaction): Promise<void> {
+export async function changePassword(
+  db: PrismaClient,
+  session: SignedInSession,
+  password: string,
+  then?: InSessionTransaction,
+): Promise<void> {
   const passwordHash = await hashPassword(password);
   await db.$transaction(async (tx) => {
     await tx.user.update({ where: { id: session.userId }, data: { passwordHash } });
@@ -146,7 +211,13 @@ export class SignIn {
     /** The deployment's Redis key prefix (server/runtime/redis.ts). */
     redisNamespace: string,
   ) {
-    this.perAccount = limiter(redis, redisNamespace, "signin:account", SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_IN_WINDOW_SECONDS);
+    this.perAccount = limiter(
+      redis,
+      redisNamespace,
+      "signin:account",
+      SIGN_IN_FAILURES_PER_ACCOUNT,
+      SIGN_IN_WINDOW_SECONDS,
+    );
     this.perIp = limiter(redis, redisNamespace, "signin:ip", SIGN_IN_FAILURES_PER_IP, SIGN_IN_WINDOW_SECONDS);
   }
 
@@ -164,7 +235,10 @@ export class SignIn {
         return { outcome: "wait", retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
       }
     }
-    const user = await this.db.user.findUnique({ where: { email }, select: { id: true, passwordHash: true } });
+    const user = await this.db.user.findUnique({
+      where: { email },
+      select: { id: true, passwordHash: true },
+    });
     decoy ??= hashPassword(randomToken());
     const ok = await verifyPassword(user?.passwordHash ?? (await decoy), input.password);
     if (!user || !ok) return { outcome: "wrong" };
@@ -175,7 +249,10 @@ export class SignIn {
 
   /** Replaces a hash made with older parameters, unless the password changed meanwhile. */
   private async rehash(userId: string, old: string, password: string): Promise<void> {
-    await this.db.user.updateMany({ where: { id: userId, passwordHash: old }, data: { passwordHash: await hashPassword(password) } });
+    await this.db.user.updateMany({
+      where: { id: userId, passwordHash: old },
+      data: { passwordHash: await hashPassword(password) },
+    });
   }
 }
 
@@ -208,7 +285,13 @@ export class SignUpLimit {
   }
 }
 
-function limiter(redis: Redis | undefined, namespace: string, kind: string, points: number, duration: number): RateLimiterAbstract {
+function limiter(
+  redis: Redis | undefined,
+  namespace: string,
+  kind: string,
+  points: number,
+  duration: number,
+): RateLimiterAbstract {
   const memory = new RateLimiterMemory({ points, duration });
   if (!redis) return memory;
   return new RateLimiterRedis({

@@ -37,7 +37,10 @@ const DEFAULT_TRANSACTION_TIMEOUT_MS = 15_000;
  * default 2 s wait to start one is too short, so wait longer before giving up. A transaction that
  * runs past `timeout` is rolled back.
  */
-const transactions = (options: DatabaseOptions) => ({ maxWait: 15_000, timeout: options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS });
+const transactions = (options: DatabaseOptions) => ({
+  maxWait: 15_000,
+  timeout: options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS,
+});
 
 /**
  * Prisma's "colorless" and "pretty" formats capture a stack trace (`new Error()`) on every query,
@@ -64,7 +67,10 @@ export class TransactionDeadlineError extends Error {
  * never commits.
  */
 function withDeadline(prisma: PrismaClient, timeoutMs: number): PrismaClient {
-  const transaction = prisma.$transaction.bind(prisma) as (arg: unknown, options?: unknown) => Promise<unknown>;
+  const transaction = prisma.$transaction.bind(prisma) as (
+    arg: unknown,
+    options?: unknown,
+  ) => Promise<unknown>;
   const guarded = (arg: unknown, options?: { timeout?: number }) => {
     if (typeof arg !== "function") return transaction(arg, options);
     const limit = options?.timeout ?? timeoutMs;
@@ -81,7 +87,9 @@ function withDeadline(prisma: PrismaClient, timeoutMs: number): PrismaClient {
 
 /** Opens PostgreSQL (DATABASE_URL) or the embedded PGlite in `$DATA_DIR/db`, migrated to the latest schema. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openEmbedded(options.dataDir, options);
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options)
+    : openEmbedded(options.dataDir, options);
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
@@ -101,6 +109,10 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   let deploymentId: string;
   try {
     const client = await pool.connect();
+    // A session the server ends while this client is checked out (the idle-in-transaction time-out)
+    // fails the next statement; without a listener the client's 'error' event would end the process.
+    const ignore = () => {};
+    client.on("error", ignore);
     try {
       const session: SqlSession = {
         exec: async (sql) => void (await client.query(sql)),
@@ -114,13 +126,21 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
         await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]);
       }
     } finally {
+      client.off("error", ignore);
       client.release();
     }
   } catch (error) {
     await pool.end();
     throw error;
   }
-  const prisma = withDeadline(new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: transactions(options), errorFormat: ERROR_FORMAT }), timeoutMs);
+  const prisma = withDeadline(
+    new PrismaClient({
+      adapter: new PrismaPg(pool),
+      transactionOptions: transactions(options),
+      errorFormat: ERROR_FORMAT,
+    }),
+    timeoutMs,
+  );
   return {
     prisma,
     kind: "postgres",
@@ -149,7 +169,11 @@ async function openEmbedded(dataDir: string, options: DatabaseOptions): Promise<
     const migrated = await applyMigrations(session);
     const deploymentId = await readDeploymentId(session);
     const prisma = withDeadline(
-      new PrismaClient({ adapter: new PrismaPGlite(db), transactionOptions: transactions(options), errorFormat: ERROR_FORMAT }),
+      new PrismaClient({
+        adapter: new PrismaPGlite(db),
+        transactionOptions: transactions(options),
+        errorFormat: ERROR_FORMAT,
+      }),
       transactions(options).timeout,
     );
     return {

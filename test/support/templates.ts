@@ -4,10 +4,11 @@
  * stack). The `deployment` row is deleted from the templates, so every copy makes an id of its own
  * on first open (server/db/deployment.ts) and keeps its Redis keys apart from the others'.
  */
+
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { openDatabase } from "../../server/db/open.ts";
 import { adminQuery, databaseUrl, type Stack } from "./stacks.ts";
 
@@ -34,29 +35,27 @@ async function migrateEmpty(options: { databaseUrl?: string; dataDir: string }) 
 }
 
 /** Makes the templates of `stacks`; the function it returns removes them. */
-export async function makeTemplates(stacks: Stack[]): Promise<{ templates: Templates; remove(): Promise<void> }> {
+export async function makeTemplates(
+  stacks: Stack[],
+): Promise<{ templates: Templates; remove(): Promise<void> }> {
   const templates: Templates = {};
-  const work: Promise<void>[] = [];
-  if (stacks.includes("embedded")) {
-    const dir = mkdtempSync(join(tmpdir(), "kontor-template-"));
-    templates.embedded = dir;
-    work.push(migrateEmpty({ dataDir: dir }));
-  }
-  if (stacks.includes("postgres")) {
-    const name = `kontor_template_${randomBytes(6).toString("hex")}`;
-    templates.postgres = name;
-    work.push(
-      adminQuery(`create database ${name}`).then(() =>
-        migrateEmpty({ databaseUrl: databaseUrl(name), dataDir: tmpdir() }),
-      ),
-    );
-  }
   const remove = async () => {
     if (templates.embedded) rmSync(templates.embedded, { recursive: true, force: true });
     if (templates.postgres) await adminQuery(`drop database if exists ${templates.postgres} with (force)`);
   };
+  // One after the other: PGlite's migrations hold this process's event loop for seconds at a time,
+  // and a PostgreSQL migration waiting on it inside a transaction is cut off by the server's
+  // idle-in-transaction time-out on a loaded machine.
   try {
-    await Promise.all(work);
+    if (stacks.includes("embedded")) {
+      templates.embedded = mkdtempSync(join(tmpdir(), "kontor-template-"));
+      await migrateEmpty({ dataDir: templates.embedded });
+    }
+    if (stacks.includes("postgres")) {
+      templates.postgres = `kontor_template_${randomBytes(6).toString("hex")}`;
+      await adminQuery(`create database ${templates.postgres}`);
+      await migrateEmpty({ databaseUrl: databaseUrl(templates.postgres), dataDir: tmpdir() });
+    }
   } catch (error) {
     await remove().catch(() => {});
     throw error;

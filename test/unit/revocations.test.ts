@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CredentialCache, RevocationBus, tag } from "../../server/auth/revocations.ts";
+import { CredentialCache } from "../../server/auth/credential-cache.ts";
+import { RevocationBus, tag } from "../../server/auth/revocations.ts";
 
 const localBus = () => RevocationBus.open(undefined, "kontor:{test}:", { shared: false });
 
