@@ -25,10 +25,14 @@ describe("the dashboard's generated operations", () => {
     mkdirSync(join(temp, "schema"), { recursive: true });
     mkdirSync(join(temp, OPERATIONS), { recursive: true });
     writeFileSync(join(temp, "schema/schema.graphql"), read("schema/schema.graphql"));
-    for (const name of operationFiles) writeFileSync(join(temp, OPERATIONS, name), read(`${OPERATIONS}/${name}`));
+    for (const name of operationFiles)
+      writeFileSync(join(temp, OPERATIONS, name), read(`${OPERATIONS}/${name}`));
     await generate(dashboardCodegen(temp), true);
     const fresh = readFileSync(join(temp, GENERATED), "utf8");
-    expect(read(GENERATED), `${GENERATED} is stale: run \`npm run generate:dashboard\` and commit the result`).toBe(fresh);
+    expect(
+      read(GENERATED),
+      `${GENERATED} is stale: run \`npm run generate:dashboard\` and commit the result`,
+    ).toBe(fresh);
   }, 60_000);
 
   it("types every result and variable: nothing any or unknown beyond codegen's own helpers", () => {
@@ -50,13 +54,18 @@ describe("the dashboard's generated operations", () => {
   });
 
   it("has every operation used by a screen, and every operation name once", () => {
-    const names = operationFiles.flatMap((name) => [...read(`${OPERATIONS}/${name}`).matchAll(/^\s*(?:query|mutation)\s+(\w+)/gm)].map((match) => match[1]!));
+    const names = operationFiles.flatMap((name) =>
+      [...read(`${OPERATIONS}/${name}`).matchAll(/^\s*(?:query|mutation)\s+(\w+)/gm)].map(
+        (match) => match[1]!,
+      ),
+    );
     expect(names.length).toBeGreaterThan(0);
     expect(new Set(names).size, "operation names must be unique across files").toBe(names.length);
     const sources = readdirSync(join(ROOT, "dashboard/src"), { recursive: true, encoding: "utf8" })
       .filter((file) => /\.tsx?$/.test(file) && !file.startsWith("generated"))
       .map((file) => read(`dashboard/src/${file}`))
       .join("\n");
-    for (const name of names) expect(sources, `${name}Document is not used by the app`).toMatch(new RegExp(`\\b${name}Document\\b`));
+    for (const name of names)
+      expect(sources, `${name}Document is not used by the app`).toMatch(new RegExp(`\\b${name}Document\\b`));
   });
 });

@@ -1,23 +1,25 @@
 import { readFileSync } from "node:fs";
 import {
+  type GraphQLNamedType,
   isEnumType,
   isInputObjectType,
   isInterfaceType,
   isIntrospectionType,
   isObjectType,
   isSpecifiedScalarType,
-  type GraphQLNamedType,
 } from "graphql";
 import { describe, expect, it } from "vitest";
-import { printedSchema } from "../scripts/print-schema.ts";
 import { schema } from "../schema/index.ts";
 import { restRouteOf } from "../schema/lib/rest.ts";
+import { printedSchema } from "../scripts/print-schema.ts";
 
 const described = (text: string | null | undefined) => typeof text === "string" && text.trim().length > 0;
 
 /** Our named types: the introspection types and the built-in scalars are not ours to describe. */
 const ownTypes = (): GraphQLNamedType[] =>
-  Object.values(schema.getTypeMap()).filter((type) => !isIntrospectionType(type) && !isSpecifiedScalarType(type));
+  Object.values(schema.getTypeMap()).filter(
+    (type) => !isIntrospectionType(type) && !isSpecifiedScalarType(type),
+  );
 
 /** Every type, field, argument, input field and enum value that has no description, by its schema coordinate. */
 function undescribed(): string[] {
@@ -50,9 +52,10 @@ const VARYING_OBJECT = new Set(["Deleted.object", "EventData.object"]);
 describe("schema", () => {
   it("matches the committed schema/schema.graphql", () => {
     const committed = readFileSync(new URL("../schema/schema.graphql", import.meta.url), "utf8");
-    expect(printedSchema(), "schema/schema.graphql is out of date with the code: run `npm run generate` and commit the result.").toBe(
-      committed,
-    );
+    expect(
+      printedSchema(),
+      "schema/schema.graphql is out of date with the code: run `npm run generate` and commit the result.",
+    ).toBe(committed);
   });
 
   it("gives every REST route a method, a /path and a summary", () => {
@@ -84,17 +87,19 @@ describe("schema", () => {
     const wrong: string[] = [];
     for (const type of ownTypes()) {
       if (!isObjectType(type)) continue;
-      const field = type.getFields()["object"];
+      const field = type.getFields().object;
       if (!field) continue;
       const coordinate = `${type.name}.object`;
       if (VARYING_OBJECT.has(coordinate)) {
-        if (field.extensions["literal"] !== undefined) wrong.push(`${coordinate} varies, yet has a literal`);
+        if (field.extensions.literal !== undefined) wrong.push(`${coordinate} varies, yet has a literal`);
         continue;
       }
       checked.push(coordinate);
-      const literal = field.extensions["literal"];
-      if (typeof literal !== "string" || !/^[a-z_]+$/.test(literal)) wrong.push(`${coordinate} has no literal kind`);
-      else if (field.description !== `Always "${literal}".`) wrong.push(`${coordinate} is not described as always "${literal}"`);
+      const literal = field.extensions.literal;
+      if (typeof literal !== "string" || !/^[a-z_]+$/.test(literal))
+        wrong.push(`${coordinate} has no literal kind`);
+      else if (field.description !== `Always "${literal}".`)
+        wrong.push(`${coordinate} is not described as always "${literal}"`);
     }
     expect(wrong).toEqual([]);
     expect(checked).toContain("Lead.object");
@@ -107,8 +112,8 @@ describe("schema", () => {
     const expected: Record<string, unknown> = {};
     for (const type of ownTypes()) {
       if (!isObjectType(type)) continue;
-      const field = type.getFields()["object"];
-      const literal = field?.extensions["literal"];
+      const field = type.getFields().object;
+      const literal = field?.extensions.literal;
       if (!field?.resolve || typeof literal !== "string") continue;
       const info = { fieldName: "object", path: { key: "object" }, parentType: type };
       answers[type.name] = await field.resolve({}, {}, { credential: { scopes: new Set() } }, info as never);
@@ -122,10 +127,12 @@ describe("schema", () => {
     const wrong: string[] = [];
     for (const type of [schema.getQueryType()!, schema.getMutationType()!]) {
       for (const field of Object.values(type.getFields())) {
-        const guard = (field.extensions["pothosOptions"] as { authScopes?: { scope?: string | string[] } }).authScopes;
+        const guard = (field.extensions.pothosOptions as { authScopes?: { scope?: string | string[] } })
+          .authScopes;
         const scopes = guard?.scope === undefined ? [] : ([] as string[]).concat(guard.scope);
         const expected = scopes.length === 0 ? "no scope is needed" : `Needs ${scopes.join(" and ")}.`;
-        if (!field.description?.includes(expected)) wrong.push(`${type.name}.${field.name}: expected "${expected}"`);
+        if (!field.description?.includes(expected))
+          wrong.push(`${type.name}.${field.name}: expected "${expected}"`);
       }
     }
     expect(wrong).toEqual([]);

@@ -1,27 +1,27 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { agentKeyBox, SigningKeys } from "../agents/keys.ts";
-import { createApp } from "../app.ts";
-import { openControlSocket } from "../control/socket-server.ts";
-import { answerClientError, answerConnect } from "../http/client-error.ts";
-import { answerRequestTarget } from "../http/request-target.ts";
-import { checkIntervalMs, EarlyLimitsGuard } from "../policies/early-limits.ts";
-import { RequestTracker, type DrainResult } from "./drain.ts";
-import type { Config } from "./config.ts";
 import type { Redis } from "ioredis";
-import { openDatabase, type Database } from "../db/open.ts";
-import { openRedis, redisNamespace } from "./redis.ts";
-import { RevocationBus } from "../auth/revocations.ts";
+import { agentKeyBox, SigningKeys } from "../agents/keys.ts";
+import { GeneralBudget } from "../ai/budget.ts";
 import { ModelCatalog } from "../ai/catalog.ts";
 import { CodingMeter } from "../ai/metering.ts";
-import { GeneralBudget } from "../ai/budget.ts";
 import { HttpUpstream } from "../ai/upstream.ts";
+import { createApp } from "../app.ts";
+import { RevocationBus } from "../auth/revocations.ts";
+import { openControlSocket } from "../control/socket-server.ts";
+import { type Database, openDatabase } from "../db/open.ts";
+import { answerClientError, answerConnect } from "../http/client-error.ts";
 import { withRequestState } from "../http/request-state.ts";
+import { answerRequestTarget } from "../http/request-target.ts";
+import { ServerMetrics } from "../observability/metrics.ts";
+import { checkIntervalMs, EarlyLimitsGuard } from "../policies/early-limits.ts";
+import { openByteStore } from "../storage/s3-store.ts";
+import { Storage } from "../storage/services.ts";
 import { startWebhooks, type WebhookRuntimeOptions } from "../webhooks/runtime.ts";
 import { SecretBox, serverSecret } from "../webhooks/secrets.ts";
-import { openByteStore } from "../storage/s3-store.ts";
-import { ServerMetrics } from "../observability/metrics.ts";
-import { Storage } from "../storage/services.ts";
+import type { Config } from "./config.ts";
+import { type DrainResult, RequestTracker } from "./drain.ts";
+import { openRedis, redisNamespace } from "./redis.ts";
 
 export interface StartOptions {
   publicUrlFromPort?: boolean;
@@ -37,6 +37,20 @@ export interface RunningServer {
   server: Server;
   /** Requests arrived and not yet answered in full. */
   inFlight(): number;
+  /**
+   * Answers one request in-process, without TCP: the app's `fetch` run inside `withRequestState`,
+   * as the `request` listener runs it for a request from a socket. For tests and tools (plugin-level
+   * tests, scripts), never for serving traffic. It skips what only a socket has: the early limits
+   * (per-address connection cap, idle bodies; server/policies/early-limits.ts), the request-target
+   * and Host checks (server/http/request-target.ts), the /metrics scrape (answered by the API's
+   * 404 here), Node's parser and its client errors (server/http/client-error.ts), and the
+   * in-flight count `inFlight()` and `drain()` wait for. With no socket there is no client address:
+   * per-address limits and logs see it as unknown. `request.url` must be absolute; use `url` as its origin.
+   *
+   * @example
+   * const res = await running.fetch(new Request(`${running.url}/v1/workspace`, { headers: { authorization: `Bearer ${key}` } }));
+   */
+  fetch(request: Request): Promise<Response>;
   /**
    * The graceful part of a shutdown (server/runtime/drain.ts): stops accepting connections and lets the
    * requests in flight finish, each answered with `Connection: close`, for at most `timeoutMs`;
@@ -94,23 +108,44 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const served = options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config;
   // Thin webhook events link to {base_url}: the worker needs the URL the API is served at.
   const metrics = new ServerMetrics(config, db, redis);
-  const webhooks = startWebhooks(served, db, secrets, { ...options.webhooks, onAttempt: metrics.webhookAttempt });
+  const webhooks = startWebhooks(served, db, secrets, {
+    ...options.webhooks,
+    onAttempt: metrics.webhookAttempt,
+  });
   const storage = new Storage(openByteStore(config.storage, config.dataDir), config.storage);
   // The database's own identity names the Redis keys, however DATABASE_URL is spelled.
   const namespace = redisNamespace(db.deploymentId);
   const revocations = await RevocationBus.open(redis, namespace, { shared: db.kind !== "embedded" });
   const ai = {
-    upstream: config.ai.upstreamUrl ? new HttpUpstream(config.ai.upstreamUrl, config.ai.upstreamKey, config.ai.timeoutMs) : undefined,
+    upstream: config.ai.upstreamUrl
+      ? new HttpUpstream(config.ai.upstreamUrl, config.ai.upstreamKey, config.ai.timeoutMs)
+      : undefined,
     catalog,
     meter: new CodingMeter(redis, namespace),
     budget: new GeneralBudget(redis, namespace, { cap: config.ai.tokensDailyCap }),
   };
-  const app = createApp(served, { db, redis, redisNamespace: namespace, revocations, webhooks, agentKeys, storage, ai, metrics });
+  const app = createApp(served, {
+    db,
+    redis,
+    redisNamespace: namespace,
+    revocations,
+    webhooks,
+    agentKeys,
+    storage,
+    ai,
+    metrics,
+  });
   // The request line and Host are settled first (server/http/request-target.ts); GET /metrics is answered
   // next, before any API policy (limits, logs) sees it.
   // A connection over its address's cap is answered first (server/policies/early-limits.ts), and every body watched for idling.
   server.on("request", (req, res) =>
-    withRequestState(() => early.admit(req, res) || answerRequestTarget(req, res) || metrics.serveScrape(req, res) || app(req, res)),
+    withRequestState(
+      () =>
+        early.admit(req, res) ||
+        answerRequestTarget(req, res) ||
+        metrics.serveScrape(req, res) ||
+        app(req, res),
+    ),
   );
   const control = await openControlSocket(db, config.dataDir, agentKeys, revocations);
   server.on("clientError", answerClientError);
@@ -130,6 +165,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     revocations,
     server,
     inFlight: () => requests.size,
+    fetch: async (request) => withRequestState(() => app.fetch(request)),
     drain,
     close: async () => {
       // Without a drain before, every connection is closed at once (the tests' servers).

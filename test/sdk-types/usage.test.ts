@@ -23,7 +23,10 @@ let project: string;
 
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), "kontor-sdk-consumer-"));
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }),
+  );
   mkdirSync(join(project, "node_modules/@kontor"), { recursive: true });
   symlinkSync(join(ROOT, "sdk"), join(project, "node_modules/@kontor/sdk"), "dir");
   // For the Node-only setting: Node's own types (fetch, Response, Blob … without the DOM library).
@@ -60,7 +63,10 @@ async function compile(source: string, setting: Setting): Promise<{ lines: numbe
   writeFileSync(join(project, "tsconfig.json"), JSON.stringify(config, null, 2));
   let output = "";
   try {
-    ({ stdout: output } = await run(TSC, ["-p", join(project, "tsconfig.json"), "--pretty", "false"], { cwd: project, maxBuffer: 16 * 1024 * 1024 }));
+    ({ stdout: output } = await run(TSC, ["-p", join(project, "tsconfig.json"), "--pretty", "false"], {
+      cwd: project,
+      maxBuffer: 16 * 1024 * 1024,
+    }));
   } catch (error) {
     output = `${(error as { stdout?: string }).stdout ?? ""}${(error as { stderr?: string }).stderr ?? ""}`;
     if (!output.trim()) throw error;
@@ -72,18 +78,21 @@ async function compile(source: string, setting: Setting): Promise<{ lines: numbe
   return { lines: [...new Set(lines)].sort((a, b) => a - b), output };
 }
 
-describe.each(["NodeNext", "Bundler", "NodeNext, Node types without DOM"] as const)("the SDK's types, as a consumer sees them (%s)", (setting) => {
-  it("compile the usage file, with every @ts-expect-error in it needed", async () => {
-    const { lines, output } = await compile(USAGE, setting);
-    expect(lines, output).toEqual([]);
-  }, 60_000);
+describe.each(["NodeNext", "Bundler", "NodeNext, Node types without DOM"] as const)(
+  "the SDK's types, as a consumer sees them (%s)",
+  (setting) => {
+    it("compile the usage file, with every @ts-expect-error in it needed", async () => {
+      const { lines, output } = await compile(USAGE, setting);
+      expect(lines, output).toEqual([]);
+    }, 60_000);
 
-  it("refuse exactly the lines marked @ts-expect-error once the marks are gone", async () => {
-    const source = USAGE.split("\n");
-    const marked = source.flatMap((line, index) => (DIRECTIVE.test(line) ? [index + 2] : []));
-    expect(marked.length).toBeGreaterThanOrEqual(12);
-    const unmarked = source.map((line) => (DIRECTIVE.test(line) ? "//" : line)).join("\n");
-    const { lines, output } = await compile(unmarked, setting);
-    expect(lines, output).toEqual(marked);
-  }, 60_000);
-});
+    it("refuse exactly the lines marked @ts-expect-error once the marks are gone", async () => {
+      const source = USAGE.split("\n");
+      const marked = source.flatMap((line, index) => (DIRECTIVE.test(line) ? [index + 2] : []));
+      expect(marked.length).toBeGreaterThanOrEqual(12);
+      const unmarked = source.map((line) => (DIRECTIVE.test(line) ? "//" : line)).join("\n");
+      const { lines, output } = await compile(unmarked, setting);
+      expect(lines, output).toEqual(marked);
+    }, 60_000);
+  },
+);

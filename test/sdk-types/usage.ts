@@ -5,19 +5,26 @@
  */
 import Kontor, {
   APIError,
-  IdempotencyError,
-  PermissionError,
-  RateLimitError,
-  ValidationError,
   type Deleted,
   type FileObject,
+  IdempotencyError,
   type Invoice,
   type Lead,
   type Page,
+  PermissionError,
+  RateLimitError,
+  ValidationError,
   type WebhookEndpointWithSecret,
   type WithResponse,
 } from "@kontor/sdk";
-import { CreateLeadDocument, LeadDocument, LeadsDocument, WorkspaceDocument, type LeadQuery, type LeadStage } from "@kontor/sdk/graphql";
+import {
+  CreateLeadDocument,
+  LeadDocument,
+  type LeadQuery,
+  type LeadStage,
+  LeadsDocument,
+  WorkspaceDocument,
+} from "@kontor/sdk/graphql";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function assertType<T extends true>(): T | undefined {
@@ -26,13 +33,23 @@ function assertType<T extends true>(): T | undefined {
 
 export async function usage(kontor: Kontor): Promise<void> {
   // Construction.
-  new Kontor({ apiKey: "ktr_live_…", baseUrl: "https://kontor.example.com/v1", maxRetries: 3, timeout: 30_000, fetch });
+  new Kontor({
+    apiKey: "ktr_live_…",
+    baseUrl: "https://kontor.example.com/v1",
+    maxRetries: 3,
+    timeout: 30_000,
+    fetch,
+  });
   new Kontor();
   // @ts-expect-error the API key is a string
   new Kontor({ apiKey: 42 });
 
   // Resources: bodies and answers typed from the generated schema types.
-  const lead = await kontor.leads.create({ full_name: "Ada Lovelace", stage: "qualified", estimated_value: 1200.5 });
+  const lead = await kontor.leads.create({
+    full_name: "Ada Lovelace",
+    stage: "qualified",
+    estimated_value: 1200.5,
+  });
   assertType<Equal<typeof lead, Lead>>();
   assertType<Equal<typeof lead.stage, LeadStage>>();
   assertType<Equal<typeof lead.estimated_value, number | null>>();
@@ -53,10 +70,16 @@ export async function usage(kontor: Kontor): Promise<void> {
   const converted = await kontor.leads.convert(lead.id);
   void converted.client_id;
 
-  const invoice: Invoice = await kontor.invoices.create({ client_id: "cli_1", items: [{ description: "Work", quantity: 2, unit_price: 50 }] });
-  // @ts-expect-error items are an array (the REST facade refuses a single item)
-  await kontor.invoices.create({ client_id: "cli_1", items: { description: "Work", quantity: 2, unit_price: 50 } });
-  assertType<Equal<typeof invoice.items[number]["amount"], number>>();
+  const invoice: Invoice = await kontor.invoices.create({
+    client_id: "cli_1",
+    items: [{ description: "Work", quantity: 2, unit_price: 50 }],
+  });
+  await kontor.invoices.create({
+    client_id: "cli_1",
+    // @ts-expect-error items are an array (the REST facade refuses a single item)
+    items: { description: "Work", quantity: 2, unit_price: 50 },
+  });
+  assertType<Equal<(typeof invoice.items)[number]["amount"], number>>();
   const payment = await kontor.invoices.payments.create(invoice.id, { amount: 10, payment_method: "card" });
   assertType<Equal<typeof payment.invoice.balance_due, number>>();
   // @ts-expect-error payment_method is required
@@ -66,7 +89,10 @@ export async function usage(kontor: Kontor): Promise<void> {
   await kontor.inventory.items.list({ status: "low_stock" });
   await kontor.projects.tasks.create("prj_1", { title: "Cut gears", priority: "high" });
   await kontor.tasks.update("task_1", { status: "done" });
-  const endpoint: WebhookEndpointWithSecret = await kontor.webhookEndpoints.create({ url: "https://example.com/hook", events: ["*"] });
+  const endpoint: WebhookEndpointWithSecret = await kontor.webhookEndpoints.create({
+    url: "https://example.com/hook",
+    events: ["*"],
+  });
   assertType<Equal<typeof endpoint.secret, string>>();
   await kontor.webhookEndpoints.rotateSecret(endpoint.id);
   await kontor.requestLogs.stats({ days: 7 });
@@ -84,7 +110,10 @@ export async function usage(kontor: Kontor): Promise<void> {
   kontor.leads.list({ stage: 1 });
 
   // Request options and the raw response.
-  await kontor.leads.create({ full_name: "x" }, { idempotencyKey: "order-42", timeout: 1_000, maxRetries: 0 });
+  await kontor.leads.create(
+    { full_name: "x" },
+    { idempotencyKey: "order-42", timeout: 1_000, maxRetries: 0 },
+  );
   // @ts-expect-error an unknown request option
   await kontor.leads.create({ full_name: "x" }, { retries: 3 });
   const raw: WithResponse<Lead> = await kontor.leads.retrieve(lead.id).withResponse();
@@ -92,8 +121,15 @@ export async function usage(kontor: Kontor): Promise<void> {
   void raw.rateLimit?.remaining;
 
   // Storage: JSON base64, raw bytes, downloads.
-  const uploaded: FileObject = await kontor.buckets.objects.upload("bkt_1", { file_name: "a.txt", file: new Blob(["hi"]) });
-  await kontor.buckets.objects.upload("bkt_1", { file_name: "a.txt", content_type: "text/plain", content_base64: "aGk=" });
+  const uploaded: FileObject = await kontor.buckets.objects.upload("bkt_1", {
+    file_name: "a.txt",
+    file: new Blob(["hi"]),
+  });
+  await kontor.buckets.objects.upload("bkt_1", {
+    file_name: "a.txt",
+    content_type: "text/plain",
+    content_base64: "aGk=",
+  });
   await kontor.buckets.objects.upload("bkt_1", { file_name: "a.bin", file: new Uint8Array([1, 2]) });
   // @ts-expect-error an upload needs its bytes (file) or content_base64
   await kontor.buckets.objects.upload("bkt_1", { file_name: "a.txt" });
@@ -103,7 +139,10 @@ export async function usage(kontor: Kontor): Promise<void> {
   void bytes;
 
   // AI: JSON or a stream, by `stream`.
-  const completion = await kontor.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] });
+  const completion = await kontor.chat.completions.create({
+    model: "gpt-4o-mini",
+    messages: [{ role: "user", content: "Hi" }],
+  });
   void completion.choices[0]?.message.content;
   const chunks = await kontor.chat.completions.create({ model: "gpt-4o-mini", messages: [], stream: true });
   for await (const chunk of chunks) void chunk.choices[0]?.delta.content;

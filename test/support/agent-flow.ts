@@ -17,14 +17,22 @@ export function tokenClient(url: string) {
   const as: oauth.AuthorizationServer = { issuer: url, token_endpoint: `${url}/oauth2/token` };
   const client: oauth.Client = { client_id: "kontor-test-agent" };
   return async (grantType: string, parameters: Record<string, string>): Promise<GrantResult> => {
-    const response = await oauth.genericTokenEndpointRequest(as, client, oauth.None(), grantType, parameters, {
-      [oauth.allowInsecureRequests]: true,
-    });
+    const response = await oauth.genericTokenEndpointRequest(
+      as,
+      client,
+      oauth.None(),
+      grantType,
+      parameters,
+      {
+        [oauth.allowInsecureRequests]: true,
+      },
+    );
     const headers = response.headers;
     try {
       return { ok: true, body: await oauth.processGenericTokenEndpointResponse(as, client, response) };
     } catch (error) {
-      if (error instanceof oauth.ResponseBodyError) return { ok: false, status: error.status, error: error.error, body: error.cause, headers };
+      if (error instanceof oauth.ResponseBodyError)
+        return { ok: false, status: error.status, error: error.error, body: error.cause, headers };
       throw error;
     }
   };
@@ -47,7 +55,11 @@ export function refused(result: GrantResult, status: number, error: string) {
 }
 
 export const identity = (server: TestServer, body: unknown, path = "/agent/identity") =>
-  raw(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  raw(`${server.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 export async function registerAnonymous(server: TestServer, agentName = "Test agent") {
   const res = await identity(server, { type: "anonymous", agent_name: agentName });
@@ -71,10 +83,25 @@ export interface ClaimBlock {
   interval: number;
 }
 
-export async function registerServiceAuth(server: TestServer, loginHint: string, extra: Record<string, unknown> = {}) {
-  const res = await identity(server, { type: "service_auth", login_hint: loginHint, agent_name: "Service agent", ...extra });
+export async function registerServiceAuth(
+  server: TestServer,
+  loginHint: string,
+  extra: Record<string, unknown> = {},
+) {
+  const res = await identity(server, {
+    type: "service_auth",
+    login_hint: loginHint,
+    agent_name: "Service agent",
+    ...extra,
+  });
   expect(res.status, res.text).toBe(200);
-  return res.json as { registration_id: string; claim_token: string; claim_token_expires: string; post_claim_scopes: string[]; claim: ClaimBlock };
+  return res.json as {
+    registration_id: string;
+    claim_token: string;
+    claim_token_expires: string;
+    post_claim_scopes: string[];
+    claim: ClaimBlock;
+  };
 }
 
 /** The owner of a workspace made by tenant(). */
@@ -93,7 +120,11 @@ export async function ownerOf(server: TestServer, workspaceId: string) {
 export async function ownerNamed(server: TestServer, workspaceId: string, email: string) {
   const db = server.running.db.prisma;
   const address = email.trim().toLowerCase();
-  const user = await db.user.upsert({ where: { email: address }, create: { id: newId("user"), email: address, passwordHash: "-" }, update: {} });
+  const user = await db.user.upsert({
+    where: { email: address },
+    create: { id: newId("user"), email: address, passwordHash: "-" },
+    update: {},
+  });
   await db.membership.upsert({
     where: { workspaceId_userId: { workspaceId, userId: user.id } },
     create: { workspaceId, userId: user.id, role: "owner" },
@@ -103,25 +134,41 @@ export async function ownerNamed(server: TestServer, workspaceId: string, email:
 }
 
 /** What the claim page does when the user types `code` (default: the right one) and approves or denies. */
-export async function decide(server: TestServer, claim: ClaimBlock, userId: string, options: { approve?: boolean; code?: string; workspaceId?: string } = {}) {
+export async function decide(
+  server: TestServer,
+  claim: ClaimBlock,
+  userId: string,
+  options: { approve?: boolean; code?: string; workspaceId?: string } = {},
+) {
   const attemptToken = new URL(claim.verification_uri).searchParams.get("claim_attempt_token")!;
   const attempt = await findClaimAttempt(server.running.db.prisma, attemptToken);
   expect(attempt, "claim attempt").not.toBeNull();
-  return decideClaim(server.running.db.prisma, {
-    attemptId: attempt!.attemptId,
-    userId,
-    approve: options.approve ?? true,
-    code: options.code ?? claim.user_code,
-    ...(options.workspaceId && { workspaceId: options.workspaceId }),
-  }, server.running.revocations);
+  return decideClaim(
+    server.running.db.prisma,
+    {
+      attemptId: attempt!.attemptId,
+      userId,
+      approve: options.approve ?? true,
+      code: options.code ?? claim.user_code,
+      ...(options.workspaceId && { workspaceId: options.workspaceId }),
+    },
+    server.running.revocations,
+  );
 }
 
 /** Lets the next claim-grant poll through at once (instead of waiting out `interval`). */
 export const forgetLastPoll = (server: TestServer, registrationId: string) =>
-  server.running.db.prisma.agentRegistration.update({ where: { id: registrationId }, data: { lastPolledAt: null } });
+  server.running.db.prisma.agentRegistration.update({
+    where: { id: registrationId },
+    data: { lastPolledAt: null },
+  });
 
 /** Polls `probe` until `done` holds, within a bound (credential caches make revocation take a few seconds). */
-export async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, boundMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T>,
+  done: (value: T) => boolean,
+  boundMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + boundMs;
   for (;;) {
     const value = await probe();

@@ -57,7 +57,9 @@ export interface Endpoint {
 export function endpointsOf(doc: OpenApiDoc): Endpoint[] {
   return Object.entries(doc.paths).flatMap(([path, operations]) =>
     Object.entries(operations).map(([method, op]) => {
-      const parameters = (op.parameters ?? []).map((p) => ("$ref" in p ? doc.components.parameters?.[p.$ref.split("/").pop()!] : p)).filter((p) => p !== undefined);
+      const parameters = (op.parameters ?? [])
+        .map((p) => ("$ref" in p ? doc.components.parameters?.[p.$ref.split("/").pop()!] : p))
+        .filter((p) => p !== undefined);
       const json = op.requestBody?.content["application/json"];
       return {
         method: method.toUpperCase(),
@@ -110,7 +112,11 @@ export interface FixtureHints {
   seed: Record<string, (fixtures: Fixtures) => Promise<void>>;
 }
 
-export type Requester = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
+export type Requester = (
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; body: any }>;
 
 /**
  * Real objects for path ids and `*_id` fields: created through each collection's own POST route
@@ -150,7 +156,10 @@ export class Fixtures {
   sharedId(collection: string): Promise<string> {
     let id = this.shared.get(collection);
     if (!id) {
-      id = this.make(collection).then((made) => (this.ids.set(collection, made), made));
+      id = this.make(collection).then((made) => {
+        this.ids.set(collection, made);
+        return made;
+      });
       this.shared.set(collection, id);
     }
     return id;
@@ -162,7 +171,8 @@ export class Fixtures {
    */
   async fresh(collection: string): Promise<string> {
     const spare = this.spares.get(collection);
-    if (spare && (await this.request("GET", `/${collection}/${encodeURIComponent(spare)}`)).status === 200) return spare;
+    if (spare && (await this.request("GET", `/${collection}/${encodeURIComponent(spare)}`)).status === 200)
+      return spare;
     const id = await this.make(collection);
     this.spares.set(collection, id);
     return id;
@@ -181,7 +191,10 @@ export class Fixtures {
   async concretePath(endpoint: Endpoint): Promise<string> {
     let path = endpoint.path;
     for (const param of endpoint.pathParams) {
-      path = path.replace(`{${param.name}}`, encodeURIComponent(await this.sharedId(collectionOf(endpoint.path, param.name))));
+      path = path.replace(
+        `{${param.name}}`,
+        encodeURIComponent(await this.sharedId(collectionOf(endpoint.path, param.name))),
+      );
     }
     return path;
   }
@@ -194,7 +207,9 @@ export class Fixtures {
       const res = await this.request("POST", path, this.baseBody(creator));
       this.created++;
       if (res.status !== 201 || typeof res.body?.id !== "string") {
-        throw new Error(`fixture ${collection}: POST ${path} answered ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+        throw new Error(
+          `fixture ${collection}: POST ${path} answered ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+        );
       }
       return res.body.id;
     }
@@ -255,13 +270,18 @@ export class Fixtures {
   /** The required properties of an object schema, sampled. */
   sampleObject(schema: Schema): Record<string, unknown> {
     const s = resolve(this.doc, schema);
-    return Object.fromEntries((s.required ?? []).map((name) => [name, this.sample(s.properties?.[name] ?? {}, name)]));
+    return Object.fromEntries(
+      (s.required ?? []).map((name) => [name, this.sample(s.properties?.[name] ?? {}, name)]),
+    );
   }
 
   /** A valid body for the route: its required fields plus any hinted ones. */
   baseBody(endpoint: Endpoint): Record<string, unknown> {
     if (!endpoint.body) return {};
-    return { ...this.sampleObject(endpoint.body.schema), ...this.hints.bodies[`${endpoint.method} ${endpoint.path}`] };
+    return {
+      ...this.sampleObject(endpoint.body.schema),
+      ...this.hints.bodies[`${endpoint.method} ${endpoint.path}`],
+    };
   }
 }
 
@@ -334,8 +354,10 @@ function badValues(doc: OpenApiDoc, schema: Schema, required: boolean): Bad[] {
   switch (s.type) {
     case "string": {
       reject("number for a string", "12345");
-      if (s.minLength) reject(`string shorter than minLength ${s.minLength}`, JSON.stringify("x".repeat(s.minLength - 1)));
-      if (s.maxLength !== undefined) reject(`string of maxLength + 5 (${s.maxLength + 5})`, JSON.stringify("x".repeat(s.maxLength + 5)));
+      if (s.minLength)
+        reject(`string shorter than minLength ${s.minLength}`, JSON.stringify("x".repeat(s.minLength - 1)));
+      if (s.maxLength !== undefined)
+        reject(`string of maxLength + 5 (${s.maxLength + 5})`, JSON.stringify("x".repeat(s.maxLength + 5)));
       else any("string of 100 000 characters", JSON.stringify("x".repeat(LONG)));
       any("string with \\u0000", '"a\\u0000b"');
       // Every text field of every surface refuses what cannot be stored as sent (docs/api/limits.md).
@@ -363,7 +385,8 @@ function badValues(doc: OpenApiDoc, schema: Schema, required: boolean): Bad[] {
       (bounded(1e20) ? reject : any)("99999999999999999999", "99999999999999999999");
       (s.minimum !== undefined && s.minimum > -1 ? reject : any)("-1", "-1");
       if (integer) reject("fraction for an integer", "1.5");
-      if (s.multipleOf !== undefined) reject(`finer than multipleOf ${s.multipleOf}`, String(s.multipleOf / 10 + 1));
+      if (s.multipleOf !== undefined)
+        reject(`finer than multipleOf ${s.multipleOf}`, String(s.multipleOf / 10 + 1));
       if (integer && s.format === "int32") reject("beyond int32", String(INT32_MAX + 1));
       break;
     }
@@ -397,7 +420,13 @@ function badValues(doc: OpenApiDoc, schema: Schema, required: boolean): Bad[] {
 }
 
 /** A body with `raw` at `path` inside `base`, every parent filled with valid values. */
-function bodyWith(fixtures: Fixtures, base: Record<string, unknown>, schema: Schema, path: (string | number)[], raw: string): string {
+function bodyWith(
+  fixtures: Fixtures,
+  base: Record<string, unknown>,
+  schema: Schema,
+  path: (string | number)[],
+  raw: string,
+): string {
   const root = structuredClone(base);
   let node: any = root;
   let shape = resolve(fixtures.doc, schema);
@@ -418,7 +447,10 @@ function bodyWith(fixtures: Fixtures, base: Record<string, unknown>, schema: Sch
 }
 
 const paramName = (path: (string | number)[]) =>
-  path.reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : out ? `${out}.${key}` : key), "");
+  path.reduce<string>(
+    (out, key) => (typeof key === "number" ? `${out}[${key}]` : out ? `${out}.${key}` : key),
+    "",
+  );
 
 /** Cases for every property of a body schema, nested objects and array items included. */
 function propertyCases(
@@ -436,45 +468,87 @@ function propertyCases(
     const label = paramName(path);
     const required = (s.required ?? []).includes(name);
     for (const bad of badValues(fixtures.doc, property, required)) {
-      out.push({ variant: `${label}: ${bad.label}`, body: bodyWith(fixtures, base, bodySchema, path, bad.raw), expect: bad.expect });
+      out.push({
+        variant: `${label}: ${bad.label}`,
+        body: bodyWith(fixtures, base, bodySchema, path, bad.raw),
+        expect: bad.expect,
+      });
     }
     const inner = resolve(fixtures.doc, property);
     if (inner.type === "array") {
       const item = (fixtures.sample(inner, name) as unknown[])[0];
       const many = `[${new Array(10_000).fill(JSON.stringify(item)).join(",")}]`;
       const capped = inner.maxItems !== undefined && inner.maxItems < 10_000;
-      out.push({ variant: `${label}: 10 000 elements`, body: bodyWith(fixtures, base, bodySchema, path, many), expect: capped ? "reject" : "any" });
+      out.push({
+        variant: `${label}: 10 000 elements`,
+        body: bodyWith(fixtures, base, bodySchema, path, many),
+        expect: capped ? "reject" : "any",
+      });
       if (capped) {
         const over = `[${new Array(inner.maxItems! + 1).fill(JSON.stringify(item)).join(",")}]`;
-        out.push({ variant: `${label}: maxItems + 1 (${inner.maxItems! + 1}) elements`, body: bodyWith(fixtures, base, bodySchema, path, over), expect: "reject" });
+        out.push({
+          variant: `${label}: maxItems + 1 (${inner.maxItems! + 1}) elements`,
+          body: bodyWith(fixtures, base, bodySchema, path, over),
+          expect: "reject",
+        });
       }
       const wrong = resolve(fixtures.doc, inner.items ?? {});
       const wrongItem = wrong.type === "string" || wrong.enum ? "12345" : '"x"';
-      out.push({ variant: `${label}: element of the wrong type`, body: bodyWith(fixtures, base, bodySchema, path, `[${wrongItem}]`), expect: "reject" });
+      out.push({
+        variant: `${label}: element of the wrong type`,
+        body: bodyWith(fixtures, base, bodySchema, path, `[${wrongItem}]`),
+        expect: "reject",
+      });
       if (wrong.type === "object" && depth > 0) {
         out.push(...propertyCases(fixtures, bodySchema, base, wrong, [...path, 0], depth - 1));
       }
     }
-    if (inner.type === "object" && depth > 0) out.push(...propertyCases(fixtures, bodySchema, base, inner, path, depth - 1));
+    if (inner.type === "object" && depth > 0)
+      out.push(...propertyCases(fixtures, bodySchema, base, inner, path, depth - 1));
   }
   return out;
 }
 
 /** Malformed query values for one parameter, already encoded. */
-function badQueryValues(doc: OpenApiDoc, param: Parameter): { label: string; value: string; expect: Expectation }[] {
+function badQueryValues(
+  doc: OpenApiDoc,
+  param: Parameter,
+): { label: string; value: string; expect: Expectation }[] {
   const s = resolve(doc, param.schema);
-  const typed = s.type === "integer" || s.type === "number" || s.type === "boolean" || Boolean(s.enum) || Boolean(s.format);
+  const typed =
+    s.type === "integer" ||
+    s.type === "number" ||
+    s.type === "boolean" ||
+    Boolean(s.enum) ||
+    Boolean(s.format);
   const out: { label: string; value: string; expect: Expectation }[] = [
-    { label: "100 000 characters", value: "x".repeat(LONG), expect: typed || s.maxLength !== undefined ? "reject" : "any" },
+    {
+      label: "100 000 characters",
+      value: "x".repeat(LONG),
+      expect: typed || s.maxLength !== undefined ? "reject" : "any",
+    },
     { label: "NUL a%00b", value: NUL_QUERY, expect: typed ? "reject" : "any" },
     // Percent-escapes that decode to no UTF-8: refused, never read as U+FFFD.
     { label: "invalid UTF-8 a%FF", value: "a%FF", expect: "reject" },
     { label: "encoded surrogate a%ED%A0%80", value: "a%ED%A0%80", expect: "reject" },
     { label: "1e308", value: "1e308", expect: s.type === "integer" || s.enum || s.format ? "reject" : "any" },
-    { label: "99999999999999999999", value: "99999999999999999999", expect: s.type === "integer" || s.enum || s.format ? "reject" : "any" },
-    { label: "-1", value: "-1", expect: s.enum || s.format || (s.minimum !== undefined && s.minimum > -1) ? "reject" : "any" },
+    {
+      label: "99999999999999999999",
+      value: "99999999999999999999",
+      expect: s.type === "integer" || s.enum || s.format ? "reject" : "any",
+    },
+    {
+      label: "-1",
+      value: "-1",
+      expect: s.enum || s.format || (s.minimum !== undefined && s.minimum > -1) ? "reject" : "any",
+    },
   ];
-  if (s.maxLength !== undefined) out.push({ label: `maxLength + 5 (${s.maxLength + 5}) characters`, value: "x".repeat(s.maxLength + 5), expect: "reject" });
+  if (s.maxLength !== undefined)
+    out.push({
+      label: `maxLength + 5 (${s.maxLength + 5}) characters`,
+      value: "x".repeat(s.maxLength + 5),
+      expect: "reject",
+    });
   if (s.type === "integer") {
     out.push({ label: "word for an integer", value: "abc", expect: "reject" });
     out.push({ label: "fraction for an integer", value: "1.5", expect: "reject" });
@@ -483,9 +557,21 @@ function badQueryValues(doc: OpenApiDoc, param: Parameter): { label: string; val
   if (s.type === "boolean") out.push({ label: "word for a boolean", value: "maybe", expect: "reject" });
   if (s.enum) out.push({ label: "value outside the enum", value: "not_a_value", expect: "reject" });
   if (s.format === "date-time") {
-    out.push({ label: "date-time in year 0000", value: encodeURIComponent("0000-01-01T00:00:00Z"), expect: "any" });
-    out.push({ label: "impossible date-time 2026-02-30", value: encodeURIComponent("2026-02-30T10:00:00Z"), expect: "reject" });
-    out.push({ label: "date-time without a time zone", value: encodeURIComponent("2026-03-15T10:00:00"), expect: "reject" });
+    out.push({
+      label: "date-time in year 0000",
+      value: encodeURIComponent("0000-01-01T00:00:00Z"),
+      expect: "any",
+    });
+    out.push({
+      label: "impossible date-time 2026-02-30",
+      value: encodeURIComponent("2026-02-30T10:00:00Z"),
+      expect: "reject",
+    });
+    out.push({
+      label: "date-time without a time zone",
+      value: encodeURIComponent("2026-03-15T10:00:00"),
+      expect: "reject",
+    });
   }
   if (s.format === "date") {
     out.push({ label: "impossible date 2026-02-30", value: "2026-02-30", expect: "reject" });
@@ -499,7 +585,8 @@ function badHeaderValues(doc: OpenApiDoc, param: Parameter): { label: string; va
   const s = resolve(doc, param.schema);
   const out: { label: string; value: string }[] = [];
   if (s.minLength) out.push({ label: "empty", value: "" });
-  if (s.maxLength !== undefined) out.push({ label: `maxLength + 5 (${s.maxLength + 5})`, value: "k".repeat(s.maxLength + 5) });
+  if (s.maxLength !== undefined)
+    out.push({ label: `maxLength + 5 (${s.maxLength + 5})`, value: "k".repeat(s.maxLength + 5) });
   if (s.pattern) {
     out.push({ label: "tab", value: "a\tb" });
     out.push({ label: "Latin-1 byte", value: "caf\u00e9" });
@@ -517,7 +604,11 @@ export function casesFor(fixtures: Fixtures, endpoint: Endpoint): Case[] {
   const cases: Case[] = [];
   const withIds = (ids: (collection: string) => string) => {
     let path = endpoint.path;
-    for (const param of endpoint.pathParams) path = path.replace(`{${param.name}}`, encodeURIComponent(ids(collectionOf(endpoint.path, param.name))));
+    for (const param of endpoint.pathParams)
+      path = path.replace(
+        `{${param.name}}`,
+        encodeURIComponent(ids(collectionOf(endpoint.path, param.name))),
+      );
     return path;
   };
   const shared = withIds((collection) => fixtures.id(collection));
@@ -540,38 +631,71 @@ export function casesFor(fixtures: Fixtures, endpoint: Endpoint): Case[] {
 
   for (const param of endpoint.pathParams) {
     const collection = collectionOf(endpoint.path, param.name);
-    const other = [...fixtures.ids.entries()].find(([name]) => name !== collection)?.[1] ?? "cli_01J00000000000000000000000";
+    const other =
+      [...fixtures.ids.entries()].find(([name]) => name !== collection)?.[1] ??
+      "cli_01J00000000000000000000000";
     const id = encodeURIComponent(fixtures.id(collection));
     for (const [variant, segment] of badIds(fixtures.id(collection), other)) {
       const path = shared.replace(id, () => segment);
-      cases.push(withBody({ family: "path", variant: `${param.name}: ${variant}`, expect: "reject", realId: false, path: async () => path, body: validBody }));
+      cases.push(
+        withBody({
+          family: "path",
+          variant: `${param.name}: ${variant}`,
+          expect: "reject",
+          realId: false,
+          path: async () => path,
+          body: validBody,
+        }),
+      );
     }
   }
 
   const query = (variant: string, q: string, expect: Expectation) =>
     cases.push(withBody({ family: "query", variant, expect, realId, path: real, query: q, body: validBody }));
   for (const param of endpoint.queryParams) {
-    for (const bad of badQueryValues(fixtures.doc, param)) query(`${param.name}=${bad.label}`, `${param.name}=${bad.value}`, bad.expect);
+    for (const bad of badQueryValues(fixtures.doc, param))
+      query(`${param.name}=${bad.label}`, `${param.name}=${bad.value}`, bad.expect);
     const valid = encodeURIComponent(String(fixtures.sample(param.schema, param.name)));
     query(`${param.name} repeated`, `${param.name}=${valid}&${param.name}=${valid}`, "reject");
   }
   query("unknown query parameter", "sweep_unknown=1", "reject");
-  query("100 KB query string of many parameters", Array.from({ length: 10_000 }, (_, i) => `p${i}=xxxx`).join("&").slice(0, 100 * 1024), "reject");
+  query(
+    "100 KB query string of many parameters",
+    Array.from({ length: 10_000 }, (_, i) => `p${i}=xxxx`)
+      .join("&")
+      .slice(0, 100 * 1024),
+    "reject",
+  );
   const firstField = Object.keys(resolve(fixtures.doc, endpoint.body?.schema ?? {}).properties ?? {})[0];
   if (firstField) query(`body field ${firstField} in the query string`, `${firstField}=x`, "reject");
 
   for (const param of endpoint.headerParams) {
     for (const bad of badHeaderValues(fixtures.doc, param)) {
-      cases.push(withBody({ family: "header", variant: `${param.name}: ${bad.label}`, expect: "reject", realId, path: real, headers: { [param.name]: bad.value }, body: validBody }));
+      cases.push(
+        withBody({
+          family: "header",
+          variant: `${param.name}: ${bad.label}`,
+          expect: "reject",
+          realId,
+          path: real,
+          headers: { [param.name]: bad.value },
+          body: validBody,
+        }),
+      );
     }
   }
 
   if (endpoint.method === "GET") return cases;
 
-  const body = (variant: string, text: string | Uint8Array<ArrayBuffer> | undefined, expect: Expectation, contentType = "application/json") =>
-    cases.push(withBody({ family: "body", variant, expect, realId, path: real, body: text, contentType }));
+  const body = (
+    variant: string,
+    text: string | Uint8Array<ArrayBuffer> | undefined,
+    expect: Expectation,
+    contentType = "application/json",
+  ) => cases.push(withBody({ family: "body", variant, expect, realId, path: real, body: text, contentType }));
   if (endpoint.body) {
-    for (const c of propertyCases(fixtures, endpoint.body.schema, base, endpoint.body.schema, [], 2)) body(c.variant, c.body, c.expect);
+    for (const c of propertyCases(fixtures, endpoint.body.schema, base, endpoint.body.schema, [], 2))
+      body(c.variant, c.body, c.expect);
     if (endpoint.body.required) body("empty body", undefined, "reject");
   }
   const sample = validBody ?? "{}";
@@ -581,12 +705,24 @@ export function casesFor(fixtures: Fixtures, endpoint: Endpoint): Case[] {
   body("null body", "null", "reject");
   body("invalid JSON", '{"a":', "reject");
   body(`${DEEP} levels of [`, "[".repeat(DEEP) + "]".repeat(DEEP), "reject");
-  body(`field nested ${DEEP} levels deep`, `{"${firstField ?? "sweep"}":${"[".repeat(DEEP)}${"]".repeat(DEEP)}}`, "reject");
+  body(
+    `field nested ${DEEP} levels deep`,
+    `{"${firstField ?? "sweep"}":${"[".repeat(DEEP)}${"]".repeat(DEEP)}}`,
+    "reject",
+  );
   body("Content-Type text/plain", sample, "reject", "text/plain");
   body("charset=latin1", sample, "reject", "application/json; charset=latin1");
   const field = JSON.stringify(firstField ?? "sweep");
-  for (const [label, bytes] of [["FF", [0xff]], ["overlong C0 AF", [0xc0, 0xaf]], ["truncated F0 9F 98", [0xf0, 0x9f, 0x98]]] as const) {
-    body(`invalid UTF-8 (${label}) in a string`, new Uint8Array(Buffer.concat([Buffer.from(`{${field}:"a`), Buffer.from(bytes), Buffer.from('"}')])), "reject");
+  for (const [label, bytes] of [
+    ["FF", [0xff]],
+    ["overlong C0 AF", [0xc0, 0xaf]],
+    ["truncated F0 9F 98", [0xf0, 0x9f, 0x98]],
+  ] as const) {
+    body(
+      `invalid UTF-8 (${label}) in a string`,
+      new Uint8Array(Buffer.concat([Buffer.from(`{${field}:"a`), Buffer.from(bytes), Buffer.from('"}')])),
+      "reject",
+    );
   }
   body("Content-Type multipart/form-data", sample, "reject", "multipart/form-data; boundary=sweep");
   return cases;
@@ -615,12 +751,23 @@ export async function send(api: string, c: Case, key: string): Promise<Answer> {
   if (c.body !== undefined) headers["content-type"] = c.contentType ?? "application/json";
   const started = performance.now();
   try {
-    const response = await fetch(url, { method: c.endpoint.method, headers, body: c.body, signal: AbortSignal.timeout(ABORT_MS) });
+    const response = await fetch(url, {
+      method: c.endpoint.method,
+      headers,
+      body: c.body,
+      signal: AbortSignal.timeout(ABORT_MS),
+    });
     const text = await response.text();
     return { status: response.status, headers: response.headers, text, ms: performance.now() - started };
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code;
-    return { status: 0, headers: new Headers(), text: "", ms: performance.now() - started, error: `${(error as Error).name}${cause ? ` ${cause}` : ""}: ${(error as Error).message}` };
+    return {
+      status: 0,
+      headers: new Headers(),
+      text: "",
+      ms: performance.now() - started,
+      error: `${(error as Error).name}${cause ? ` ${cause}` : ""}: ${(error as Error).message}`,
+    };
   }
 }
 
@@ -633,12 +780,15 @@ export function problemsOf(c: Pick<Case, "expect" | "realId">, a: Answer): strin
   const problems: string[] = [];
   if (a.status >= 500) problems.push("server error");
   else if (a.status === 429) problems.push("rate limited: the case was not exercised");
-  else if (!(a.status >= 200 && a.status < 300) && !(a.status >= 400 && a.status < 500)) problems.push("status neither 2xx nor 4xx");
+  else if (!(a.status >= 200 && a.status < 300) && !(a.status >= 400 && a.status < 500))
+    problems.push("status neither 2xx nor 4xx");
   else if (c.expect === "reject" && a.status < 400) problems.push("accepted (a 4xx was due)");
-  else if (c.realId && a.status === 404) problems.push("404 with a real id: the input never reached validation");
+  else if (c.realId && a.status === 404)
+    problems.push("404 with a real id: the input never reached validation");
   if (a.ms > SLOW_MS) problems.push(`answered after ${Math.round(a.ms)} ms (bound ${SLOW_MS} ms)`);
   const contentType = a.headers.get("content-type") ?? "";
-  if (!/^application\/([\w.-]+\+)?json\b/i.test(contentType)) problems.push(`Content-Type ${JSON.stringify(contentType)}`);
+  if (!/^application\/([\w.-]+\+)?json\b/i.test(contentType))
+    problems.push(`Content-Type ${JSON.stringify(contentType)}`);
   const requestId = a.headers.get("x-request-id");
   if (!requestId || !REQUEST_ID.test(requestId)) problems.push(`X-Request-Id ${JSON.stringify(requestId)}`);
   if (STACK.some((pattern) => pattern.test(a.text))) problems.push("stack trace in the body");
@@ -651,9 +801,12 @@ export function problemsOf(c: Pick<Case, "expect" | "realId">, a: Answer): strin
   }
   if (a.status >= 400) {
     const error = body?.error;
-    const strings = error && ["type", "code", "message", "request_id"].every((field) => typeof error[field] === "string");
-    if (!strings || (error.param !== undefined && typeof error.param !== "string")) problems.push("error body not {error: {type, code, message, request_id}}");
-    else if (error.request_id !== requestId) problems.push(`error.request_id ${error.request_id} differs from X-Request-Id ${requestId}`);
+    const strings =
+      error && ["type", "code", "message", "request_id"].every((field) => typeof error[field] === "string");
+    if (!strings || (error.param !== undefined && typeof error.param !== "string"))
+      problems.push("error body not {error: {type, code, message, request_id}}");
+    else if (error.request_id !== requestId)
+      problems.push(`error.request_id ${error.request_id} differs from X-Request-Id ${requestId}`);
   }
   return problems;
 }
@@ -665,7 +818,11 @@ export function describeFailure(c: Case, a: Answer, problems: string[]): string 
 }
 
 /** Runs `work` over `items`, `limit` at a time. */
-export async function pool<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(
+  items: T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -1,12 +1,21 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Variables of the test process that must not leak into a child pointed at a scratch database. */
 const INHERITED = [
-  "KONTOR_LOG", "KONTOR_ENV", "DATABASE_URL", "REDIS_URL", "DATA_DIR", "PORT", "PUBLIC_URL", "NODE_OPTIONS",
-  "AI_UPSTREAM_URL", "AI_UPSTREAM_API_KEY", "KONTOR_SECRET_KEY",
+  "KONTOR_LOG",
+  "KONTOR_ENV",
+  "DATABASE_URL",
+  "REDIS_URL",
+  "DATA_DIR",
+  "PORT",
+  "PUBLIC_URL",
+  "NODE_OPTIONS",
+  "AI_UPSTREAM_URL",
+  "AI_UPSTREAM_API_KEY",
+  "KONTOR_SECRET_KEY",
 ];
 
 /** This process's environment without anything that could point a child elsewhere, plus `env`. */
@@ -47,7 +56,11 @@ export interface Exit {
  * `env` over childEnv, in its own process group (so a failed test can kill a cluster's workers with
  * it), its stdout and stderr kept.
  */
-export function spawnEntry(entry: "server/main.ts" | "server/cli.ts", env: NodeJS.ProcessEnv, args: string[] = []) {
+export function spawnEntry(
+  entry: "server/main.ts" | "server/cli.ts",
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+) {
   const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
     cwd: ROOT,
     env: childEnv(env),
@@ -58,7 +71,9 @@ export function spawnEntry(entry: "server/main.ts" | "server/cli.ts", env: NodeJ
   let stderr = "";
   child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<Exit>((resolve) => child.once("close", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<Exit>((resolve) =>
+    child.once("close", (code, signal) => resolve({ code, signal })),
+  );
   return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
 
@@ -85,7 +100,9 @@ export async function startChildServer(env: NodeJS.ProcessEnv): Promise<ChildSer
       throw new Error(`server not ready in 60 s: ${stderr}`);
     }
     try {
-      const res = await fetch(`${url}/v1/.well-known/oauth-protected-resource`, { signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(`${url}/v1/.well-known/oauth-protected-resource`, {
+        signal: AbortSignal.timeout(2_000),
+      });
       if (res.ok) break;
     } catch {
       // not listening yet

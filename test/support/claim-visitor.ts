@@ -22,12 +22,18 @@ export class ClaimVisitor {
     for (const line of response.headers.getSetCookie()) {
       const [pair, ...attributes] = line.split(";");
       const eq = pair!.indexOf("=");
-      if (attributes.some((a) => a.trim().toLowerCase() === "max-age=0")) this.cookies.delete(pair!.slice(0, eq));
+      if (attributes.some((a) => a.trim().toLowerCase() === "max-age=0"))
+        this.cookies.delete(pair!.slice(0, eq));
       else this.cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
     }
     const html = await response.text();
     this.csrf = /name="csrf_token" value="([^"]+)"/.exec(html)?.[1] ?? this.csrf;
-    return { status: response.status, html, text: html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " "), headers: response.headers };
+    return {
+      status: response.status,
+      html,
+      text: html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " "),
+      headers: response.headers,
+    };
   }
 
   private get cookieHeader() {
@@ -41,7 +47,11 @@ export class ClaimVisitor {
   async post(fields: Record<string, string>): Promise<PageAnswer> {
     const response = await fetch(`${this.base}/agent/claim`, {
       method: "POST",
-      headers: { cookie: this.cookieHeader, origin: this.base, "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        cookie: this.cookieHeader,
+        origin: this.base,
+        "content-type": "application/x-www-form-urlencoded",
+      },
       body: new URLSearchParams(fields).toString(),
       redirect: "manual",
     });
@@ -52,13 +62,23 @@ export class ClaimVisitor {
   async signIn(verificationUri: string, email: string, password: string): Promise<PageAnswer> {
     expect((await this.get(verificationUri)).status).toBe(200);
     const attemptToken = new URL(verificationUri).searchParams.get("claim_attempt_token")!;
-    const signedIn = await this.post({ action: "sign_in", claim_attempt_token: attemptToken, csrf_token: this.csrf, email, password });
+    const signedIn = await this.post({
+      action: "sign_in",
+      claim_attempt_token: attemptToken,
+      csrf_token: this.csrf,
+      email,
+      password,
+    });
     expect(signedIn.status, signedIn.text).toBe(303);
     return this.get(verificationUri);
   }
 
   /** Submits the decision form of the claim `verificationUri` leads to. */
-  decide(verificationUri: string, action: "approve" | "deny", fields: Record<string, string> = {}): Promise<PageAnswer> {
+  decide(
+    verificationUri: string,
+    action: "approve" | "deny",
+    fields: Record<string, string> = {},
+  ): Promise<PageAnswer> {
     const attemptToken = new URL(verificationUri).searchParams.get("claim_attempt_token")!;
     return this.post({ action, claim_attempt_token: attemptToken, csrf_token: this.csrf, ...fields });
   }

@@ -36,7 +36,12 @@ export class DashboardClient {
   }
 
   /** A request to the account API. `csrf: null` sends no token; a string sends that one. */
-  async api<T = any>(method: string, path: string, body?: unknown, options: { csrf?: string | null; headers?: Record<string, string>; raw?: string } = {}): Promise<JsonAnswer<T>> {
+  async api<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { csrf?: string | null; headers?: Record<string, string>; raw?: string } = {},
+  ): Promise<JsonAnswer<T>> {
     const headers: Record<string, string> = { cookie: this.cookieHeader(), ...options.headers };
     const csrf = options.csrf === undefined ? this.csrf : options.csrf;
     if (csrf !== null && csrf !== "") headers["x-csrf-token"] = csrf;
@@ -45,7 +50,12 @@ export class DashboardClient {
       payload = JSON.stringify(body);
       headers["content-type"] ??= "application/json";
     }
-    const response = await fetch(`${this.base}/dashboard/api${path}`, { method, headers, body: payload, redirect: "manual" });
+    const response = await fetch(`${this.base}/dashboard/api${path}`, {
+      method,
+      headers,
+      body: payload,
+      redirect: "manual",
+    });
     this.remember(response);
     const text = await response.text();
     let json: any = null;
@@ -73,7 +83,10 @@ export class DashboardClient {
     return this.api("POST", "/sign-in", { email, password });
   }
 
-  private sessionHeaders(extra: Record<string, string> = {}, csrf: string | null = this.csrf): Record<string, string> {
+  private sessionHeaders(
+    extra: Record<string, string> = {},
+    csrf: string | null = this.csrf,
+  ): Record<string, string> {
     return {
       cookie: this.cookieHeader(),
       ...(csrf !== null && { "x-csrf-token": csrf }),
@@ -83,19 +96,42 @@ export class DashboardClient {
   }
 
   /** POST /graphql with the cookie, the CSRF token and Kontor-Workspace. */
-  async graphql<T = any>(query: string, variables?: Record<string, unknown>, options: { csrf?: string | null; headers?: Record<string, string> } = {}) {
+  async graphql<T = any>(
+    query: string,
+    variables?: Record<string, unknown>,
+    options: { csrf?: string | null; headers?: Record<string, string> } = {},
+  ) {
     const response = await fetch(`${this.base}/graphql`, {
       method: "POST",
-      headers: this.sessionHeaders({ "content-type": "application/json", accept: "application/json", ...options.headers }, options.csrf === undefined ? this.csrf : options.csrf),
+      headers: this.sessionHeaders(
+        { "content-type": "application/json", accept: "application/json", ...options.headers },
+        options.csrf === undefined ? this.csrf : options.csrf,
+      ),
       body: JSON.stringify({ query, variables }),
     });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, json: JSON.parse(text) as { data?: T; errors?: { message: string; extensions: Record<string, any> }[] } };
+    return {
+      status: response.status,
+      headers: response.headers,
+      json: JSON.parse(text) as { data?: T; errors?: { message: string; extensions: Record<string, any> }[] },
+    };
   }
 
   /** A /v1 request with the cookie (checked against the OpenAPI document like every /v1 answer in tests). */
-  v1(method: string, path: string, body?: unknown, options: { csrf?: string | null; headers?: Record<string, string> } = {}) {
-    const headers = this.sessionHeaders({ ...options.headers, ...(body !== undefined && { "content-type": "application/json" }) }, options.csrf === undefined ? this.csrf : options.csrf);
-    return raw(`${this.base}/v1${path}`, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
+  v1(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { csrf?: string | null; headers?: Record<string, string> } = {},
+  ) {
+    const headers = this.sessionHeaders(
+      { ...options.headers, ...(body !== undefined && { "content-type": "application/json" }) },
+      options.csrf === undefined ? this.csrf : options.csrf,
+    );
+    return raw(`${this.base}/v1${path}`, {
+      method,
+      headers,
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
   }
 }

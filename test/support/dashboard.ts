@@ -45,7 +45,11 @@ export interface DashboardPage {
 }
 
 /** A new browser context (its own cookies) on the test server, at the desktop width. */
-export async function openDashboard(browser: Browser, server: TestServer, width: number = WIDTHS.desktop): Promise<DashboardPage> {
+export async function openDashboard(
+  browser: Browser,
+  server: TestServer,
+  width: number = WIDTHS.desktop,
+): Promise<DashboardPage> {
   const context = await browser.newContext({ baseURL: server.url, viewport: { width, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
@@ -99,22 +103,39 @@ async function preSession(server: TestServer): Promise<{ cookie: string; csrf: s
   return { cookie, csrf: body.csrf_token };
 }
 
-async function accountsPost(server: TestServer, path: string, input: Record<string, unknown>): Promise<ApiSession> {
+async function accountsPost(
+  server: TestServer,
+  path: string,
+  input: Record<string, unknown>,
+): Promise<ApiSession> {
   const pre = await preSession(server);
   const response = await fetch(`${server.url}/dashboard/api/${path}`, {
     method: "POST",
     headers: { "Content-Type": "application/json", "X-CSRF-Token": pre.csrf, Cookie: pre.cookie },
     body: JSON.stringify(input),
   });
-  const body = (await response.json()) as { user: { id: string }; csrf_token: string; workspaces: ApiSession["workspaces"] };
+  const body = (await response.json()) as {
+    user: { id: string };
+    csrf_token: string;
+    workspaces: ApiSession["workspaces"];
+  };
   if (!response.ok) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(body)}`);
   const session = response.headers.getSetCookie().find((c) => c.startsWith("kontor_session="));
   if (!session) throw new Error(`${path} set no session cookie`);
-  return { cookie: session.split(";")[0]!, csrf: body.csrf_token, userId: body.user.id, workspaces: body.workspaces };
+  return {
+    cookie: session.split(";")[0]!,
+    csrf: body.csrf_token,
+    userId: body.user.id,
+    workspaces: body.workspaces,
+  };
 }
 
 /** A new user with their own free workspace, signed in. */
-export async function signUpApi(server: TestServer, email: string, options: { workspaceName?: string; invitationToken?: string } = {}) {
+export async function signUpApi(
+  server: TestServer,
+  email: string,
+  options: { workspaceName?: string; invitationToken?: string } = {},
+) {
   return accountsPost(server, "sign-up", {
     email,
     password: PASSWORD,
@@ -136,7 +157,8 @@ export async function sessionGraphql<T = Record<string, unknown>>(
   workspaceId?: string,
 ): Promise<T> {
   const { status, body } = await sessionGraphqlRaw(server, session, query, variables, workspaceId);
-  if (status !== 200 || body.errors) throw new Error(`GraphQL answered ${status}: ${JSON.stringify(body.errors ?? body)}`);
+  if (status !== 200 || body.errors)
+    throw new Error(`GraphQL answered ${status}: ${JSON.stringify(body.errors ?? body)}`);
   return body.data as T;
 }
 
@@ -147,10 +169,18 @@ export async function sessionGraphqlRaw(
   variables: Record<string, unknown> = {},
   workspaceId?: string,
   headers: Record<string, string> = { "X-CSRF-Token": session.csrf },
-): Promise<{ status: number; body: { data?: unknown; errors?: { message: string; extensions: Record<string, unknown> }[] } }> {
+): Promise<{
+  status: number;
+  body: { data?: unknown; errors?: { message: string; extensions: Record<string, unknown> }[] };
+}> {
   const response = await fetch(`${server.url}/graphql`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", Cookie: session.cookie, ...headers, ...(workspaceId && { "Kontor-Workspace": workspaceId }) },
+    headers: {
+      "Content-Type": "application/json",
+      Cookie: session.cookie,
+      ...headers,
+      ...(workspaceId && { "Kontor-Workspace": workspaceId }),
+    },
     body: JSON.stringify({ query, variables }),
   });
   return { status: response.status, body: (await response.json()) as never };
@@ -167,7 +197,10 @@ export interface TestUser {
  * A user who owns a new workspace, written straight into the database (sign-up is rate limited
  * per IP: tests of other things make their users here). Their password is PASSWORD.
  */
-export async function createUser(server: TestServer, options: { label?: string; plan?: PlanName; workspaceName?: string } = {}): Promise<TestUser> {
+export async function createUser(
+  server: TestServer,
+  options: { label?: string; plan?: PlanName; workspaceName?: string } = {},
+): Promise<TestUser> {
   const email = uniqueEmail(options.label ?? "user");
   const workspaceName = options.workspaceName ?? `${email.split("@")[0]!.slice(0, 40)}'s workspace`;
   const created = await createWorkspace(server.running.db.prisma, {
@@ -180,7 +213,12 @@ export async function createUser(server: TestServer, options: { label?: string; 
 }
 
 /** `invitee` joins `owner`'s workspace with `role`, through the API: an invitation, accepted. */
-export async function addMember(server: TestServer, owner: TestUser, invitee: TestUser, role: "owner" | "member"): Promise<void> {
+export async function addMember(
+  server: TestServer,
+  owner: TestUser,
+  invitee: TestUser,
+  role: "owner" | "member",
+): Promise<void> {
   const ownerSession = await signInApi(server, owner.email);
   const { inviteMember } = await sessionGraphql<{ inviteMember: { accept_url: string } }>(
     server,
@@ -193,15 +231,23 @@ export async function addMember(server: TestServer, owner: TestUser, invitee: Te
   const inviteeSession = await signInApi(server, invitee.email);
   const response = await fetch(`${server.url}/dashboard/api/invitations/accept`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", Cookie: inviteeSession.cookie, "X-CSRF-Token": inviteeSession.csrf },
+    headers: {
+      "Content-Type": "application/json",
+      Cookie: inviteeSession.cookie,
+      "X-CSRF-Token": inviteeSession.csrf,
+    },
     body: JSON.stringify({ token }),
   });
-  if (!response.ok) throw new Error(`accepting the invitation answered ${response.status}: ${await response.text()}`);
+  if (!response.ok)
+    throw new Error(`accepting the invitation answered ${response.status}: ${await response.text()}`);
 }
 
 /** Ends every session of a user as time would: their expiry is moved into the past. */
 export async function expireSessions(server: TestServer, userId: string): Promise<number> {
-  const { count } = await server.running.db.prisma.session.updateMany({ where: { userId }, data: { expiresAt: new Date(Date.now() - 1_000) } });
+  const { count } = await server.running.db.prisma.session.updateMany({
+    where: { userId },
+    data: { expiresAt: new Date(Date.now() - 1_000) },
+  });
   return count;
 }
 
@@ -213,19 +259,30 @@ export async function expireSessions(server: TestServer, userId: string): Promis
 export async function expectLabelled(page: Page): Promise<string[]> {
   const fields = await page.locator("input, select, textarea").evaluateAll((elements) =>
     elements
-      .filter((element) => (element as HTMLElement).offsetParent !== null || (element as HTMLElement).closest("dialog[open]"))
+      .filter(
+        (element) =>
+          (element as HTMLElement).offsetParent !== null || (element as HTMLElement).closest("dialog[open]"),
+      )
       .map((element) => {
         const field = element as HTMLInputElement;
-        const fromLabels = [...(field.labels ?? [])].map((label) => label.textContent?.trim() ?? "").filter(Boolean)[0];
+        const fromLabels = [...(field.labels ?? [])]
+          .map((label) => label.textContent?.trim() ?? "")
+          .filter(Boolean)[0];
         const labelledBy = field.getAttribute("aria-labelledby");
-        const name = fromLabels ?? field.getAttribute("aria-label") ?? (labelledBy ? document.getElementById(labelledBy)?.textContent?.trim() : undefined);
+        const name =
+          fromLabels ??
+          field.getAttribute("aria-label") ??
+          (labelledBy ? document.getElementById(labelledBy)?.textContent?.trim() : undefined);
         return { name: name ?? "", html: field.outerHTML.slice(0, 120), type: field.type };
       }),
   );
   for (const field of fields) expect(field.name, `no label: ${field.html}`).not.toBe("");
   for (const field of fields) {
     // A checkbox's label wraps it together with its text, which getByLabel matches exactly.
-    expect(await page.getByLabel(field.name, { exact: true }).count(), `getByLabel("${field.name}")`).toBeGreaterThan(0);
+    expect(
+      await page.getByLabel(field.name, { exact: true }).count(),
+      `getByLabel("${field.name}")`,
+    ).toBeGreaterThan(0);
   }
   return fields.map((field) => field.name);
 }
@@ -258,8 +315,15 @@ export async function lowContrastText(page: Page): Promise<string[]> {
     const problems: string[] = [];
     for (const element of document.querySelectorAll("body *")) {
       const html = element as HTMLElement;
-      const ownText = [...html.childNodes].some((node) => node.nodeType === Node.TEXT_NODE && node.textContent!.trim() !== "");
-      if (!ownText || html.offsetParent === null || html.closest('[aria-disabled="true"], :disabled, .visually-hidden, canvas')) continue;
+      const ownText = [...html.childNodes].some(
+        (node) => node.nodeType === Node.TEXT_NODE && node.textContent!.trim() !== "",
+      );
+      if (
+        !ownText ||
+        html.offsetParent === null ||
+        html.closest('[aria-disabled="true"], :disabled, .visually-hidden, canvas')
+      )
+        continue;
       const rect = html.getBoundingClientRect();
       if (rect.width < 2 || rect.height < 2) continue;
       const style = getComputedStyle(html);
@@ -269,7 +333,9 @@ export async function lowContrastText(page: Page): Promise<string[]> {
       const size = parseFloat(style.fontSize);
       const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
       if (ratio < (large ? 3 : 4.5))
-        problems.push(`${ratio.toFixed(2)}: <${html.tagName.toLowerCase()} class="${html.className}"> ${html.textContent!.trim().slice(0, 40)}`);
+        problems.push(
+          `${ratio.toFixed(2)}: <${html.tagName.toLowerCase()} class="${html.className}"> ${html.textContent!.trim().slice(0, 40)}`,
+        );
     }
     return problems;
   });
@@ -284,7 +350,9 @@ export function uniqueEmail(label: string): string {
 
 /** Lets layout, ResizeObserver callbacks and a chart's redraw settle: two animation frames. */
 export async function settle(page: Page): Promise<void> {
-  await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
+  await page.evaluate(
+    () => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))),
+  );
 }
 
 /**
@@ -302,7 +370,9 @@ export async function screenshots(page: Page, screen: string): Promise<{ phone: 
     const path = join(ARTIFACTS, `${screen}-${width}.png`);
     await page.screenshot({ path, fullPage: true });
     // Nothing may stick out sideways at a phone's width.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     expect(overflow, `${screen} at ${width} px scrolls sideways`).toBeLessThanOrEqual(0);
     expect(await lowContrastText(page), `${screen} at ${width} px: text under WCAG AA contrast`).toEqual([]);
     paths[name] = path;
@@ -313,7 +383,11 @@ export async function screenshots(page: Page, screen: string): Promise<{ phone: 
 }
 
 /** Polls `check` until it returns true, for at most `timeoutMs`; the number of milliseconds it took. */
-export async function pollUntil(check: () => Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<number> {
+export async function pollUntil(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<number> {
   const started = Date.now();
   for (;;) {
     if (await check()) return Date.now() - started;
@@ -342,7 +416,7 @@ export function readPng(path: string): Png {
   let height = 0;
   let channels = 0;
   const idat: Buffer[] = [];
-  for (let at = 8; at < data.length;) {
+  for (let at = 8; at < data.length; ) {
     const length = data.readUInt32BE(at);
     const type = data.toString("latin1", at + 4, at + 8);
     const chunk = data.subarray(at + 8, at + 8 + length);
@@ -350,7 +424,8 @@ export function readPng(path: string): Png {
       width = chunk.readUInt32BE(0);
       height = chunk.readUInt32BE(4);
       const [depth, colorType, , , interlace] = [chunk[8], chunk[9], chunk[10], chunk[11], chunk[12]];
-      if (depth !== 8 || interlace !== 0 || (colorType !== 2 && colorType !== 6)) throw new Error(`unsupported PNG (depth ${depth}, colour type ${colorType})`);
+      if (depth !== 8 || interlace !== 0 || (colorType !== 2 && colorType !== 6))
+        throw new Error(`unsupported PNG (depth ${depth}, colour type ${colorType})`);
       channels = colorType === 6 ? 4 : 3;
     } else if (type === "IDAT") idat.push(chunk);
     at += 12 + length;
@@ -392,7 +467,12 @@ export function countColour(png: Png, hex: string, tolerance = 24): number {
   const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)) as [number, number, number];
   let count = 0;
   for (let i = 0; i < png.pixels.length; i += 4) {
-    if (Math.abs(png.pixels[i]! - r) <= tolerance && Math.abs(png.pixels[i + 1]! - g) <= tolerance && Math.abs(png.pixels[i + 2]! - b) <= tolerance) count++;
+    if (
+      Math.abs(png.pixels[i]! - r) <= tolerance &&
+      Math.abs(png.pixels[i + 1]! - g) <= tolerance &&
+      Math.abs(png.pixels[i + 2]! - b) <= tolerance
+    )
+      count++;
   }
   return count;
 }
@@ -400,6 +480,7 @@ export function countColour(png: Png, hex: string, tolerance = 24): number {
 /** Distinct colours (quantised to 5 bits a channel): a blank image has one or two. */
 export function distinctColours(png: Png): number {
   const seen = new Set<number>();
-  for (let i = 0; i < png.pixels.length; i += 4) seen.add(((png.pixels[i]! >> 3) << 10) | ((png.pixels[i + 1]! >> 3) << 5) | (png.pixels[i + 2]! >> 3));
+  for (let i = 0; i < png.pixels.length; i += 4)
+    seen.add(((png.pixels[i]! >> 3) << 10) | ((png.pixels[i + 1]! >> 3) << 5) | (png.pixels[i + 2]! >> 3));
   return seen.size;
 }

@@ -80,13 +80,22 @@ const completionId = () => `chatcmpl-fake${++sequence}`;
 const CREATED = 1_760_000_000;
 
 /** A chat.completion object as OpenAI answers it. */
-export function completionBody(options: { text?: string; usage?: ChatUsage | null; model?: string; extra?: Record<string, unknown> } = {}) {
+export function completionBody(
+  options: { text?: string; usage?: ChatUsage | null; model?: string; extra?: Record<string, unknown> } = {},
+) {
   return {
     id: completionId(),
     object: "chat.completion",
     created: CREATED,
     model: options.model ?? "gpt-4o-mini-2024-07-18",
-    choices: [{ index: 0, message: { role: "assistant", content: options.text ?? "Hello!", refusal: null }, logprobs: null, finish_reason: "stop" }],
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: options.text ?? "Hello!", refusal: null },
+        logprobs: null,
+        finish_reason: "stop",
+      },
+    ],
     ...(options.usage !== null && { usage: options.usage ?? usageOf(9, 3) }),
     system_fingerprint: "fp_fake",
     ...options.extra,
@@ -98,10 +107,22 @@ const writeRaw = (res: ServerResponse, text: string) => {
 };
 
 /** A JSON completion: 200 with `completionBody(options)`, or `options.raw` byte for byte. */
-export function completion(options: { text?: string; usage?: ChatUsage | null; model?: string; extra?: Record<string, unknown>; raw?: string } = {}): Handler {
+export function completion(
+  options: {
+    text?: string;
+    usage?: ChatUsage | null;
+    model?: string;
+    extra?: Record<string, unknown>;
+    raw?: string;
+  } = {},
+): Handler {
   return (_request, res) => {
     const text = options.raw ?? JSON.stringify(completionBody(options));
-    res.writeHead(200, { "content-type": "application/json", "x-request-id": "req_upstream_fake", "openai-processing-ms": "12" });
+    res.writeHead(200, {
+      "content-type": "application/json",
+      "x-request-id": "req_upstream_fake",
+      "openai-processing-ms": "12",
+    });
     res.end(text);
   };
 }
@@ -132,7 +153,13 @@ export function streamEvents(request: FakeRequest, options: StreamOptions): stri
   const id = completionId();
   const model = options.model ?? "gpt-4o-mini-2024-07-18";
   const wantsUsage = request.json?.stream_options?.include_usage === true;
-  const base = { id, object: "chat.completion.chunk", created: CREATED, model, system_fingerprint: "fp_fake" };
+  const base = {
+    id,
+    object: "chat.completion.chunk",
+    created: CREATED,
+    model,
+    system_fingerprint: "fp_fake",
+  };
   const nullUsage = wantsUsage && options.nullUsage ? { usage: null } : {};
   const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
     ...base,
@@ -144,7 +171,10 @@ export function streamEvents(request: FakeRequest, options: StreamOptions): stri
     ...options.deltas.map((content) => chunk({ content }, null)),
     chunk({}, "stop"),
   ].map((value) => `data: ${JSON.stringify(value)}\n\n`);
-  if (wantsUsage) events.push(`data: ${JSON.stringify({ ...base, choices: [], usage: options.usage ?? usageOf(9, 3) })}\n\n`);
+  if (wantsUsage)
+    events.push(
+      `data: ${JSON.stringify({ ...base, choices: [], usage: options.usage ?? usageOf(9, 3) })}\n\n`,
+    );
   events.push("data: [DONE]\n\n");
   return events;
 }
@@ -153,9 +183,14 @@ export function streamEvents(request: FakeRequest, options: StreamOptions): stri
 export function stream(options: StreamOptions): Handler {
   return async (request, res) => {
     const events = streamEvents(request, options);
-    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
     res.flushHeaders();
-    const pace = () => new Promise((resolve) => (options.gapMs ? setTimeout(resolve, options.gapMs) : setImmediate(resolve)));
+    const pace = () =>
+      new Promise((resolve) => (options.gapMs ? setTimeout(resolve, options.gapMs) : setImmediate(resolve)));
     for (const [index, event] of events.entries()) {
       if (options.dropAfter !== undefined && index === options.dropAfter) return void res.socket?.destroy();
       if (options.holdAfter !== undefined && index === options.holdAfter && options.gate) {
@@ -177,15 +212,31 @@ export function stream(options: StreamOptions): Handler {
 }
 
 /** An error status with OpenAI's error body. */
-export function error(status: number, message: string, options: { type?: string; code?: string | null; param?: string | null } = {}): Handler {
+export function error(
+  status: number,
+  message: string,
+  options: { type?: string; code?: string | null; param?: string | null } = {},
+): Handler {
   return (_request, res) => {
     res.writeHead(status, { "content-type": "application/json" });
-    res.end(JSON.stringify({ error: { message, type: options.type ?? "invalid_request_error", param: options.param ?? null, code: options.code ?? null } }));
+    res.end(
+      JSON.stringify({
+        error: {
+          message,
+          type: options.type ?? "invalid_request_error",
+          param: options.param ?? null,
+          code: options.code ?? null,
+        },
+      }),
+    );
   };
 }
 
 /** `text` with `status` (default 200) and a content type that need not be honest. */
-export function garbage(text = "<html><body>502 Bad Gateway</body></html>", options: { status?: number; contentType?: string } = {}): Handler {
+export function garbage(
+  text = "<html><body>502 Bad Gateway</body></html>",
+  options: { status?: number; contentType?: string } = {},
+): Handler {
   return (_request, res) => {
     res.writeHead(options.status ?? 200, { "content-type": options.contentType ?? "text/html" });
     res.end(text);
@@ -258,7 +309,16 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         .catch((failure: unknown) => {
           if (res.headersSent) return void res.destroy();
           res.writeHead(500, { "content-type": "application/json" });
-          res.end(JSON.stringify({ error: { message: `fake handler failed: ${String(failure)}`, type: "server_error", param: null, code: null } }));
+          res.end(
+            JSON.stringify({
+              error: {
+                message: `fake handler failed: ${String(failure)}`,
+                type: "server_error",
+                param: null,
+                code: null,
+              },
+            }),
+          );
         });
     });
   });
@@ -277,7 +337,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     async request(index, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (requests.length <= index) {
-        if (Date.now() > deadline) throw new Error(`the fake provider got ${requests.length} requests, not ${index + 1}, within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `the fake provider got ${requests.length} requests, not ${index + 1}, within ${timeoutMs} ms`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       return requests[index]!;

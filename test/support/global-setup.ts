@@ -14,7 +14,9 @@ export default async function setup(project: TestProject) {
       await client.connect();
       await client.query("select 1");
     } catch (error) {
-      throw new Error(`PostgreSQL at ${POSTGRES_ADMIN_URL} does not answer (${(error as Error).message}). Start it, or run bash .ci/run.`);
+      throw new Error(
+        `PostgreSQL at ${POSTGRES_ADMIN_URL} does not answer (${(error as Error).message}). Start it, or run bash .ci/run.`,
+      );
     } finally {
       await client.end().catch(() => {});
     }

@@ -12,7 +12,10 @@ export interface GraphQLResult<T = any> {
  * throws that one whatever the error policy).
  */
 export function graphql(url: string, key: string) {
-  const client = new GraphQLClient(`${url}/graphql`, { headers: { authorization: `Bearer ${key}` }, errorPolicy: "all" });
+  const client = new GraphQLClient(`${url}/graphql`, {
+    headers: { authorization: `Bearer ${key}` },
+    errorPolicy: "all",
+  });
   return async <T = any>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<T>> => {
     try {
       const result = await client.rawRequest<T>(query, variables);

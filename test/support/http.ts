@@ -38,7 +38,8 @@ export async function call<T = any>(
 /** A REST client bound to one server and key. */
 export function rest(api: string, key?: string) {
   return {
-    get: <T = any>(path: string, headers?: Record<string, string>) => call<T>("GET", api + path, { key, headers }),
+    get: <T = any>(path: string, headers?: Record<string, string>) =>
+      call<T>("GET", api + path, { key, headers }),
     post: <T = any>(path: string, body?: unknown) => call<T>("POST", api + path, { key, body }),
     patch: <T = any>(path: string, body?: unknown) => call<T>("PATCH", api + path, { key, body }),
     delete: <T = any>(path: string) => call<T>("DELETE", api + path, { key }),
@@ -49,7 +50,11 @@ export function rest(api: string, key?: string) {
 export async function raw(url: string, init: RequestInit = {}) {
   const response = await fetch(url, init);
   const text = await response.text();
-  await checkAgainstOpenApi(init.method ?? "GET", url, { status: response.status, headers: response.headers, text });
+  await checkAgainstOpenApi(init.method ?? "GET", url, {
+    status: response.status,
+    headers: response.headers,
+    text,
+  });
   let json: any = null;
   try {
     json = JSON.parse(text);
@@ -76,7 +81,8 @@ export function answerOf(req: ClientRequest): Promise<Answer> {
       res.on("error", reject);
       res.on("end", () => {
         const headers = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) if (typeof value === "string") headers.set(name, value);
+        for (const [name, value] of Object.entries(res.headers))
+          if (typeof value === "string") headers.set(name, value);
         resolve({ status: res.statusCode!, headers, text });
       });
     });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
+import { type CryptoKey, exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
 
 interface ProviderKey {
   kid: string;
@@ -46,7 +46,9 @@ export class IdJagProvider {
       if (request.url === "/jwks.json" && provider) {
         provider.jwksFetches++;
         if (provider.jwksStatus !== 200) return void response.writeHead(provider.jwksStatus).end();
-        const body = JSON.stringify({ keys: provider.keys.filter((k) => k.published).map((k) => k.publicJwk) });
+        const body = JSON.stringify({
+          keys: provider.keys.filter((k) => k.published).map((k) => k.publicJwk),
+        });
         response.writeHead(200, { "content-type": "application/json" }).end(body);
       } else response.writeHead(404).end();
     });
@@ -61,7 +63,12 @@ export class IdJagProvider {
   async addKey(published: boolean): Promise<string> {
     const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
     const kid = `k-${randomUUID()}`;
-    this.keys.push({ kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" }, published });
+    this.keys.push({
+      kid,
+      privateKey,
+      publicJwk: { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" },
+      published,
+    });
     return kid;
   }
 
@@ -70,14 +77,23 @@ export class IdJagProvider {
   }
 
   private async sign(claims: JWTPayload, typ: string, options: SignOptions): Promise<string> {
-    const key = options.kid ? this.keys.find((k) => k.kid === options.kid)! : this.keys.find((k) => k.published)!;
+    const key = options.kid
+      ? this.keys.find((k) => k.kid === options.kid)!
+      : this.keys.find((k) => k.published)!;
     const payload: Record<string, unknown> = { ...claims };
     for (const name of options.omit ?? []) delete payload[name];
-    return new SignJWT(payload).setProtectedHeader({ alg: "ES256", kid: key.kid, typ: options.typ ?? typ }).sign(key.privateKey);
+    return new SignJWT(payload)
+      .setProtectedHeader({ alg: "ES256", kid: key.kid, typ: options.typ ?? typ })
+      .sign(key.privateKey);
   }
 
   /** An ID-JAG for `sub` and `aud`; `claims` override the defaults (verified e-mail, 5 minutes). */
-  idJag(aud: string, sub: string, claims: Record<string, unknown> = {}, options: SignOptions = {}): Promise<string> {
+  idJag(
+    aud: string,
+    sub: string,
+    claims: Record<string, unknown> = {},
+    options: SignOptions = {},
+  ): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     return this.sign(
       {
@@ -98,7 +114,12 @@ export class IdJagProvider {
   }
 
   /** A Security Event Token revoking `sub`'s identity assertions. */
-  revokedSet(aud: string, sub: string, claims: Record<string, unknown> = {}, options: SignOptions = {}): Promise<string> {
+  revokedSet(
+    aud: string,
+    sub: string,
+    claims: Record<string, unknown> = {},
+    options: SignOptions = {},
+  ): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     return this.sign(
       {

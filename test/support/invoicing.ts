@@ -2,7 +2,7 @@ import { expect } from "vitest";
 import type { ApiResponse, rest } from "./http.ts";
 import type { TestServer } from "./server.ts";
 
-/** Helpers shared by invoices.test.ts and payments.test.ts. */
+/** Helpers shared by the invoicing suites (test/e2e/invoicing/). */
 
 export type Api = ReturnType<typeof rest>;
 
@@ -25,7 +25,10 @@ export async function newClient(api: Api, body: Record<string, unknown> = {}): P
 }
 
 export async function newDocument(api: Api, body: Record<string, unknown>) {
-  const res = await api.post("/invoices", { items: [{ description: "Work", quantity: 1, unit_price: 100 }], ...body });
+  const res = await api.post("/invoices", {
+    items: [{ description: "Work", quantity: 1, unit_price: 100 }],
+    ...body,
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
 }
@@ -51,15 +54,25 @@ export async function stored(server: TestServer, workspaceId: string) {
       include: { items: { orderBy: { position: "asc" } }, payments: { orderBy: { id: "asc" } } },
       orderBy: { id: "asc" },
     }),
-    sequences: await prisma.documentSequence.findMany({ where: { workspaceId }, orderBy: [{ documentType: "asc" }, { year: "asc" }] }),
+    sequences: await prisma.documentSequence.findMany({
+      where: { workspaceId },
+      orderBy: [{ documentType: "asc" }, { year: "asc" }],
+    }),
     // dispatched_at is the webhook worker's bookkeeping, set whenever it runs: not what a request wrote.
-    events: await prisma.event.findMany({ where: { workspaceId }, orderBy: { id: "asc" }, omit: { dispatchedAt: true } }),
+    events: await prisma.event.findMany({
+      where: { workspaceId },
+      orderBy: { id: "asc" },
+      omit: { dispatchedAt: true },
+    }),
   };
   return JSON.parse(JSON.stringify(rows)) as typeof rows;
 }
 
 export async function eventsOf(server: TestServer, workspaceId: string, type?: string) {
-  return server.running.db.prisma.event.findMany({ where: { workspaceId, ...(type && { type }) }, orderBy: { id: "asc" } });
+  return server.running.db.prisma.event.findMany({
+    where: { workspaceId, ...(type && { type }) },
+    orderBy: { id: "asc" },
+  });
 }
 
 /** The one event of `type` written since `before` (a list of earlier event ids). */

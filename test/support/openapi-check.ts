@@ -35,9 +35,12 @@ export function toJsonSchema(schema: unknown): unknown {
   const out: Json = {};
   for (const [key, value] of Object.entries(schema)) {
     if (ANNOTATIONS.has(key) || key === "nullable") continue;
-    if (key === "$ref" && typeof value === "string") out.$ref = value.replace(/^#\/components\/schemas\//, `${SCHEMA_ID}#/definitions/`);
+    if (key === "$ref" && typeof value === "string")
+      out.$ref = value.replace(/^#\/components\/schemas\//, `${SCHEMA_ID}#/definitions/`);
     else if (key === "properties" && typeof value === "object" && value !== null) {
-      out.properties = Object.fromEntries(Object.entries(value).map(([name, property]) => [name, toJsonSchema(property)]));
+      out.properties = Object.fromEntries(
+        Object.entries(value).map(([name, property]) => [name, toJsonSchema(property)]),
+      );
     } else out[key] = toJsonSchema(value);
   }
   return (schema as Json).nullable === true ? { anyOf: [{ type: "null" }, out] } : out;
@@ -50,7 +53,9 @@ interface Operation {
 }
 
 function templatePattern(basePath: string, template: string): RegExp {
-  const escaped = template.split(/(\{\w+\})/).map((part) => (/^\{\w+\}$/.test(part) ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+  const escaped = template
+    .split(/(\{\w+\})/)
+    .map((part) => (/^\{\w+\}$/.test(part) ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
   return new RegExp(`^${basePath}${escaped.join("")}/?$`);
 }
 
@@ -70,7 +75,13 @@ export class DocumentCheck {
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor(private readonly doc: Json) {
-    this.ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictRequired: false, multipleOfPrecision: 9 });
+    this.ajv = new Ajv({
+      allErrors: true,
+      strict: true,
+      strictTypes: false,
+      strictRequired: false,
+      multipleOfPrecision: 9,
+    });
     addFormats(this.ajv);
     this.ajv.addSchema({ $id: SCHEMA_ID, definitions: toJsonSchema(doc.components?.schemas ?? {}) as Json });
     this.basePath = new URL(doc.servers?.[0]?.url ?? "http://localhost/v1").pathname.replace(/\/$/, "");
@@ -103,10 +114,18 @@ export class DocumentCheck {
   }
 
   /** The documented operation for a request, or what the path alone says. */
-  private find(method: string, pathname: string): { operation?: Operation; pathTemplate?: string; item?: Json } {
+  private find(
+    method: string,
+    pathname: string,
+  ): { operation?: Operation; pathTemplate?: string; item?: Json } {
     const matching = this.paths.filter(({ pattern }) => pattern.test(pathname));
     const exact = matching.find(({ item }) => item[method.toLowerCase()]);
-    if (exact) return { operation: { method, template: exact.template, op: exact.item[method.toLowerCase()] }, pathTemplate: exact.template, item: exact.item };
+    if (exact)
+      return {
+        operation: { method, template: exact.template, op: exact.item[method.toLowerCase()] },
+        pathTemplate: exact.template,
+        item: exact.item,
+      };
     return matching[0] ? { pathTemplate: matching[0].template, item: matching[0].item } : {};
   }
 
@@ -117,19 +136,37 @@ export class DocumentCheck {
     if (operation) {
       const route = `${method} ${operation.template}`;
       const declared = operation.op.responses?.[String(response.status)] ?? operation.op.responses?.default;
-      if (!declared) return { route, problems: [`status ${response.status} is not declared (declared: ${Object.keys(operation.op.responses ?? {}).join(", ")})`] };
-      return { route, problems: this.checkResponse(`${route} ${response.status}`, this.deref(declared), method, response) };
+      if (!declared)
+        return {
+          route,
+          problems: [
+            `status ${response.status} is not declared (declared: ${Object.keys(operation.op.responses ?? {}).join(", ")})`,
+          ],
+        };
+      return {
+        route,
+        problems: this.checkResponse(`${route} ${response.status}`, this.deref(declared), method, response),
+      };
     }
     const route = `${method} ${pathTemplate ?? pathname} (not in the document)`;
     if (response.status < 400) return { route, problems: [] };
     // A documented path answering another method: its 405 is the one every operation declares.
     const sibling = item && Object.values(item).find((op: Json) => op?.responses?.[String(response.status)]);
     if (sibling && response.status === 405) {
-      return { route, problems: this.checkResponse(`${pathTemplate} 405`, this.deref(sibling.responses["405"]), method, response) };
+      return {
+        route,
+        problems: this.checkResponse(
+          `${pathTemplate} 405`,
+          this.deref(sibling.responses["405"]),
+          method,
+          response,
+        ),
+      };
     }
     const problems: string[] = [];
     if (!response.headers.get("x-request-id")) problems.push("header X-Request-Id is missing");
-    if (method !== "HEAD") problems.push(...this.checkBody("Error", { $ref: "#/components/schemas/Error" }, response));
+    if (method !== "HEAD")
+      problems.push(...this.checkBody("Error", { $ref: "#/components/schemas/Error" }, response));
     return { route, problems };
   }
 
@@ -144,7 +181,8 @@ export class DocumentCheck {
     // A response may declare other media types beside JSON (a stream): one of those is checked by its type alone.
     const other = mediaType !== "application/json" && mediaType in (declared.content ?? {});
     if (schema && method !== "HEAD" && !other) {
-      if (!/^application\/(.+\+)?json\b/i.test(type)) problems.push(`content-type is '${type}', not application/json`);
+      if (!/^application\/(.+\+)?json\b/i.test(type))
+        problems.push(`content-type is '${type}', not application/json`);
       problems.push(...this.checkBody(key, schema, response));
     }
     return problems;
@@ -195,7 +233,10 @@ export function documentFor(base: string): Promise<DocumentCheck> {
     document = (async () => {
       const response = await fetch(`${base}/openapi.json`);
       const text = await response.text();
-      if (response.status !== 200) throw new OpenApiMismatch(`GET ${base}/openapi.json answered ${response.status}: ${text.slice(0, 300)}`);
+      if (response.status !== 200)
+        throw new OpenApiMismatch(
+          `GET ${base}/openapi.json answered ${response.status}: ${text.slice(0, 300)}`,
+        );
       return new DocumentCheck(JSON.parse(text) as Json);
     })();
     documents.set(base, document);
@@ -208,7 +249,11 @@ export function documentFor(base: string): Promise<DocumentCheck> {
  * Throws an OpenApiMismatch naming the route, the status and what differs when a `/v1` response
  * contradicts the server's OpenAPI document. Other URLs pass unchecked.
  */
-export async function checkAgainstOpenApi(method: string, url: string, response: CheckedResponse): Promise<void> {
+export async function checkAgainstOpenApi(
+  method: string,
+  url: string,
+  response: CheckedResponse,
+): Promise<void> {
   const base = apiBase(url);
   if (!base) return;
   const check = await documentFor(base);

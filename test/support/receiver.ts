@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
+import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import { expect } from "vitest";
 
 export interface Received {
@@ -82,7 +82,11 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 /** Polls `read` until `done` holds (bounded), then returns the last value. */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = await read();
   while (!done(value) && Date.now() < deadline) {
@@ -113,8 +117,10 @@ export interface RudeReceiver {
 }
 
 const EARLY_ANSWERS: Record<Exclude<HangUp, "reset-mid-body">, string> = {
-  "answer-then-close": "HTTP/1.1 413 Payload Too Large\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n\r\nbody too large",
-  "answer-then-reset": "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nbad request",
+  "answer-then-close":
+    "HTTP/1.1 413 Payload Too Large\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n\r\nbody too large",
+  "answer-then-reset":
+    "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nbad request",
 };
 
 /** A raw TCP receiver on loopback that treats every connection as `mode` says. */

@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { S3Client } from "@aws-sdk/client-s3";
@@ -10,7 +10,11 @@ interface S3rverInstance {
   callback(): (req: IncomingMessage, res: ServerResponse) => void;
   configureBuckets(): Promise<void>;
 }
-type S3rverClass = new (options: { silent: boolean; directory: string; configureBuckets?: { name: string; configs: string[] }[] }) => S3rverInstance;
+type S3rverClass = new (options: {
+  silent: boolean;
+  directory: string;
+  configureBuckets?: { name: string; configs: string[] }[];
+}) => S3rverInstance;
 const S3rver = createRequire(import.meta.url)("s3rver") as S3rverClass;
 
 export interface S3TestServer {

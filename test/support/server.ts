@@ -1,15 +1,15 @@
+import { randomBytes } from "node:crypto";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import { SCOPES } from "../../schema/lib/scopes.ts";
 import type { PlanName } from "../../schema/lib/plans.ts";
-import { createApiKey } from "../../server/auth/api-keys.ts";
-import { loadConfig, type Config } from "../../server/runtime/config.ts";
-import { openDatabase } from "../../server/db/open.ts";
-import { startServer, type RunningServer } from "../../server/runtime/server.ts";
+import { SCOPES } from "../../schema/lib/scopes.ts";
 import { createWorkspace } from "../../server/accounts/workspaces.ts";
+import { createApiKey } from "../../server/auth/api-keys.ts";
+import { openDatabase } from "../../server/db/open.ts";
+import { type Config, loadConfig } from "../../server/runtime/config.ts";
+import { type RunningServer, startServer } from "../../server/runtime/server.ts";
 import { adminQuery, databaseUrl, REDIS_URL, type Stack } from "./stacks.ts";
 import type {} from "./templates.ts";
 
@@ -37,15 +37,23 @@ export interface Tenant {
  * Migrated (a copy of the run's template, test/support/templates.ts) unless `empty`, for the tests
  * of migrating itself.
  */
-export async function provisionStack(stack: Stack, { empty = false }: { empty?: boolean } = {}): Promise<{ env: NodeJS.ProcessEnv; drop(): Promise<void> }> {
+export async function provisionStack(
+  stack: Stack,
+  { empty = false }: { empty?: boolean } = {},
+): Promise<{ env: NodeJS.ProcessEnv; drop(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "kontor-test-"));
-  const templates = empty ? {} : inject("templates") ?? {};
+  const templates = empty ? {} : (inject("templates") ?? {});
   if (stack === "embedded") {
     if (templates.embedded) cpSync(join(templates.embedded, "db"), join(dataDir, "db"), { recursive: true });
-    return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+    return {
+      env: { DATA_DIR: dataDir },
+      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
   }
   const name = `kontor_test_${randomBytes(6).toString("hex")}`;
-  await adminQuery(templates.postgres ? `create database ${name} template ${templates.postgres}` : `create database ${name}`);
+  await adminQuery(
+    templates.postgres ? `create database ${name} template ${templates.postgres}` : `create database ${name}`,
+  );
   return {
     env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl(name), REDIS_URL },
     drop: async () => {

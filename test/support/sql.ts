@@ -19,7 +19,8 @@ let recording: Statement[] | undefined;
 const pgQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const [config, values] = args;
-  if (recording && typeof config === "string") recording.push({ sql: config, values: Array.isArray(values) ? values : [] });
+  if (recording && typeof config === "string")
+    recording.push({ sql: config, values: Array.isArray(values) ? values : [] });
   else if (recording && config && typeof (config as { text?: unknown }).text === "string") {
     const query = config as { text: string; values?: unknown[] };
     recording.push({ sql: query.text, values: query.values ?? (Array.isArray(values) ? values : []) });
@@ -46,7 +47,11 @@ export async function recordSql(during: () => Promise<unknown>): Promise<Stateme
 }
 
 /** The root node of PostgreSQL's plan of a recorded statement: `EXPLAIN (<options>, FORMAT JSON)`, on the database it ran on. */
-export async function explainPlan<Node>(server: TestServer, statement: Statement, options = ""): Promise<Node> {
+export async function explainPlan<Node>(
+  server: TestServer,
+  statement: Statement,
+  options = "",
+): Promise<Node> {
   const sql = `EXPLAIN (${options ? `${options}, ` : ""}FORMAT JSON) ${statement.sql}`;
   let rows: Record<string, unknown>[];
   if (statement.pglite) {

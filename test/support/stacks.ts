@@ -13,7 +13,8 @@ export function stacks(): Stack[] {
   return ALL_STACKS.filter((s) => wanted.includes(s));
 }
 
-export const POSTGRES_ADMIN_URL = process.env.KONTOR_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+export const POSTGRES_ADMIN_URL =
+  process.env.KONTOR_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const REDIS_URL = process.env.KONTOR_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 export function databaseUrl(name: string): string {

@@ -34,7 +34,14 @@ export async function sweepFixtures(input: {
       // An agent registration is made by the agent protocol, not by a /v1 route: one is written directly.
       "agent-registrations": async () => {
         await input.prisma.agentRegistration.create({
-          data: { id: newId("agentRegistration"), workspaceId: input.workspaceId, type: "service_auth", status: "active", scopes: ["leads.read"], postClaimScopes: ["leads.read"] },
+          data: {
+            id: newId("agentRegistration"),
+            workspaceId: input.workspaceId,
+            type: "service_auth",
+            status: "active",
+            scopes: ["leads.read"],
+            postClaimScopes: ["leads.read"],
+          },
         });
       },
       "webhook-deliveries": async (f) => {

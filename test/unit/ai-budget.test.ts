@@ -1,8 +1,14 @@
-import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
-import { BYTES_PER_TOKEN, DEFAULT_OUTPUT_RESERVATION, GeneralBudget, dailyHeaders, reservationOf, utcDay } from "../../server/ai/budget.ts";
+import {
+  BYTES_PER_TOKEN,
+  DEFAULT_OUTPUT_RESERVATION,
+  dailyHeaders,
+  GeneralBudget,
+  reservationOf,
+  utcDay,
+} from "../../server/ai/budget.ts";
 import { ConfigError, loadConfig } from "../../server/runtime/config.ts";
 import { clockAt, newRequestId, newWorkspaceId, refusal } from "../support/meters.ts";
 
@@ -21,7 +27,9 @@ const request = newRequestId;
 
 describe("the budget's numbers", () => {
   it("free 200 000, plus 2 000 000, pro 10 000 000, max 40 000 000 tokens a day", () => {
-    expect([PLAN_LIMITS.free, PLAN_LIMITS.plus, PLAN_LIMITS.pro, PLAN_LIMITS.max].map((l) => l.ai_tokens_daily)).toEqual([200_000, 2_000_000, 10_000_000, 40_000_000]);
+    expect(
+      [PLAN_LIMITS.free, PLAN_LIMITS.plus, PLAN_LIMITS.pro, PLAN_LIMITS.max].map((l) => l.ai_tokens_daily),
+    ).toEqual([200_000, 2_000_000, 10_000_000, 40_000_000]);
     const budget = new GeneralBudget(undefined, "test:");
     expect(budget.limit("free")).toBe(200_000);
     expect(budget.limit("max")).toBe(40_000_000);
@@ -41,7 +49,8 @@ describe("the budget's numbers", () => {
     expect(reservationOf(401, 100, 200_000)).toBe(201);
     expect(reservationOf(400, undefined, 200_000)).toBe(100 + 4_096);
     // Not a positive whole number: the default (the route refuses such a body anyway).
-    for (const odd of [null, 0, -5, 1.5, "100", Number.NaN]) expect(reservationOf(0, odd, 200_000)).toBe(4_096);
+    for (const odd of [null, 0, -5, 1.5, "100", Number.NaN])
+      expect(reservationOf(0, odd, 200_000)).toBe(4_096);
     expect(reservationOf(1024 * 1024, 1e15, 200_000)).toBe(200_000);
     expect(reservationOf(0, 1, 200_000)).toBe(1);
   });
@@ -53,7 +62,11 @@ describe("the budget's numbers", () => {
       "x-ai-daily-tokens-remaining": "145804",
       "x-ai-daily-reset": "2025-03-10T00:00:00.000Z",
     });
-    expect(dailyHeaders({ limit: 200_000, used: 199_000, reserved: 4_196, resetsAt })["x-ai-daily-tokens-remaining"]).toBe("0");
+    expect(
+      dailyHeaders({ limit: 200_000, used: 199_000, reserved: 4_196, resetsAt })[
+        "x-ai-daily-tokens-remaining"
+      ],
+    ).toBe("0");
   });
 });
 
@@ -90,7 +103,11 @@ describe("GeneralBudget with an injected clock", () => {
     expect((await refusal(budget.reserve(ws, "free", request(), 1))).headers["Retry-After"]).toBe("1");
     // A new UTC day: a full budget again.
     clock.set(MIDNIGHT);
-    expect(await budget.state(ws, "free")).toMatchObject({ used: 0, reserved: 0, resetsAt: new Date(MIDNIGHT + DAY) });
+    expect(await budget.state(ws, "free")).toMatchObject({
+      used: 0,
+      reserved: 0,
+      resetsAt: new Date(MIDNIGHT + DAY),
+    });
     await (await budget.reserve(ws, "free", request(), 1)).settle(0);
     // Other workspaces have budgets of their own.
     expect((await budget.state(workspace(), "free")).used).toBe(0);
@@ -101,8 +118,12 @@ describe("GeneralBudget with an injected clock", () => {
     const budget = new GeneralBudget(undefined, "test:", { clock: clock.now });
     const ws = workspace();
     const reservation = 30_007;
-    const burst = await Promise.allSettled(Array.from({ length: 20 }, () => budget.reserve(ws, "free", request(), reservation)));
-    const admitted = burst.filter((r) => r.status === "fulfilled").map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof budget.reserve>>>).value);
+    const burst = await Promise.allSettled(
+      Array.from({ length: 20 }, () => budget.reserve(ws, "free", request(), reservation)),
+    );
+    const admitted = burst
+      .filter((r) => r.status === "fulfilled")
+      .map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof budget.reserve>>>).value);
     // Let in while the reservations are below 200 000: the 7th takes them to 210 049, the 8th is refused.
     expect(admitted).toHaveLength(Math.ceil(200_000 / reservation));
     expect(admitted).toHaveLength(7);
@@ -137,11 +158,15 @@ describe("GeneralBudget with an injected clock", () => {
 
   it("a cap lowers every plan's budget (never raises it)", async () => {
     const budget = new GeneralBudget(undefined, "test:", { cap: 10_000 });
-    expect(["free", "plus", "pro", "max"].map((plan) => budget.limit(plan as "free"))).toEqual([10_000, 10_000, 10_000, 10_000]);
+    expect(["free", "plus", "pro", "max"].map((plan) => budget.limit(plan as "free"))).toEqual([
+      10_000, 10_000, 10_000, 10_000,
+    ]);
     expect(new GeneralBudget(undefined, "test:", { cap: 1e9 }).limit("free")).toBe(200_000);
     const ws = workspace();
     await (await budget.reserve(ws, "max", request(), 1)).settle(10_000);
-    expect((await refusal(budget.reserve(ws, "max", request(), 1))).headers["x-ai-daily-tokens-limit"]).toBe("10000");
+    expect((await refusal(budget.reserve(ws, "max", request(), 1))).headers["x-ai-daily-tokens-limit"]).toBe(
+      "10000",
+    );
   });
 });
 
@@ -149,7 +174,10 @@ describe("KONTOR_AI_TOKENS_DAILY_CAP", () => {
   it("is a whole number of tokens, for tests: refused in production", () => {
     expect(loadConfig({}).ai.tokensDailyCap).toBeUndefined();
     expect(loadConfig({ KONTOR_AI_TOKENS_DAILY_CAP: "5000" }).ai.tokensDailyCap).toBe(5_000);
-    for (const bad of ["0", "-1", "1.5", "lots"]) expect(() => loadConfig({ KONTOR_AI_TOKENS_DAILY_CAP: bad })).toThrow(ConfigError);
-    expect(() => loadConfig({ KONTOR_ENV: "production", KONTOR_AI_TOKENS_DAILY_CAP: "5000" })).toThrow(/refused in production/);
+    for (const bad of ["0", "-1", "1.5", "lots"])
+      expect(() => loadConfig({ KONTOR_AI_TOKENS_DAILY_CAP: bad })).toThrow(ConfigError);
+    expect(() => loadConfig({ KONTOR_ENV: "production", KONTOR_AI_TOKENS_DAILY_CAP: "5000" })).toThrow(
+      /refused in production/,
+    );
   });
 });

@@ -40,8 +40,18 @@ describe("EventSplitter", () => {
     for (let cut = 0; cut <= text.length; cut++) {
       for (let cut2 = cut; cut2 <= text.length; cut2 += 3) {
         const splitter = new EventSplitter();
-        const events = [...splitter.push(text.slice(0, cut)), ...splitter.push(text.slice(cut, cut2)), ...splitter.push(text.slice(cut2))];
-        expect([...events, splitter.end()]).toEqual(["data: a", "data: b", "data: c", ": comment", "data: d"]);
+        const events = [
+          ...splitter.push(text.slice(0, cut)),
+          ...splitter.push(text.slice(cut, cut2)),
+          ...splitter.push(text.slice(cut2)),
+        ];
+        expect([...events, splitter.end()]).toEqual([
+          "data: a",
+          "data: b",
+          "data: c",
+          ": comment",
+          "data: d",
+        ]);
       }
     }
   });

@@ -9,7 +9,8 @@ async function through(text: string, cuts: number[], secret = SECRET): Promise<s
   const points = [0, ...cuts, bytes.length];
   const source = new ReadableStream<Uint8Array>({
     start(controller) {
-      for (let i = 0; i + 1 < points.length; i++) controller.enqueue(new Uint8Array(bytes.subarray(points[i], points[i + 1])));
+      for (let i = 0; i + 1 < points.length; i++)
+        controller.enqueue(new Uint8Array(bytes.subarray(points[i], points[i + 1])));
       controller.close();
     },
   });
@@ -30,7 +31,8 @@ describe("Redactor", () => {
       const length = Buffer.byteLength(text);
       for (let a = 1; a < length; a++) {
         expect(await through(text, [a])).toBe(expected);
-        for (let b = a + 1; b < Math.min(length, a + SECRET.length + 2); b++) expect(await through(text, [a, b])).toBe(expected);
+        for (let b = a + 1; b < Math.min(length, a + SECRET.length + 2); b++)
+          expect(await through(text, [a, b])).toBe(expected);
       }
     }
   });
@@ -58,10 +60,15 @@ describe("Redactor", () => {
   it("redacts a response's body and drops the length that no longer holds", async () => {
     const body = JSON.stringify({ error: { message: `Incorrect API key provided: ${SECRET}` } });
     const answer = new Redactor(SECRET).response(
-      new Response(body, { status: 401, headers: { "content-type": "application/json", "content-length": String(body.length) } }),
+      new Response(body, {
+        status: 401,
+        headers: { "content-type": "application/json", "content-length": String(body.length) },
+      }),
     );
     expect(answer.status).toBe(401);
     expect(answer.headers.get("content-length")).toBeNull();
-    expect(await answer.text()).toBe(JSON.stringify({ error: { message: `Incorrect API key provided: ${REDACTED}` } }));
+    expect(await answer.text()).toBe(
+      JSON.stringify({ error: { message: `Incorrect API key provided: ${REDACTED}` } }),
+    );
   });
 });

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../schema/lib/errors.ts";
-import { createResponse, DEFAULT_MAX_ROUNDS, type CreateResponseInput } from "../../server/ai/responses.ts";
+import { type CreateResponseInput, createResponse, DEFAULT_MAX_ROUNDS } from "../../server/ai/responses.ts";
 import type { ToolDefinition } from "../../server/ai/tools.ts";
 import type { ChatUpstream } from "../../server/ai/upstream.ts";
 
@@ -13,7 +13,10 @@ type Answer = (body: Record<string, unknown>, signal: AbortSignal) => Response |
 class FakeUpstream implements ChatUpstream {
   readonly bodies: Record<string, any>[] = [];
   readonly signals: AbortSignal[] = [];
-  constructor(private readonly answers: Answer[], private readonly fallback?: Answer) {}
+  constructor(
+    private readonly answers: Answer[],
+    private readonly fallback?: Answer,
+  ) {}
 
   async chat(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
     this.bodies.push(structuredClone(body));
@@ -24,15 +27,39 @@ class FakeUpstream implements ChatUpstream {
   }
 }
 
-const usage = (prompt: number, completion: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
+const usage = (prompt: number, completion: number) => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  total_tokens: prompt + completion,
+});
 
-const completion = (message: Record<string, unknown>, finish = "stop", tokens = usage(10, 5)): Answer =>
-  () => Response.json({ id: "chatcmpl-1", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finish }], usage: tokens });
+const completion =
+  (message: Record<string, unknown>, finish = "stop", tokens = usage(10, 5)): Answer =>
+  () =>
+    Response.json({
+      id: "chatcmpl-1",
+      object: "chat.completion",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finish }],
+      usage: tokens,
+    });
 
 const text = (content: string, tokens = usage(10, 5)) => completion({ content }, "stop", tokens);
 
 const toolCalls = (calls: [id: string, name: string, args: string][], tokens = usage(10, 5)) =>
-  completion({ content: null, tool_calls: calls.map(([id, name, args]) => ({ id, type: "function", function: { name, arguments: args } })) }, "tool_calls", tokens);
+  completion(
+    {
+      content: null,
+      tool_calls: calls.map(([id, name, args]) => ({
+        id,
+        type: "function",
+        function: { name, arguments: args },
+      })),
+    },
+    "tool_calls",
+    tokens,
+  );
 
 /** An event-stream body the test writes chunk by chunk. */
 function controlledSse() {
@@ -42,11 +69,19 @@ function controlledSse() {
   return {
     answer: (() => new Response(body, { headers: { "content-type": "text/event-stream" } })) as Answer,
     chunk(delta: Record<string, unknown>, finish: string | null = null) {
-      const event = { id: "chatcmpl-1", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] };
+      const event = {
+        id: "chatcmpl-1",
+        object: "chat.completion.chunk",
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      };
       controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
     },
     usage(tokens: ReturnType<typeof usage>) {
-      controller.enqueue(encoder.encode(`data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: tokens })}\n\n`));
+      controller.enqueue(
+        encoder.encode(
+          `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: tokens })}\n\n`,
+        ),
+      );
     },
     raw(text: string) {
       controller.enqueue(encoder.encode(text));
@@ -59,14 +94,24 @@ function controlledSse() {
 }
 
 /** A whole streamed answer at once. */
-const streamed = (deltas: string[], tokens = usage(7, 3)): Answer => () => {
-  const lines: { choices: { index: number; delta: Record<string, unknown>; finish_reason: string | null }[] }[] = deltas.map((content, i) => ({
-    choices: [{ index: 0, delta: i === 0 ? { role: "assistant", content } : { content }, finish_reason: null }],
-  }));
-  lines.push({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
-  const text = [...lines.map((l) => `data: ${JSON.stringify(l)}\n\n`), `data: ${JSON.stringify({ choices: [], usage: tokens })}\n\n`, "data: [DONE]\n\n"].join("");
-  return new Response(text, { headers: { "content-type": "text/event-stream" } });
-};
+const streamed =
+  (deltas: string[], tokens = usage(7, 3)): Answer =>
+  () => {
+    const lines: {
+      choices: { index: number; delta: Record<string, unknown>; finish_reason: string | null }[];
+    }[] = deltas.map((content, i) => ({
+      choices: [
+        { index: 0, delta: i === 0 ? { role: "assistant", content } : { content }, finish_reason: null },
+      ],
+    }));
+    lines.push({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+    const text = [
+      ...lines.map((l) => `data: ${JSON.stringify(l)}\n\n`),
+      `data: ${JSON.stringify({ choices: [], usage: tokens })}\n\n`,
+      "data: [DONE]\n\n",
+    ].join("");
+    return new Response(text, { headers: { "content-type": "text/event-stream" } });
+  };
 
 /** Reads our own Responses event stream, event by event. */
 class EventReader {
@@ -101,7 +146,8 @@ class EventReader {
   }
 
   async until(type: string) {
-    for (let event = await this.next(); event; event = await this.next()) if (event.event === type) return event;
+    for (let event = await this.next(); event; event = await this.next())
+      if (event.event === type) return event;
     throw new Error(`the stream ended without ${type}`);
   }
 
@@ -118,14 +164,22 @@ class EventReader {
 const tool = (name: string, description = `The ${name} tool.`): ToolDefinition => ({
   name,
   description,
-  parameters: { type: "object", properties: { stage: { type: "string", enum: ["new", "won"] } }, additionalProperties: false },
+  parameters: {
+    type: "object",
+    properties: { stage: { type: "string", enum: ["new", "won"] } },
+    additionalProperties: false,
+  },
   scopes: [],
   document: { kind: "Document", definitions: [] } as never,
 });
 
 const TOOLS = [tool("leads"), tool("workspace")];
 
-function setup(upstream: FakeUpstream, body: Record<string, unknown>, overrides: Partial<CreateResponseInput> = {}) {
+function setup(
+  upstream: FakeUpstream,
+  body: Record<string, unknown>,
+  overrides: Partial<CreateResponseInput> = {},
+) {
   const runs: { tool: string; args: unknown }[] = [];
   const input: CreateResponseInput = {
     body,
@@ -161,7 +215,13 @@ async function refusal(promise: Promise<unknown>): Promise<ApiError> {
 describe("createResponse: the tool loop", () => {
   it("runs the model's tool calls and hands their results to the next round", async () => {
     const upstream = new FakeUpstream([
-      toolCalls([["call_a", "leads", '{"stage":"won"}'], ["call_b", "workspace", ""]], usage(100, 20)),
+      toolCalls(
+        [
+          ["call_a", "leads", '{"stage":"won"}'],
+          ["call_b", "workspace", ""],
+        ],
+        usage(100, 20),
+      ),
       text("You have two won leads.", usage(180, 12)),
     ]);
     const { runs, go } = setup(upstream, { model: "gpt-4o-mini", input: "How many leads did we win?" });
@@ -177,7 +237,12 @@ describe("createResponse: the tool loop", () => {
     const [first, second] = upstream.bodies as [any, any];
     expect(first.model).toBe("gpt-4o-mini");
     expect(first.messages).toEqual([{ role: "user", content: "How many leads did we win?" }]);
-    expect(first.tools).toEqual(TOOLS.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })));
+    expect(first.tools).toEqual(
+      TOOLS.map((t) => ({
+        type: "function",
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      })),
+    );
     expect(first.tool_choice).toBe("auto");
     expect(first.stream).toBeUndefined();
     // Round 2: the assistant's calls and one tool message per call, with the tool's answer.
@@ -191,15 +256,36 @@ describe("createResponse: the tool loop", () => {
           { id: "call_b", type: "function", function: { name: "workspace", arguments: "" } },
         ],
       },
-      { role: "tool", tool_call_id: "call_a", content: JSON.stringify({ ok: true, data: { tool: "leads", args: { stage: "won" } } }) },
-      { role: "tool", tool_call_id: "call_b", content: JSON.stringify({ ok: true, data: { tool: "workspace", args: {} } }) },
+      {
+        role: "tool",
+        tool_call_id: "call_a",
+        content: JSON.stringify({ ok: true, data: { tool: "leads", args: { stage: "won" } } }),
+      },
+      {
+        role: "tool",
+        tool_call_id: "call_b",
+        content: JSON.stringify({ ok: true, data: { tool: "workspace", args: {} } }),
+      },
     ]);
 
-    expect(body).toMatchObject({ object: "response", status: "completed", model: "gpt-4o-mini", error: null, incomplete_details: null, tools: [] });
+    expect(body).toMatchObject({
+      object: "response",
+      status: "completed",
+      model: "gpt-4o-mini",
+      error: null,
+      incomplete_details: null,
+      tools: [],
+    });
     expect(body.id).toMatch(/^resp_[0-9A-Z]{26}$/);
     expect(body.created_at).toBeTypeOf("number");
     expect(body.output).toEqual([
-      { type: "message", id: expect.stringMatching(/^msg_/), status: "completed", role: "assistant", content: [{ type: "output_text", text: "You have two won leads.", annotations: [], logprobs: [] }] },
+      {
+        type: "message",
+        id: expect.stringMatching(/^msg_/),
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: "You have two won leads.", annotations: [], logprobs: [] }],
+      },
     ]);
     expect(body.usage).toEqual({
       input_tokens: 280,
@@ -213,20 +299,39 @@ describe("createResponse: the tool loop", () => {
 
   it("answers an unknown tool, bad JSON arguments and a failing tool as errors the model reads, without running them", async () => {
     const upstream = new FakeUpstream([
-      toolCalls([["c1", "invoices", "{}"], ["c2", "leads", "{not json"], ["c3", "workspace", "{}"]]),
+      toolCalls([
+        ["c1", "invoices", "{}"],
+        ["c2", "leads", "{not json"],
+        ["c3", "workspace", "{}"],
+      ]),
       text("Sorry."),
     ]);
-    const { go } = setup(upstream, { model: "m", input: "hi" }, {
-      run: async () => {
-        throw new Error("connection string postgres://secret@db");
+    const { go } = setup(
+      upstream,
+      { model: "m", input: "hi" },
+      {
+        run: async () => {
+          throw new Error("connection string postgres://secret@db");
+        },
       },
-    });
+    );
     await json((await go()).response);
-    const tools = upstream.bodies[1]!.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
-    expect(tools[0]).toEqual({ ok: false, error: { code: "unknown_tool", message: expect.stringContaining("leads, workspace") } });
-    expect(tools[1]).toEqual({ ok: false, error: { code: "invalid_json", message: expect.stringContaining("not valid JSON") } });
+    const tools = upstream.bodies[1]!.messages.filter((m: any) => m.role === "tool").map((m: any) =>
+      JSON.parse(m.content),
+    );
+    expect(tools[0]).toEqual({
+      ok: false,
+      error: { code: "unknown_tool", message: expect.stringContaining("leads, workspace") },
+    });
+    expect(tools[1]).toEqual({
+      ok: false,
+      error: { code: "invalid_json", message: expect.stringContaining("not valid JSON") },
+    });
     // The thrown error's text never reaches the model.
-    expect(tools[2]).toEqual({ ok: false, error: { code: "internal_error", message: "The tool failed unexpectedly." } });
+    expect(tools[2]).toEqual({
+      ok: false,
+      error: { code: "internal_error", message: "The tool failed unexpectedly." },
+    });
   });
 
   it("stops after maxRounds rounds of tool calls with an incomplete response", async () => {
@@ -251,9 +356,15 @@ describe("createResponse: the tool loop", () => {
 
   it("maps a length finish to incomplete max_output_tokens, keeping the text", async () => {
     const upstream = new FakeUpstream([completion({ content: "The answer is cut" }, "length")]);
-    const body = await json((await setup(upstream, { model: "m", input: "x", max_output_tokens: 5 }).go()).response);
+    const body = await json(
+      (await setup(upstream, { model: "m", input: "x", max_output_tokens: 5 }).go()).response,
+    );
     expect(upstream.bodies[0]!.max_completion_tokens).toBe(5);
-    expect(body).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, max_output_tokens: 5 });
+    expect(body).toMatchObject({
+      status: "incomplete",
+      incomplete_details: { reason: "max_output_tokens" },
+      max_output_tokens: 5,
+    });
     expect(body.output[0]).toMatchObject({ status: "incomplete", content: [{ text: "The answer is cut" }] });
   });
 });
@@ -292,7 +403,13 @@ describe("createResponse: the request", () => {
             { type: "input_image", image_url: "https://example.com/a.png", detail: "low" },
           ],
         },
-        { type: "message", id: "msg_1", status: "completed", role: "assistant", content: [{ type: "output_text", text: "A cat.", annotations: [] }] },
+        {
+          type: "message",
+          id: "msg_1",
+          status: "completed",
+          role: "assistant",
+          content: [{ type: "output_text", text: "A cat.", annotations: [] }],
+        },
         { role: "user", content: "And its colour?" },
       ],
     }).go();
@@ -313,12 +430,32 @@ describe("createResponse: the request", () => {
   it("passes sampling settings on, and a forcing tool_choice for the first round only", async () => {
     const upstream = new FakeUpstream([toolCalls([["c", "leads", "{}"]]), text("done")]);
     const body = await json(
-      (await setup(upstream, { model: "m", input: "x", temperature: 0.2, top_p: 0.9, tool_choice: { type: "function", name: "leads" }, metadata: { ticket: "42" }, store: false, user: "u1" }).go()).response,
+      (
+        await setup(upstream, {
+          model: "m",
+          input: "x",
+          temperature: 0.2,
+          top_p: 0.9,
+          tool_choice: { type: "function", name: "leads" },
+          metadata: { ticket: "42" },
+          store: false,
+          user: "u1",
+        }).go()
+      ).response,
     );
-    expect(upstream.bodies[0]).toMatchObject({ temperature: 0.2, top_p: 0.9, tool_choice: { type: "function", function: { name: "leads" } } });
+    expect(upstream.bodies[0]).toMatchObject({
+      temperature: 0.2,
+      top_p: 0.9,
+      tool_choice: { type: "function", function: { name: "leads" } },
+    });
     expect(upstream.bodies[1]!.tool_choice).toBe("auto");
     expect(upstream.bodies[0]!.user).toBeUndefined();
-    expect(body).toMatchObject({ temperature: 0.2, top_p: 0.9, metadata: { ticket: "42" }, tool_choice: { type: "function", name: "leads" } });
+    expect(body).toMatchObject({
+      temperature: 0.2,
+      top_p: 0.9,
+      metadata: { ticket: "42" },
+      tool_choice: { type: "function", name: "leads" },
+    });
   });
 
   it("accepts an empty tools list (nothing of the caller's)", async () => {
@@ -334,13 +471,37 @@ describe("createResponse: the request", () => {
     ["a number as input", { model: "m", input: 5 }, "input"],
     ["an empty input list", { model: "m", input: [] }, "input"],
     ["a prompt template object", { model: "m", prompt: { id: "pmpt_1" } }, "prompt"],
-    ["a function_call_output item", { model: "m", input: [{ type: "function_call_output", call_id: "c", output: "x" }] }, "input[0].type"],
+    [
+      "a function_call_output item",
+      { model: "m", input: [{ type: "function_call_output", call_id: "c", output: "x" }] },
+      "input[0].type",
+    ],
     ["an unknown role", { model: "m", input: [{ role: "robot", content: "x" }] }, "input[0].role"],
-    ["a file part", { model: "m", input: [{ role: "user", content: [{ type: "input_file", file_id: "file_1" }] }] }, "input[0].content[0].type"],
-    ["an image by file id", { model: "m", input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] }, "input[0].content[0].image_url"],
-    ["a text part without text", { model: "m", input: [{ role: "user", content: [{ type: "input_text" }] }] }, "input[0].content[0].text"],
-    ["client tools", { model: "m", input: "a", tools: [{ type: "function", name: "mine", parameters: {} }] }, "tools"],
-    ["an unsupported OpenAI parameter", { model: "m", input: "a", previous_response_id: "resp_1" }, "previous_response_id"],
+    [
+      "a file part",
+      { model: "m", input: [{ role: "user", content: [{ type: "input_file", file_id: "file_1" }] }] },
+      "input[0].content[0].type",
+    ],
+    [
+      "an image by file id",
+      { model: "m", input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] },
+      "input[0].content[0].image_url",
+    ],
+    [
+      "a text part without text",
+      { model: "m", input: [{ role: "user", content: [{ type: "input_text" }] }] },
+      "input[0].content[0].text",
+    ],
+    [
+      "client tools",
+      { model: "m", input: "a", tools: [{ type: "function", name: "mine", parameters: {} }] },
+      "tools",
+    ],
+    [
+      "an unsupported OpenAI parameter",
+      { model: "m", input: "a", previous_response_id: "resp_1" },
+      "previous_response_id",
+    ],
     ["an unknown parameter", { model: "m", input: "a", colour: "blue" }, "colour"],
     ["a string temperature", { model: "m", input: "a", temperature: "hot" }, "temperature"],
     ["a temperature above 2", { model: "m", input: "a", temperature: 3 }, "temperature"],
@@ -348,14 +509,22 @@ describe("createResponse: the request", () => {
     ["numeric instructions", { model: "m", input: "a", instructions: 3 }, "instructions"],
     ["zero max_output_tokens", { model: "m", input: "a", max_output_tokens: 0 }, "max_output_tokens"],
     ["a number in metadata", { model: "m", input: "a", metadata: { n: 1 } }, "metadata.n"],
-    ["a tool_choice naming no tool of ours", { model: "m", input: "a", tool_choice: { type: "function", name: "invoices" } }, "tool_choice.name"],
+    [
+      "a tool_choice naming no tool of ours",
+      { model: "m", input: "a", tool_choice: { type: "function", name: "invoices" } },
+      "tool_choice.name",
+    ],
     ["an odd tool_choice", { model: "m", input: "a", tool_choice: "sometimes" }, "tool_choice"],
   ];
   for (const [what, body, param] of invalid) {
     it(`refuses ${what}: 400 validation_failed, param ${param}, nothing sent upstream`, async () => {
       const upstream = new FakeUpstream([text("never")]);
       const error = await refusal(setup(upstream, body).go());
-      expect({ status: error.status, code: error.code, param: error.param }).toEqual({ status: 400, code: "validation_failed", param });
+      expect({ status: error.status, code: error.code, param: error.param }).toEqual({
+        status: 400,
+        code: "validation_failed",
+        param,
+      });
       expect(error.message.length).toBeGreaterThan(10);
       expect(upstream.bodies).toHaveLength(0);
     });
@@ -364,7 +533,9 @@ describe("createResponse: the request", () => {
 
 describe("createResponse: upstream failures", () => {
   it("turns an upstream 500 into 502 upstream_error with its short message", async () => {
-    const upstream = new FakeUpstream([() => Response.json({ error: { message: "The model is overloaded." } }, { status: 500 })]);
+    const upstream = new FakeUpstream([
+      () => Response.json({ error: { message: "The model is overloaded." } }, { status: 500 }),
+    ]);
     const error = await refusal(setup(upstream, { model: "m", input: "x" }).go());
     expect({ status: error.status, code: error.code }).toEqual({ status: 502, code: "upstream_error" });
     expect(error.message).toContain("500");
@@ -373,7 +544,15 @@ describe("createResponse: upstream failures", () => {
 
   it("never echoes a provider message that carries key material", async () => {
     const upstream = new FakeUpstream([
-      () => Response.json({ error: { message: "Incorrect API key provided: sk-proj-abc123***xyz. You can find your API key at …" } }, { status: 401 }),
+      () =>
+        Response.json(
+          {
+            error: {
+              message: "Incorrect API key provided: sk-proj-abc123***xyz. You can find your API key at …",
+            },
+          },
+          { status: 401 },
+        ),
     ]);
     const error = await refusal(setup(upstream, { model: "m", input: "x" }).go());
     expect(error.code).toBe("upstream_error");
@@ -381,16 +560,23 @@ describe("createResponse: upstream failures", () => {
   });
 
   it("turns an answer that is not JSON into 502 upstream_error", async () => {
-    const upstream = new FakeUpstream([() => new Response("<html>Bad gateway</html>", { headers: { "content-type": "text/html" } })]);
+    const upstream = new FakeUpstream([
+      () => new Response("<html>Bad gateway</html>", { headers: { "content-type": "text/html" } }),
+    ]);
     const error = await refusal(setup(upstream, { model: "m", input: "x" }).go());
     expect({ status: error.status, code: error.code }).toEqual({ status: 502, code: "upstream_error" });
     expect(error.message).not.toContain("html");
   });
 
   it("fails the whole response when a later round fails (no partial JSON answer), telling onFailure what the rounds before cost", async () => {
-    const upstream = new FakeUpstream([toolCalls([["c", "leads", "{}"]]), () => new Response("{", { status: 200 })]);
+    const upstream = new FakeUpstream([
+      toolCalls([["c", "leads", "{}"]]),
+      () => new Response("{", { status: 200 }),
+    ]);
     const spent: unknown[] = [];
-    const error = await refusal(setup(upstream, { model: "m", input: "x" }, { onFailure: (usage) => spent.push(usage) }).go());
+    const error = await refusal(
+      setup(upstream, { model: "m", input: "x" }, { onFailure: (usage) => spent.push(usage) }).go(),
+    );
     expect(error.code).toBe("upstream_error");
     expect(spent).toEqual([{ input_tokens: 10, output_tokens: 5 }]);
   });
@@ -398,9 +584,15 @@ describe("createResponse: upstream failures", () => {
   it("a failure before any round completed tells onFailure it cost nothing; a bad body too", async () => {
     const spent: unknown[] = [];
     const onFailure = (usage: unknown) => spent.push(usage);
-    const upstream = new FakeUpstream([() => Response.json({ error: { message: "Overloaded" } }, { status: 503 })]);
-    expect((await refusal(setup(upstream, { model: "m", input: "x" }, { onFailure }).go())).code).toBe("upstream_error");
-    expect((await refusal(setup(new FakeUpstream([]), { model: "m", input: 42 }, { onFailure }).go())).code).toBe("validation_failed");
+    const upstream = new FakeUpstream([
+      () => Response.json({ error: { message: "Overloaded" } }, { status: 503 }),
+    ]);
+    expect((await refusal(setup(upstream, { model: "m", input: "x" }, { onFailure }).go())).code).toBe(
+      "upstream_error",
+    );
+    expect(
+      (await refusal(setup(new FakeUpstream([]), { model: "m", input: 42 }, { onFailure }).go())).code,
+    ).toBe("validation_failed");
     expect(spent).toEqual([
       { input_tokens: 0, output_tokens: 0 },
       { input_tokens: 0, output_tokens: 0 },
@@ -408,7 +600,9 @@ describe("createResponse: upstream failures", () => {
   });
 
   it("with stream, an upstream refusing the first round is an HTTP error, not a stream", async () => {
-    const upstream = new FakeUpstream([() => Response.json({ error: { message: "No such model" } }, { status: 404 })]);
+    const upstream = new FakeUpstream([
+      () => Response.json({ error: { message: "No such model" } }, { status: 404 }),
+    ]);
     const error = await refusal(setup(upstream, { model: "m", input: "x", stream: true }).go());
     expect({ status: error.status, code: error.code }).toEqual({ status: 502, code: "upstream_error" });
   });
@@ -417,7 +611,10 @@ describe("createResponse: upstream failures", () => {
 describe("createResponse: streaming", () => {
   it("forwards each upstream delta as it arrives, in OpenAI's event order, with usage summed over the rounds", async () => {
     const sse = controlledSse();
-    const upstream = new FakeUpstream([toolCalls([["c1", "leads", '{"stage":"new"}']], usage(50, 8)), sse.answer]);
+    const upstream = new FakeUpstream([
+      toolCalls([["c1", "leads", '{"stage":"new"}']], usage(50, 8)),
+      sse.answer,
+    ]);
     const { runs, go } = setup(upstream, { model: "m", input: "Any new leads?", stream: true });
     const { response, usage: metered } = await go();
     expect(response.status).toBe(200);
@@ -454,20 +651,45 @@ describe("createResponse: streaming", () => {
       expect(data.sequence_number).toBe(index);
     }
     const byType = Object.fromEntries(all.map((e) => [e.event, e.data]));
-    expect(byType["response.created"].response).toMatchObject({ object: "response", status: "in_progress", output: [], usage: null });
+    expect(byType["response.created"].response).toMatchObject({
+      object: "response",
+      status: "in_progress",
+      output: [],
+      usage: null,
+    });
     const itemId = byType["response.output_item.added"].item.id;
-    expect(byType["response.output_item.added"]).toMatchObject({ output_index: 0, item: { type: "message", role: "assistant", status: "in_progress", content: [] } });
-    expect(byType["response.content_part.added"]).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0, part: { type: "output_text", text: "" } });
+    expect(byType["response.output_item.added"]).toMatchObject({
+      output_index: 0,
+      item: { type: "message", role: "assistant", status: "in_progress", content: [] },
+    });
+    expect(byType["response.content_part.added"]).toMatchObject({
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      part: { type: "output_text", text: "" },
+    });
     expect(byType["response.output_text.done"]).toMatchObject({ item_id: itemId, text: "Yes, two." });
-    expect(byType["response.content_part.done"].part).toMatchObject({ type: "output_text", text: "Yes, two." });
-    expect(byType["response.output_item.done"].item).toMatchObject({ id: itemId, status: "completed", content: [{ type: "output_text", text: "Yes, two." }] });
+    expect(byType["response.content_part.done"].part).toMatchObject({
+      type: "output_text",
+      text: "Yes, two.",
+    });
+    expect(byType["response.output_item.done"].item).toMatchObject({
+      id: itemId,
+      status: "completed",
+      content: [{ type: "output_text", text: "Yes, two." }],
+    });
     const done = byType["response.completed"].response;
-    expect(done).toMatchObject({ id: byType["response.created"].response.id, status: "completed", output: [{ id: itemId, content: [{ text: "Yes, two." }] }] });
+    expect(done).toMatchObject({
+      id: byType["response.created"].response.id,
+      status: "completed",
+      output: [{ id: itemId, content: [{ text: "Yes, two." }] }],
+    });
     expect(done.usage).toMatchObject({ input_tokens: 120, output_tokens: 12, total_tokens: 132 });
     await expect(metered).resolves.toEqual({ input_tokens: 120, output_tokens: 12, abandoned: false });
 
     // Every round asked the upstream to stream, with usage.
-    for (const body of upstream.bodies) expect(body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    for (const body of upstream.bodies)
+      expect(body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });
 
   it("assembles tool calls from streamed deltas", async () => {
@@ -475,22 +697,38 @@ describe("createResponse: streaming", () => {
     const upstream = new FakeUpstream([calls.answer, streamed(["Found it."])]);
     const { runs, go } = setup(upstream, { model: "m", input: "x", stream: true });
     const { response } = await go();
-    calls.chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "leads", arguments: '{"sta' } }] });
+    calls.chunk({
+      role: "assistant",
+      tool_calls: [
+        { index: 0, id: "call_1", type: "function", function: { name: "leads", arguments: '{"sta' } },
+      ],
+    });
     calls.chunk({ tool_calls: [{ index: 0, function: { arguments: 'ge":"won"}' } }] });
     calls.chunk({}, "tool_calls");
     calls.done();
     const all = await new EventReader(response).rest();
     expect(runs).toEqual([{ tool: "leads", args: { stage: "won" } }]);
-    expect(upstream.bodies[1]!.messages[1].tool_calls).toEqual([{ id: "call_1", type: "function", function: { name: "leads", arguments: '{"stage":"won"}' } }]);
+    expect(upstream.bodies[1]!.messages[1].tool_calls).toEqual([
+      { id: "call_1", type: "function", function: { name: "leads", arguments: '{"stage":"won"}' } },
+    ]);
     expect(all.at(-1)!.data.response.output[0].content[0].text).toBe("Found it.");
   });
 
   it("ends with response.failed when the upstream fails after the stream began", async () => {
-    const upstream = new FakeUpstream([toolCalls([["c", "leads", "{}"]]), () => Response.json({ error: { message: "Overloaded" } }, { status: 503 })]);
+    const upstream = new FakeUpstream([
+      toolCalls([["c", "leads", "{}"]]),
+      () => Response.json({ error: { message: "Overloaded" } }, { status: 503 }),
+    ]);
     const { response, usage: metered } = await setup(upstream, { model: "m", input: "x", stream: true }).go();
     const all = await new EventReader(response).rest();
     expect(all.map((e) => e.event)).toEqual(["response.created", "response.in_progress", "response.failed"]);
-    expect(all[2]!.data).toMatchObject({ sequence_number: 2, response: { status: "failed", error: { code: "upstream_error", message: expect.stringContaining("Overloaded") } } });
+    expect(all[2]!.data).toMatchObject({
+      sequence_number: 2,
+      response: {
+        status: "failed",
+        error: { code: "upstream_error", message: expect.stringContaining("Overloaded") },
+      },
+    });
     await expect(metered).resolves.toEqual({ input_tokens: 10, output_tokens: 5, abandoned: false });
   });
 
@@ -505,7 +743,11 @@ describe("createResponse: streaming", () => {
     const all = await events.rest();
     const failed = all.at(-1)!;
     expect(failed.event).toBe("response.failed");
-    expect(failed.data.response).toMatchObject({ status: "failed", error: { code: "upstream_error" }, output: [{ status: "incomplete", content: [{ text: "Half an" }] }] });
+    expect(failed.data.response).toMatchObject({
+      status: "failed",
+      error: { code: "upstream_error" },
+      output: [{ status: "incomplete", content: [{ text: "Half an" }] }],
+    });
   });
 
   it("aborts the upstream when the client goes away", async () => {
@@ -523,10 +765,21 @@ describe("createResponse: streaming", () => {
 
   it("streams an incomplete response when the tool rounds run out", async () => {
     const upstream = new FakeUpstream([], toolCalls([["c", "workspace", "{}"]]));
-    const { response } = await setup(upstream, { model: "m", input: "x", stream: true }, { maxRounds: 2 }).go();
+    const { response } = await setup(
+      upstream,
+      { model: "m", input: "x", stream: true },
+      { maxRounds: 2 },
+    ).go();
     const all = await new EventReader(response).rest();
-    expect(all.map((e) => e.event)).toEqual(["response.created", "response.in_progress", "response.incomplete"]);
-    expect(all[2]!.data.response).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_tool_rounds" } });
+    expect(all.map((e) => e.event)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.incomplete",
+    ]);
+    expect(all[2]!.data.response).toMatchObject({
+      status: "incomplete",
+      incomplete_details: { reason: "max_tool_rounds" },
+    });
   });
 });
 
@@ -542,7 +795,13 @@ describe("the official openai SDK reads what Kontor answers", () => {
         expect(String(url)).toBe("http://127.0.0.1:9/v1/responses");
         const body = JSON.parse(String(init?.body));
         sent.push(body);
-        const { response } = await createResponse({ body, tools: TOOLS, upstream, signal: new AbortController().signal, run: async () => ({ ok: true, data: [] }) });
+        const { response } = await createResponse({
+          body,
+          tools: TOOLS,
+          upstream,
+          signal: new AbortController().signal,
+          run: async () => ({ ok: true, data: [] }),
+        });
         return response;
       },
     });
@@ -551,7 +810,11 @@ describe("the official openai SDK reads what Kontor answers", () => {
 
   it("responses.create: output_text", async () => {
     const { openai } = client(new FakeUpstream([toolCalls([["c", "leads", "{}"]]), text("Three leads.")]));
-    const response = await openai.responses.create({ model: "gpt-4o-mini", input: "How many leads?", instructions: "Be brief." });
+    const response = await openai.responses.create({
+      model: "gpt-4o-mini",
+      input: "How many leads?",
+      instructions: "Be brief.",
+    });
     expect(response.output_text).toBe("Three leads.");
     expect(response.status).toBe("completed");
     expect(response.usage?.total_tokens).toBe(30);
@@ -559,7 +822,11 @@ describe("the official openai SDK reads what Kontor answers", () => {
 
   it("responses.create with stream: true: typed events, ending in response.completed", async () => {
     const { openai } = client(new FakeUpstream([streamed(["Thr", "ee ", "leads."])]));
-    const stream = await openai.responses.create({ model: "gpt-4o-mini", input: "How many leads?", stream: true });
+    const stream = await openai.responses.create({
+      model: "gpt-4o-mini",
+      input: "How many leads?",
+      stream: true,
+    });
     const types: string[] = [];
     let deltas = "";
     let final: OpenAI.Responses.Response | undefined;
@@ -570,7 +837,10 @@ describe("the official openai SDK reads what Kontor answers", () => {
     }
     expect(deltas).toBe("Three leads.");
     expect(types.filter((t) => t === "response.output_text.delta")).toHaveLength(3);
-    expect(final?.output[0]).toMatchObject({ type: "message", content: [{ type: "output_text", text: "Three leads." }] });
+    expect(final?.output[0]).toMatchObject({
+      type: "message",
+      content: [{ type: "output_text", text: "Three leads." }],
+    });
     expect(final?.usage).toMatchObject({ input_tokens: 7, output_tokens: 3 });
   });
 
@@ -592,15 +862,30 @@ describe("the official openai SDK reads what Kontor answers", () => {
       // What the route answers for a thrown ApiError (REST error body).
       fetch: async (_url, init) => {
         try {
-          await createResponse({ body: JSON.parse(String(init?.body)), tools: TOOLS, upstream: new FakeUpstream([]), signal: new AbortController().signal, run: async () => null });
+          await createResponse({
+            body: JSON.parse(String(init?.body)),
+            tools: TOOLS,
+            upstream: new FakeUpstream([]),
+            signal: new AbortController().signal,
+            run: async () => null,
+          });
           throw new Error("expected a refusal");
         } catch (error) {
           const e = error as ApiError;
-          return Response.json({ error: { type: e.type, code: e.code, message: e.message, param: e.param } }, { status: e.status });
+          return Response.json(
+            { error: { type: e.type, code: e.code, message: e.message, param: e.param } },
+            { status: e.status },
+          );
         }
       },
     });
-    const error = await openai.responses.create({ model: "m", input: "x", tools: [{ type: "function", name: "f", parameters: {}, strict: false }] }).catch((e: unknown) => e);
+    const error = await openai.responses
+      .create({
+        model: "m",
+        input: "x",
+        tools: [{ type: "function", name: "f", parameters: {}, strict: false }],
+      })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error).toMatchObject({ status: 400, code: "validation_failed", param: "tools" });
   });

@@ -1,5 +1,6 @@
 import {
   GraphQLEnumType,
+  type GraphQLFieldConfig,
   GraphQLInt,
   GraphQLList,
   GraphQLNonNull,
@@ -7,7 +8,6 @@ import {
   GraphQLSchema,
   GraphQLString,
   print,
-  type GraphQLFieldConfig,
 } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Context, Credential } from "../../schema/context.ts";
@@ -16,7 +16,15 @@ import { decodeCursor, encodeCursor } from "../../schema/lib/cursor.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { rest as restRoute, restView } from "../../schema/lib/rest.ts";
 import { SCOPES } from "../../schema/lib/scopes.ts";
-import { capResult, runTool, toolsFor, TOOL_OUTPUT_MAX_BYTES, workspaceTools, type ToolDefinition, type ToolResult } from "../../server/ai/tools.ts";
+import {
+  capResult,
+  runTool,
+  TOOL_OUTPUT_MAX_BYTES,
+  type ToolDefinition,
+  type ToolResult,
+  toolsFor,
+  workspaceTools,
+} from "../../server/ai/tools.ts";
 import { ids } from "../support/assertions.ts";
 import { rest } from "../support/http.ts";
 import type { Tenant } from "../support/server.ts";
@@ -77,7 +85,8 @@ describe("workspaceTools: the tools derived from the schema", () => {
   it("leaves out webhooks, logs, agents and the audit log, and nothing else of the REST queries", () => {
     const names = tools.map((t) => t.name);
     for (const name of NOT_BUSINESS) expect(names).not.toContain(name);
-    for (const t of tools) expect(t.scopes.flat().filter((s) => /^(webhooks|logs|agents|audit)\./.test(s))).toEqual([]);
+    for (const t of tools)
+      expect(t.scopes.flat().filter((s) => /^(webhooks|logs|agents|audit)\./.test(s))).toEqual([]);
     // Every other Query field with a REST route is a tool: storage included, no list of names.
     const restQueries = Object.keys(restView(schema).getQueryType()!.getFields());
     expect(names.sort()).toEqual(restQueries.filter((name) => !NOT_BUSINESS.includes(name)).sort());
@@ -101,14 +110,26 @@ describe("workspaceTools: the tools derived from the schema", () => {
     expect(leads.parameters).toMatchObject({ type: "object", additionalProperties: false });
     expect(leads.parameters.required).toBeUndefined();
     expect(Object.keys(props(leads)).sort()).toEqual(["cursor", "limit", "search", "stage"]);
-    expect(props(leads).stage).toMatchObject({ type: "string", enum: ["new", "contacted", "qualified", "proposal", "won", "lost"] });
+    expect(props(leads).stage).toMatchObject({
+      type: "string",
+      enum: ["new", "contacted", "qualified", "proposal", "won", "lost"],
+    });
     expect(props(leads).stage!.description).toContain("Only leads in this stage.");
     expect(props(leads).limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
     expect(props(leads).search).toMatchObject({ type: "string", maxLength: 200 });
 
-    expect(named("lead").parameters).toMatchObject({ type: "object", required: ["id"], properties: { id: { type: "string" } }, additionalProperties: false });
+    expect(named("lead").parameters).toMatchObject({
+      type: "object",
+      required: ["id"],
+      properties: { id: { type: "string" } },
+      additionalProperties: false,
+    });
     expect(named("tasks").parameters.required).toEqual(["project_id"]);
-    expect(named("workspace").parameters).toEqual({ type: "object", properties: {}, additionalProperties: false });
+    expect(named("workspace").parameters).toEqual({
+      type: "object",
+      properties: {},
+      additionalProperties: false,
+    });
     // Every list takes 1–100, however large its items may be (a page of large ones stops early by itself).
     expect(props(named("invoices")).limit).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
     expect(props(named("invoices")).limit!.description).toContain("1–100");
@@ -117,8 +138,12 @@ describe("workspaceTools: the tools derived from the schema", () => {
 
   it("selects what the REST route answers", () => {
     const leads = print(named("leads").document);
-    expect(leads).toMatch(/^query \w+\(\$stage: LeadStage, \$search: String, \$limit: Int, \$cursor: String\)/);
-    expect(leads).toMatch(/leads\(stage: \$stage, search: \$search, limit: \$limit, cursor: \$cursor\) \{\s+object\s+data \{\s+object\s+id\s+first_name/);
+    expect(leads).toMatch(
+      /^query \w+\(\$stage: LeadStage, \$search: String, \$limit: Int, \$cursor: String\)/,
+    );
+    expect(leads).toMatch(
+      /leads\(stage: \$stage, search: \$search, limit: \$limit, cursor: \$cursor\) \{\s+object\s+data \{\s+object\s+id\s+first_name/,
+    );
     expect(leads).toContain("next_cursor");
     // REST bodies stay flat: no nested client under a lead.
     expect(leads).not.toMatch(/client \{/);
@@ -137,8 +162,14 @@ describe("toolsFor: what a credential may call", () => {
 
   it("holds only the workspace tool for a credential with no read scope; write does not imply read", () => {
     expect(toolsFor(tools, new Set()).map((t) => t.name)).toEqual(["workspace"]);
-    expect(toolsFor(tools, new Set(["leads.write", "invoices.write"])).map((t) => t.name)).toEqual(["workspace"]);
-    expect(toolsFor(tools, new Set(["leads.read"])).map((t) => t.name).sort()).toEqual(["lead", "leads", "workspace"]);
+    expect(toolsFor(tools, new Set(["leads.write", "invoices.write"])).map((t) => t.name)).toEqual([
+      "workspace",
+    ]);
+    expect(
+      toolsFor(tools, new Set(["leads.read"]))
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["lead", "leads", "workspace"]);
   });
 
   it("gives every business tool to a credential with every scope", () => {
@@ -152,8 +183,18 @@ describe("toolsFor: what a credential may call", () => {
 const route = (path: `/${string}`) => restRoute(`GET ${path}`, "Read");
 const guarded = (authScopes: unknown) => ({ pothosOptions: { authScopes } });
 
-const Colour = new GraphQLEnumType({ name: "Colour", values: { red: { value: "RED" }, blue: { value: "BLUE" } } });
-const Gizmo = new GraphQLObjectType({ name: "Gizmo", fields: { id: { type: new GraphQLNonNull(GraphQLString) }, colour: { type: Colour }, notes: { type: GraphQLString } } });
+const Colour = new GraphQLEnumType({
+  name: "Colour",
+  values: { red: { value: "RED" }, blue: { value: "BLUE" } },
+});
+const Gizmo = new GraphQLObjectType({
+  name: "Gizmo",
+  fields: {
+    id: { type: new GraphQLNonNull(GraphQLString) },
+    colour: { type: Colour },
+    notes: { type: GraphQLString },
+  },
+});
 const GizmoList = new GraphQLObjectType({
   name: "GizmoList",
   fields: {
@@ -163,10 +204,19 @@ const GizmoList = new GraphQLObjectType({
     next_cursor: { type: GraphQLString },
   },
 });
-const gizmoRows = (count: number, notes = "") => Array.from({ length: count }, (_, i) => ({ id: `gzm_${String(i).padStart(26, "0")}`, colour: "RED", notes }));
+const gizmoRows = (count: number, notes = "") =>
+  Array.from({ length: count }, (_, i) => ({
+    id: `gzm_${String(i).padStart(26, "0")}`,
+    colour: "RED",
+    notes,
+  }));
 let rowsToServe = gizmoRows(2);
 
-const field = (path: `/${string}` | null, authScopes: unknown, extra: Partial<GraphQLFieldConfig<unknown, unknown>> = {}): GraphQLFieldConfig<unknown, unknown> => ({
+const field = (
+  path: `/${string}` | null,
+  authScopes: unknown,
+  extra: Partial<GraphQLFieldConfig<unknown, unknown>> = {},
+): GraphQLFieldConfig<unknown, unknown> => ({
   type: GizmoList,
   description: "The gizmos of the workspace.",
   extensions: { ...(path && route(path)), ...guarded(authScopes) },
@@ -174,7 +224,12 @@ const field = (path: `/${string}` | null, authScopes: unknown, extra: Partial<Gr
     colour: { type: Colour, description: "Only gizmos of this colour.", defaultValue: "BLUE" },
     limit: { type: GraphQLInt },
   },
-  resolve: (_root, args: { colour?: string }) => ({ object: "list", data: rowsToServe.filter((r) => !args.colour || r.colour === args.colour), has_more: "no", next_cursor: null }),
+  resolve: (_root, args: { colour?: string }) => ({
+    object: "list",
+    data: rowsToServe.filter((r) => !args.colour || r.colour === args.colour),
+    has_more: "no",
+    next_cursor: null,
+  }),
   ...extra,
 });
 
@@ -205,9 +260,19 @@ describe("workspaceTools on a schema of its own", () => {
     expect(gizmos.parameters).toEqual({
       type: "object",
       properties: {
-        colour: { type: "string", enum: ["red", "blue"], description: "Only gizmos of this colour.", default: "blue" },
+        colour: {
+          type: "string",
+          enum: ["red", "blue"],
+          description: "Only gizmos of this colour.",
+          default: "blue",
+        },
         // A `limit` argument pages as every list route does.
-        limit: { type: "integer", minimum: 1, maximum: 100, description: "How many objects a page holds: 1–100, default 20." },
+        limit: {
+          type: "integer",
+          minimum: 1,
+          maximum: 100,
+          description: "How many objects a page holds: 1–100, default 20.",
+        },
       },
       additionalProperties: false,
     });
@@ -221,7 +286,10 @@ describe("workspaceTools on a schema of its own", () => {
       ["y.read", "z.read", "z.write"],
     ]);
     expect(byName("open")!.scopes).toEqual([]);
-    const allowed = (granted: string[]) => toolsFor(built, new Set(granted)).map((t) => t.name).sort();
+    const allowed = (granted: string[]) =>
+      toolsFor(built, new Set(granted))
+        .map((t) => t.name)
+        .sort();
     expect(allowed([])).toEqual(["open"]);
     expect(allowed(["a.read"])).toEqual(["open"]);
     expect(allowed(["a.read", "b.write"])).toEqual(["both", "open"]);
@@ -235,11 +303,25 @@ describe("workspaceTools on a schema of its own", () => {
     const context = {} as Context;
     expect(await runTool(byName("gizmos")!, {}, context, custom)).toEqual({
       ok: true,
-      data: { object: "list", data: [{ id: "gzm_blue", colour: "blue", notes: "" }], has_more: "no", next_cursor: null },
+      data: {
+        object: "list",
+        data: [{ id: "gzm_blue", colour: "blue", notes: "" }],
+        has_more: "no",
+        next_cursor: null,
+      },
     });
-    expect(await runTool(byName("gizmos")!, { colour: "red" }, context, custom)).toMatchObject({ ok: true, data: { data: [{ colour: "red" }] } });
-    expect(await runTool(byName("gizmos")!, { colour: "green" }, context, custom)).toMatchObject({ ok: false, error: { code: "validation_failed", param: "colour" } });
-    expect(await runTool(byName("gizmos")!, { limit: 1.5 }, context, custom)).toMatchObject({ ok: false, error: { code: "validation_failed", param: "limit" } });
+    expect(await runTool(byName("gizmos")!, { colour: "red" }, context, custom)).toMatchObject({
+      ok: true,
+      data: { data: [{ colour: "red" }] },
+    });
+    expect(await runTool(byName("gizmos")!, { colour: "green" }, context, custom)).toMatchObject({
+      ok: false,
+      error: { code: "validation_failed", param: "colour" },
+    });
+    expect(await runTool(byName("gizmos")!, { limit: 1.5 }, context, custom)).toMatchObject({
+      ok: false,
+      error: { code: "validation_failed", param: "limit" },
+    });
   });
 });
 
@@ -247,26 +329,40 @@ describe("capResult: what the model reads stays within 64 KiB", () => {
   const size = (result: ToolResult) => Buffer.byteLength(JSON.stringify(result));
 
   it("leaves a result that fits as it is", () => {
-    const result: ToolResult = { ok: true, data: { object: "list", data: [{ id: "lead_1" }], has_more: false, next_cursor: null } };
+    const result: ToolResult = {
+      ok: true,
+      data: { object: "list", data: [{ id: "lead_1" }], has_more: false, next_cursor: null },
+    };
     expect(capResult(result)).toBe(result);
   });
 
   it("keeps the items of a list that fit, and says where the next page starts", () => {
-    const items = Array.from({ length: 40 }, (_, i) => ({ id: `lead_01K${String(i).padStart(23, "0")}`, notes: "é".repeat(2000) }));
-    const capped = capResult({ ok: true, data: { object: "list", data: items, has_more: false, next_cursor: null } }) as any;
+    const items = Array.from({ length: 40 }, (_, i) => ({
+      id: `lead_01K${String(i).padStart(23, "0")}`,
+      notes: "é".repeat(2000),
+    }));
+    const capped = capResult({
+      ok: true,
+      data: { object: "list", data: items, has_more: false, next_cursor: null },
+    }) as any;
     expect(size(capped)).toBeLessThanOrEqual(TOOL_OUTPUT_MAX_BYTES);
     const kept = capped.data.data as typeof items;
     expect(kept.length).toBeGreaterThan(10);
     expect(kept).toEqual(items.slice(0, kept.length));
     // One more item would not have fitted.
-    expect(size({ ok: true, data: { ...capped.data, data: items.slice(0, kept.length + 1) }, note: capped.note })).toBeGreaterThan(TOOL_OUTPUT_MAX_BYTES);
+    expect(
+      size({ ok: true, data: { ...capped.data, data: items.slice(0, kept.length + 1) }, note: capped.note }),
+    ).toBeGreaterThan(TOOL_OUTPUT_MAX_BYTES);
     expect(capped.data.has_more).toBe(true);
     expect(decodeCursor(capped.data.next_cursor)).toBe(kept.at(-1)!.id);
     expect(capped.note).toMatch(/first \d+ of the 40 items/);
   });
 
   it("cuts anything else as text, with a note, within the limit", () => {
-    const capped = capResult({ ok: true, data: { object: "invoice", notes: '"quoted" '.repeat(20_000) } }) as any;
+    const capped = capResult({
+      ok: true,
+      data: { object: "invoice", notes: '"quoted" '.repeat(20_000) },
+    }) as any;
     expect(capped).toMatchObject({ ok: true, truncated: true, note: expect.stringContaining("64 KiB") });
     expect(size(capped)).toBeLessThanOrEqual(TOOL_OUTPUT_MAX_BYTES);
     expect(size(capped)).toBeGreaterThan(TOOL_OUTPUT_MAX_BYTES - 16);
@@ -282,7 +378,13 @@ const refuse = () => {
 };
 
 function contextFor(prisma: Context["db"], tenant: Tenant, scopes: readonly string[]): Context {
-  const credential: Credential = { kind: "api_key", id: tenant.keyId, workspaceId: tenant.workspaceId, plan: "pro", scopes: new Set(scopes) };
+  const credential: Credential = {
+    kind: "api_key",
+    id: tenant.keyId,
+    workspaceId: tenant.workspaceId,
+    plan: "pro",
+    scopes: new Set(scopes),
+  };
   return {
     db: prisma,
     credential,
@@ -293,7 +395,12 @@ function contextFor(prisma: Context["db"], tenant: Tenant, scopes: readonly stri
     // The workspace tool reads the data quota and its use (GET /workspace answers them); writing is refused.
     dataQuota: {
       quotaBytes: (plan) => PLAN_LIMITS[plan].data_quota_bytes,
-      usage: async () => ({ recordBytes: 0, idempotencyBytes: 0, bytes: 0, quotaBytes: PLAN_LIMITS.pro.data_quota_bytes }),
+      usage: async () => ({
+        recordBytes: 0,
+        idempotencyBytes: 0,
+        bytes: 0,
+        quotaBytes: PLAN_LIMITS.pro.data_quota_bytes,
+      }),
       assertWritable: refuse,
     },
     revocations: { revoked: refuse },
@@ -328,26 +435,44 @@ e2e("AI tools run as the caller", (server) => {
     expect(ids(data)).toEqual([...leadIds].reverse());
     const viaRest = await rest(server().api, tenant.key).get("/leads");
     expect(data).toEqual(viaRest.body);
-    expect(data.data[1]).toMatchObject({ object: "lead", full_name: "Ada Lovelace", stage: "won", estimated_value: 1200 });
+    expect(data.data[1]).toMatchObject({
+      object: "lead",
+      full_name: "Ada Lovelace",
+      stage: "won",
+      estimated_value: 1200,
+    });
   });
 
   it("filters and fetches by id as the routes do", async () => {
     const won = await runTool(named("leads"), { stage: "won" }, as(["leads.read"]), schema);
     expect(ids((won as any).data)).toEqual([leadIds[0]]);
     const one = await runTool(named("lead"), { id: leadIds[1] }, as(["leads.write", "leads.read"]), schema);
-    expect(one).toEqual({ ok: true, data: (await rest(server().api, tenant.key).get(`/leads/${leadIds[1]}`)).body });
+    expect(one).toEqual({
+      ok: true,
+      data: (await rest(server().api, tenant.key).get(`/leads/${leadIds[1]}`)).body,
+    });
     const workspace = await runTool(named("workspace"), {}, as([]), schema);
-    expect(workspace).toMatchObject({ ok: true, data: { object: "workspace", id: tenant.workspaceId, plan: "pro" } });
+    expect(workspace).toMatchObject({
+      ok: true,
+      data: { object: "workspace", id: tenant.workspaceId, plan: "pro" },
+    });
   });
 
   it("refuses a credential without leads.read with insufficient_scope", async () => {
     for (const scopes of [[], ["leads.write", "clients.read"]]) {
       expect(await runTool(named("leads"), {}, as(scopes), schema)).toEqual({
         ok: false,
-        error: { code: "insufficient_scope", message: expect.stringContaining("leads.read"), required_scope: "leads.read" },
+        error: {
+          code: "insufficient_scope",
+          message: expect.stringContaining("leads.read"),
+          required_scope: "leads.read",
+        },
       });
     }
-    expect(await runTool(named("invoices"), {}, as(["leads.read"]), schema)).toMatchObject({ ok: false, error: { code: "insufficient_scope", required_scope: "invoices.read" } });
+    expect(await runTool(named("invoices"), {}, as(["leads.read"]), schema)).toMatchObject({
+      ok: false,
+      error: { code: "insufficient_scope", required_scope: "invoices.read" },
+    });
   });
 
   it("answers bad arguments as errors the model can read, never throwing", async () => {
@@ -369,16 +494,24 @@ e2e("AI tools run as the caller", (server) => {
     ];
     for (const [definition, args, param] of cases) {
       const result = await runTool(definition, args, context, schema);
-      expect(result, `${definition.name} ${JSON.stringify(args)}`).toMatchObject({ ok: false, error: { code: "validation_failed", param } });
+      expect(result, `${definition.name} ${JSON.stringify(args)}`).toMatchObject({
+        ok: false,
+        error: { code: "validation_failed", param },
+      });
       expect((result as any).error.message).not.toMatch(/\n\s+at /);
     }
-    expect(await runTool(leads, { stage: "closed" }, context, schema)).toMatchObject({ error: { message: expect.stringContaining("new, contacted, qualified") } });
+    expect(await runTool(leads, { stage: "closed" }, context, schema)).toMatchObject({
+      error: { message: expect.stringContaining("new, contacted, qualified") },
+    });
   });
 
   it("sees only the caller's workspace", async () => {
     const other = await server().tenant();
     const theirs = await runTool(named("leads"), {}, as(["leads.read"], other), schema);
-    expect(theirs).toEqual({ ok: true, data: { object: "list", data: [], has_more: false, next_cursor: null } });
+    expect(theirs).toEqual({
+      ok: true,
+      data: { object: "list", data: [], has_more: false, next_cursor: null },
+    });
     const hidden = await runTool(named("lead"), { id: leadIds[0] }, as(["leads.read"], other), schema);
     expect(hidden).toMatchObject({ ok: false, error: { code: "not_found", param: "id" } });
     expect(JSON.stringify(hidden)).not.toContain("Ada");
@@ -403,7 +536,12 @@ e2e("AI tools run as the caller", (server) => {
     expect(first.data.has_more).toBe(true);
     expect(first.data.next_cursor).toBe(encodeCursor(kept.at(-1)!));
     expect(first.note).toContain("next_cursor");
-    const rest2 = (await runTool(named("leads"), { limit: 9, cursor: first.data.next_cursor }, context, schema)) as any;
+    const rest2 = (await runTool(
+      named("leads"),
+      { limit: 9, cursor: first.data.next_cursor },
+      context,
+      schema,
+    )) as any;
     expect(rest2.ok).toBe(true);
     expect(ids(rest2.data)).toEqual(created.slice(kept.length));
   });

@@ -1,6 +1,13 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { displayPrefix, generateApiKey, hashApiKey, isApiKeyFormat, KEY_PREFIX, randomBase62 } from "../../server/auth/api-keys.ts";
+import {
+  displayPrefix,
+  generateApiKey,
+  hashApiKey,
+  isApiKeyFormat,
+  KEY_PREFIX,
+  randomBase62,
+} from "../../server/auth/api-keys.ts";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

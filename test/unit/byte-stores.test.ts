@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../server/runtime/config.ts";
 import {
   type ByteStore,
   InvalidKeyError,
@@ -13,7 +14,6 @@ import {
 } from "../../server/storage/byte-store.ts";
 import { LocalByteStore } from "../../server/storage/local-store.ts";
 import { openByteStore, S3ByteStore } from "../../server/storage/s3-store.ts";
-import { loadConfig } from "../../server/runtime/config.ts";
 import { type S3TestServer, startS3Server } from "../support/s3-server.ts";
 
 const MiB = 1024 * 1024;
@@ -97,7 +97,10 @@ async function* failingAfter(bytes: number): AsyncGenerator<Uint8Array> {
   throw new Error("source broke");
 }
 
-async function rejection<T extends Error>(promise: Promise<unknown>, type: new (...args: never[]) => T): Promise<T> {
+async function rejection<T extends Error>(
+  promise: Promise<unknown>,
+  type: new (...args: never[]) => T,
+): Promise<T> {
   const error = await promise.then(
     () => null,
     (e: unknown) => e,
@@ -130,7 +133,10 @@ describe.each([
   });
 
   it("stores an empty body", async () => {
-    expect(await store.put("ws_a/empty", Readable.from([]), OPTS)).toEqual({ size: 0, sha256: sha256(new Uint8Array()) });
+    expect(await store.put("ws_a/empty", Readable.from([]), OPTS)).toEqual({
+      size: 0,
+      sha256: sha256(new Uint8Array()),
+    });
     expect((await readAll((await store.get("ws_a/empty")).body)).length).toBe(0);
     await store.delete("ws_a/empty");
   });
@@ -177,10 +183,16 @@ describe.each([
     const before = await fixture.residue();
     const max = PART + 1000;
     const exact = streamed(max);
-    expect(await store.put("ws_q/exact", exact.source, { ...OPTS, maxBytes: max })).toEqual({ size: max, sha256: exact.digest() });
+    expect(await store.put("ws_q/exact", exact.source, { ...OPTS, maxBytes: max })).toEqual({
+      size: max,
+      sha256: exact.digest(),
+    });
     await store.delete("ws_q/exact");
 
-    const error = await rejection(store.put("ws_q/over", streamed(max + 1).source, { ...OPTS, maxBytes: max }), TooLargeError);
+    const error = await rejection(
+      store.put("ws_q/over", streamed(max + 1).source, { ...OPTS, maxBytes: max }),
+      TooLargeError,
+    );
     expect(error.maxBytes).toBe(max);
     expect(await store.exists("ws_q/over")).toBe(false);
     await rejection(store.get("ws_q/over"), KeyNotFoundError);
@@ -189,7 +201,10 @@ describe.each([
 
   it("refuses a small body over a small limit before anything is written", async () => {
     const before = await fixture.residue();
-    await rejection(store.put("ws_q/tiny", Readable.from([Buffer.from("abcd")]), { ...OPTS, maxBytes: 3 }), TooLargeError);
+    await rejection(
+      store.put("ws_q/tiny", Readable.from([Buffer.from("abcd")]), { ...OPTS, maxBytes: 3 }),
+      TooLargeError,
+    );
     expect(await fixture.residue()).toEqual(before);
   });
 
@@ -219,14 +234,20 @@ describe.each([
       controller.abort(new Error("request aborted"));
       yield randomBytes(10);
     }
-    const error = await rejection(store.put("ws_q/aborted", source(), { ...OPTS, signal: controller.signal }), Error);
+    const error = await rejection(
+      store.put("ws_q/aborted", source(), { ...OPTS, signal: controller.signal }),
+      Error,
+    );
     expect(error.message).toBe("request aborted");
     expect(await fixture.residue()).toEqual(before);
   });
 
   it("keeps the previous bytes when an overwrite fails", async () => {
     await store.put("ws_a/kept", Readable.from([Buffer.from("first")]), OPTS);
-    await rejection(store.put("ws_a/kept", Readable.from([Buffer.from("second and longer")]), { ...OPTS, maxBytes: 6 }), TooLargeError);
+    await rejection(
+      store.put("ws_a/kept", Readable.from([Buffer.from("second and longer")]), { ...OPTS, maxBytes: 6 }),
+      TooLargeError,
+    );
     expect((await readAll((await store.get("ws_a/kept")).body)).toString()).toBe("first");
     await store.delete("ws_a/kept");
   });
@@ -358,9 +379,15 @@ describe("openByteStore", () => {
   });
 
   it("refuses a path-style flag that is not true or false, a malformed endpoint and a bad quota cap", () => {
-    expect(() => storage({ STORAGE_S3_BUCKET: "kontor", STORAGE_S3_FORCE_PATH_STYLE: "yes" })).toThrow(/true or false/);
-    expect(() => storage({ STORAGE_S3_BUCKET: "kontor", STORAGE_S3_ENDPOINT: "not a url" })).toThrow(/STORAGE_S3_ENDPOINT/);
-    expect(() => storage({ KONTOR_STORAGE_QUOTA_CAP_BYTES: "1e3x" })).toThrow(/KONTOR_STORAGE_QUOTA_CAP_BYTES/);
+    expect(() => storage({ STORAGE_S3_BUCKET: "kontor", STORAGE_S3_FORCE_PATH_STYLE: "yes" })).toThrow(
+      /true or false/,
+    );
+    expect(() => storage({ STORAGE_S3_BUCKET: "kontor", STORAGE_S3_ENDPOINT: "not a url" })).toThrow(
+      /STORAGE_S3_ENDPOINT/,
+    );
+    expect(() => storage({ KONTOR_STORAGE_QUOTA_CAP_BYTES: "1e3x" })).toThrow(
+      /KONTOR_STORAGE_QUOTA_CAP_BYTES/,
+    );
     expect(() => storage({ KONTOR_STORAGE_QUOTA_CAP_BYTES: "-1" })).toThrow(/KONTOR_STORAGE_QUOTA_CAP_BYTES/);
     expect(storage({ KONTOR_STORAGE_QUOTA_CAP_BYTES: "1000" }).quotaCapBytes).toBe(1000);
   });

@@ -1,6 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import { addressChain, clientAddress, fromThisMachine, normalizeAddress } from "../../server/http/client-address.ts";
+import {
+  addressChain,
+  clientAddress,
+  fromThisMachine,
+  normalizeAddress,
+} from "../../server/http/client-address.ts";
 import { ConfigError, loadConfig, parseTrustProxy } from "../../server/runtime/config.ts";
 
 /** What the functions read of a node request: the socket's peer and the headers (lower-case, as node gives them). */
@@ -31,14 +36,13 @@ describe("KONTOR_TRUST_PROXY", () => {
 
   it("takes loopback, addresses and CIDR ranges of both families, spaces around entries allowed", () => {
     expect(loadConfig({ KONTOR_TRUST_PROXY: "loopback" }).trustProxy).toEqual(["loopback"]);
-    expect(loadConfig({ KONTOR_TRUST_PROXY: "loopback, 10.0.0.0/8 ,192.0.2.10,2001:db8::/32, ::1" }).trustProxy).toEqual([
-      "loopback",
-      "10.0.0.0/8",
-      "192.0.2.10",
-      "2001:db8::/32",
-      "::1",
+    expect(
+      loadConfig({ KONTOR_TRUST_PROXY: "loopback, 10.0.0.0/8 ,192.0.2.10,2001:db8::/32, ::1" }).trustProxy,
+    ).toEqual(["loopback", "10.0.0.0/8", "192.0.2.10", "2001:db8::/32", "::1"]);
+    expect(loadConfig({ KONTOR_TRUST_PROXY: "192.0.2.0/32,fd00::/128" }).trustProxy).toEqual([
+      "192.0.2.0/32",
+      "fd00::/128",
     ]);
-    expect(loadConfig({ KONTOR_TRUST_PROXY: "192.0.2.0/32,fd00::/128" }).trustProxy).toEqual(["192.0.2.0/32", "fd00::/128"]);
   });
 
   it.each([
@@ -97,7 +101,9 @@ describe("clientAddress", () => {
   });
 
   it("is the rightmost address that is not a trusted proxy", () => {
-    expect(clientAddress(request("127.0.0.1", { "x-forwarded-for": "203.0.113.9" }), trust("loopback"))).toBe("203.0.113.9");
+    expect(clientAddress(request("127.0.0.1", { "x-forwarded-for": "203.0.113.9" }), trust("loopback"))).toBe(
+      "203.0.113.9",
+    );
     // The client wrote the first two itself; the proxies appended the rest.
     const req = request("10.0.0.2", { "x-forwarded-for": "1.1.1.1, 127.0.0.1, 203.0.113.9, 10.0.0.7" });
     expect(addressChain(req, trust("10.0.0.0/8"))).toEqual(["10.0.0.2", "10.0.0.7", "203.0.113.9"]);
@@ -122,24 +128,40 @@ describe("clientAddress", () => {
 
   it("takes a trusted proxy as the client when the entry it forwarded is no address", () => {
     for (const header of ["unknown", "203.0.113.9:4711", "[2001:db8::1]", "", " , "]) {
-      expect(clientAddress(request("127.0.0.1", { "x-forwarded-for": header }), trust("loopback")), header).toBe("127.0.0.1");
+      expect(
+        clientAddress(request("127.0.0.1", { "x-forwarded-for": header }), trust("loopback")),
+        header,
+      ).toBe("127.0.0.1");
     }
     const req = request("127.0.0.1", { "x-forwarded-for": "203.0.113.9, garbage, 10.0.0.7" });
     expect(clientAddress(req, trust("loopback,10.0.0.0/8"))).toBe("10.0.0.7");
   });
 
   it("normalizes forwarded addresses, so one client is one bucket", () => {
-    expect(clientAddress(request("127.0.0.1", { "x-forwarded-for": "2001:DB8::0:1" }), trust("loopback"))).toBe("2001:db8::1");
-    expect(clientAddress(request("::ffff:127.0.0.1", { "x-forwarded-for": "::ffff:203.0.113.9" }), trust("loopback"))).toBe("203.0.113.9");
+    expect(
+      clientAddress(request("127.0.0.1", { "x-forwarded-for": "2001:DB8::0:1" }), trust("loopback")),
+    ).toBe("2001:db8::1");
+    expect(
+      clientAddress(
+        request("::ffff:127.0.0.1", { "x-forwarded-for": "::ffff:203.0.113.9" }),
+        trust("loopback"),
+      ),
+    ).toBe("203.0.113.9");
   });
 
   it("matches IPv6 proxies and IPv4-mapped peers against IPv4 ranges", () => {
-    expect(clientAddress(request("2001:db8::5", { "x-forwarded-for": "203.0.113.9" }), trust("2001:db8::/64"))).toBe("203.0.113.9");
-    expect(clientAddress(request("::ffff:10.0.0.2", { "x-forwarded-for": "203.0.113.9" }), trust("10.0.0.0/8"))).toBe("203.0.113.9");
+    expect(
+      clientAddress(request("2001:db8::5", { "x-forwarded-for": "203.0.113.9" }), trust("2001:db8::/64")),
+    ).toBe("203.0.113.9");
+    expect(
+      clientAddress(request("::ffff:10.0.0.2", { "x-forwarded-for": "203.0.113.9" }), trust("10.0.0.0/8")),
+    ).toBe("203.0.113.9");
   });
 
   it("is undefined once the socket is gone", () => {
-    expect(clientAddress(request(undefined, { "x-forwarded-for": "203.0.113.9" }), trust("loopback"))).toBeUndefined();
+    expect(
+      clientAddress(request(undefined, { "x-forwarded-for": "203.0.113.9" }), trust("loopback")),
+    ).toBeUndefined();
     expect(clientAddress(undefined, trust("loopback"))).toBeUndefined();
     expect(clientAddress({}, trust("loopback"))).toBeUndefined();
   });
@@ -161,14 +183,23 @@ describe("fromThisMachine (GET /metrics without a token)", () => {
   it("with trust on: forwarded is local only when a trusted proxy vouches that every hop was loopback", () => {
     const loopback = trust("loopback");
     expect(fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "127.0.0.1" }), loopback)).toBe(true);
-    expect(fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "::1, 127.0.0.2" }), loopback)).toBe(true);
+    expect(fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "::1, 127.0.0.2" }), loopback)).toBe(
+      true,
+    );
     // A client far away, forwarded by a local proxy; or one that wrote 127.0.0.1 itself.
     expect(fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "203.0.113.9" }), loopback)).toBe(false);
-    expect(fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "127.0.0.1, 203.0.113.9" }), loopback)).toBe(false);
+    expect(
+      fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "127.0.0.1, 203.0.113.9" }), loopback),
+    ).toBe(false);
     // What the proxy forwarded names nobody: not vouched for.
     expect(fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "unknown" }), loopback)).toBe(false);
     // Headers Kontor does not read: a proxy sending only those would make every client look local.
-    expect(fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "127.0.0.1", "x-real-ip": "203.0.113.9" }), loopback)).toBe(false);
+    expect(
+      fromThisMachine(
+        request("127.0.0.1", { "x-forwarded-for": "127.0.0.1", "x-real-ip": "203.0.113.9" }),
+        loopback,
+      ),
+    ).toBe(false);
     expect(fromThisMachine(request("127.0.0.1"), loopback)).toBe(true);
   });
 
@@ -179,6 +210,8 @@ describe("fromThisMachine (GET /metrics without a token)", () => {
     // A trusted proxy on another machine says its client was its own loopback: not this machine's.
     expect(fromThisMachine(request("10.0.0.2", { "x-forwarded-for": "127.0.0.1" }), remote)).toBe(false);
     const both = trust("loopback,10.0.0.0/8");
-    expect(fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "127.0.0.1, 10.0.0.2" }), both)).toBe(false);
+    expect(fromThisMachine(request("127.0.0.1", { "x-forwarded-for": "127.0.0.1, 10.0.0.2" }), both)).toBe(
+      false,
+    );
   });
 });

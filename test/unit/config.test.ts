@@ -10,18 +10,39 @@ describe("KONTOR_ENV and PUBLIC_URL", () => {
   });
 
   it("refuses to start on any other PUBLIC_URL until KONTOR_ENV is set, whichever way", () => {
-    for (const url of ["https://api.example.com", "http://127.0.0.2:4000", "http://10.0.0.5", "http://localhost.example.com"]) {
+    for (const url of [
+      "https://api.example.com",
+      "http://127.0.0.2:4000",
+      "http://10.0.0.5",
+      "http://localhost.example.com",
+    ]) {
       expect(() => loadConfig({ PUBLIC_URL: url })).toThrow(ConfigError);
-      expect(() => loadConfig({ PUBLIC_URL: url })).toThrow(/not a loopback address, so KONTOR_ENV must be set/);
+      expect(() => loadConfig({ PUBLIC_URL: url })).toThrow(
+        /not a loopback address, so KONTOR_ENV must be set/,
+      );
     }
-    expect(loadConfig({ PUBLIC_URL: "https://api.example.com", KONTOR_ENV: "production" }).env).toBe("production");
-    expect(loadConfig({ PUBLIC_URL: "https://staging.example.com", KONTOR_ENV: "development" }).env).toBe("development");
+    expect(loadConfig({ PUBLIC_URL: "https://api.example.com", KONTOR_ENV: "production" }).env).toBe(
+      "production",
+    );
+    expect(loadConfig({ PUBLIC_URL: "https://staging.example.com", KONTOR_ENV: "development" }).env).toBe(
+      "development",
+    );
   });
 
   it("takes PUBLIC_URL only as an http(s) origin", () => {
-    for (const url of ["not a url", "ftp://example.com", "https://example.com/kontor", "https://user:pw@example.com", "https://example.com/?a=1"]) {
-      expect(() => loadConfig({ PUBLIC_URL: url, KONTOR_ENV: "production" }), url).toThrow(/PUBLIC_URL must be/);
+    for (const url of [
+      "not a url",
+      "ftp://example.com",
+      "https://example.com/kontor",
+      "https://user:pw@example.com",
+      "https://example.com/?a=1",
+    ]) {
+      expect(() => loadConfig({ PUBLIC_URL: url, KONTOR_ENV: "production" }), url).toThrow(
+        /PUBLIC_URL must be/,
+      );
     }
-    expect(loadConfig({ PUBLIC_URL: "https://api.example.com///", KONTOR_ENV: "production" }).publicUrl).toBe("https://api.example.com");
+    expect(loadConfig({ PUBLIC_URL: "https://api.example.com///", KONTOR_ENV: "production" }).publicUrl).toBe(
+      "https://api.example.com",
+    );
   });
 });

@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { ApiKeyResolver, generateApiKey } from "../../server/auth/api-keys.ts";
-import { RevocationBus } from "../../server/auth/revocations.ts";
-import { LAST_USED_INTERVAL_MS } from "../../server/auth/last-used.ts";
 import { AGENT_TOKEN_PREFIX, AgentTokenResolver } from "../../server/auth/agent-tokens.ts";
-import { randomBase62 } from "../../server/auth/api-keys.ts";
+import { ApiKeyResolver, generateApiKey, randomBase62 } from "../../server/auth/api-keys.ts";
+import { LAST_USED_INTERVAL_MS } from "../../server/auth/last-used.ts";
+import { RevocationBus } from "../../server/auth/revocations.ts";
 
 const logged = vi.hoisted(() => [] as { level: string; message: string; fields: Record<string, unknown> }[]);
 vi.mock("../../server/observability/log.ts", () => ({
-  log: (level: string, message: string, fields: Record<string, unknown> = {}) => void logged.push({ level, message, fields }),
+  log: (level: string, message: string, fields: Record<string, unknown> = {}) =>
+    void logged.push({ level, message, fields }),
   describeError: (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
 }));
 
@@ -26,7 +26,13 @@ function keyDb(row: { revokedAt: Date | null }, write: () => Promise<unknown> = 
     apiKey: {
       findUnique: async () => {
         calls.lookups++;
-        return { id: "key_1", workspaceId: "ws_1", scopes: ["leads.read"], revokedAt: row.revokedAt, workspace: { plan: "pro" } };
+        return {
+          id: "key_1",
+          workspaceId: "ws_1",
+          scopes: ["leads.read"],
+          revokedAt: row.revokedAt,
+          workspace: { plan: "pro" },
+        };
       },
       updateMany: async (args: unknown) => {
         calls.writes.push(args);
@@ -51,7 +57,11 @@ describe("ApiKeyResolver", () => {
     const { db, calls } = keyDb({ revokedAt: new Date(now + 2_000) });
     const resolver = new ApiKeyResolver(db, await localBus(), 60_000);
     const key = generateApiKey();
-    expect(await resolver.resolve(key)).toMatchObject({ kind: "api_key", id: "key_1", expiresAt: now + 2_000 });
+    expect(await resolver.resolve(key)).toMatchObject({
+      kind: "api_key",
+      id: "key_1",
+      expiresAt: now + 2_000,
+    });
     vi.setSystemTime(now + 1_999);
     expect(await resolver.resolve(key)).not.toBeNull();
     vi.setSystemTime(now + 2_000);
@@ -95,7 +105,13 @@ describe("ApiKeyResolver", () => {
     await flush();
     await flush();
     expect(calls.writes).toHaveLength(1);
-    expect(logged).toEqual([{ level: "warn", message: "could not record when an API key was last used", fields: { id: "key_1", error: "database gone" } }]);
+    expect(logged).toEqual([
+      {
+        level: "warn",
+        message: "could not record when an API key was last used",
+        fields: { id: "key_1", error: "database gone" },
+      },
+    ]);
   });
 });
 
@@ -123,8 +139,14 @@ describe("AgentTokenResolver", () => {
     } as unknown as PrismaClient;
     const resolver = new AgentTokenResolver(db, await localBus());
     const token = `${AGENT_TOKEN_PREFIX}${randomBase62(43)}`;
-    for (let i = 0; i < 3; i++) expect(await resolver.resolve(token)).toMatchObject({ kind: "agent", id: "areg_1" });
+    for (let i = 0; i < 3; i++)
+      expect(await resolver.resolve(token)).toMatchObject({ kind: "agent", id: "areg_1" });
     await flush();
-    expect(writes).toEqual([{ where: { id: "areg_1", OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: expect.any(Date) } }] }, data: { lastUsedAt: expect.any(Date) } }]);
+    expect(writes).toEqual([
+      {
+        where: { id: "areg_1", OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: expect.any(Date) } }] },
+        data: { lastUsedAt: expect.any(Date) },
+      },
+    ]);
   });
 });

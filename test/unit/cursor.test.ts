@@ -1,24 +1,32 @@
-import { describe, expect, it } from "vitest";
 import {
+  type GraphQLObjectType,
   getNamedType,
   getNullableType,
   isCompositeType,
   isListType,
   isObjectType,
-  parse,
-  type GraphQLObjectType,
   type OperationDefinitionNode,
+  parse,
   type SelectionSetNode,
 } from "graphql";
+import { describe, expect, it } from "vitest";
 import { schema } from "../../schema/index.ts";
-import { cursorFrom, decodeCursor, DEFAULT_LIMIT, encodeCursor, MAX_LIMIT, parsePage, toList } from "../../schema/lib/cursor.ts";
-import { RESPONSE_RESERVE_BYTES } from "../../schema/lib/list-page.ts";
-import { RESPONSE_BUDGET_BYTES } from "../../schema/lib/limits.ts";
-import { estimate } from "../../schema/lib/response-cost.ts";
-import { GRAPHQL_LIMITS } from "../../server/graphql/limits.ts";
-import { STATS_COST_PER_DAY } from "../../schema/resources/request-log.ts";
+import {
+  cursorFrom,
+  DEFAULT_LIMIT,
+  decodeCursor,
+  encodeCursor,
+  MAX_LIMIT,
+  parsePage,
+  toList,
+} from "../../schema/lib/cursor.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { newId } from "../../schema/lib/ids.ts";
+import { RESPONSE_BUDGET_BYTES } from "../../schema/lib/limits.ts";
+import { RESPONSE_RESERVE_BYTES } from "../../schema/lib/list-page.ts";
+import { estimate } from "../../schema/lib/response-cost.ts";
+import { STATS_COST_PER_DAY } from "../../schema/resources/request-log.ts";
+import { GRAPHQL_LIMITS } from "../../server/graphql/limits.ts";
 
 function expectValidationFailed(fn: () => unknown, param: string) {
   let thrown: unknown;
@@ -139,7 +147,9 @@ describe("cursorFrom", () => {
   });
 
   it("keeps the id and everything older on the page, and nothing newer", () => {
-    const ids = Array.from({ length: 50 }, () => newId("lead")).concat([id("Z"), id("10"), id("ZZ"), id("100")]).sort();
+    const ids = Array.from({ length: 50 }, () => newId("lead"))
+      .concat([id("Z"), id("10"), id("ZZ"), id("100")])
+      .sort();
     for (const at of ids) {
       const before = decodeCursor(cursorFrom(at));
       expect(ids.filter((other) => other < before)).toEqual(ids.filter((other) => other <= at));
@@ -155,7 +165,9 @@ describe("the static price of pages (GraphQL cost rule)", () => {
 
   it("counts a page at the top with no items in bytes, since it is cut at run time, but full in work", () => {
     const one = price("{ invoices(limit: 1) { data { notes items { description } } has_more next_cursor } }");
-    const hundred = price("{ invoices(limit: 100) { data { notes items { description } } has_more next_cursor } }");
+    const hundred = price(
+      "{ invoices(limit: 100) { data { notes items { description } } has_more next_cursor } }",
+    );
     expect(hundred.bytes).toBe(one.bytes);
     expect(hundred.bytes).toBeLessThan(1_000);
     expect(hundred.cost).toBeGreaterThan(90 * one.cost);
@@ -183,7 +195,11 @@ describe("one item of any list fits a response", () => {
       const named = getNamedType(field.type);
       const nested = lists + (isListType(getNullableType(field.type)) ? 1 : 0);
       if (!isCompositeType(named)) parts.push(field.name);
-      else if (isObjectType(named) && depth < GRAPHQL_LIMITS.maxDepth && nested <= GRAPHQL_LIMITS.maxListNesting) {
+      else if (
+        isObjectType(named) &&
+        depth < GRAPHQL_LIMITS.maxDepth &&
+        nested <= GRAPHQL_LIMITS.maxListNesting
+      ) {
         parts.push(`${field.name} { ${largestSelection(named, depth + 1, nested)} }`);
       }
     }
@@ -193,14 +209,20 @@ describe("one item of any list fits a response", () => {
   it("so that a page asked for alone always holds one: every field once, priced at its largest", () => {
     const query = schema.getQueryType()!;
     const heaviest: [string, number][] = [];
-    for (const field of Object.values(query.getFields()).filter((f) => f.args.some((arg) => arg.name === "limit"))) {
-      const item = getNamedType((getNamedType(field.type) as GraphQLObjectType).getFields().data!.type) as GraphQLObjectType;
+    for (const field of Object.values(query.getFields()).filter((f) =>
+      f.args.some((arg) => arg.name === "limit"),
+    )) {
+      const item = getNamedType(
+        (getNamedType(field.type) as GraphQLObjectType).getFields().data!.type,
+      ) as GraphQLObjectType;
       // An item of a page: its root field is at depth 1, the page's `data` at 2.
-      const set = (parse(`{ ${largestSelection(item, 3, 1)} }`).definitions[0] as OperationDefinitionNode).selectionSet as SelectionSetNode;
+      const set = (parse(`{ ${largestSelection(item, 3, 1)} }`).definitions[0] as OperationDefinitionNode)
+        .selectionSet as SelectionSetNode;
       heaviest.push([field.name, estimate(schema, () => undefined, set, item, undefined, true).bytes]);
     }
     expect(heaviest.length).toBeGreaterThanOrEqual(16);
-    for (const [name, bytes] of heaviest) expect(bytes, name).toBeLessThan(RESPONSE_BUDGET_BYTES - RESPONSE_RESERVE_BYTES);
+    for (const [name, bytes] of heaviest)
+      expect(bytes, name).toBeLessThan(RESPONSE_BUDGET_BYTES - RESPONSE_RESERVE_BYTES);
     // Not by a wide margin: a webhook delivery with its endpoint's 20 deliveries and their events.
     expect(Math.max(...heaviest.map(([, bytes]) => bytes))).toBeGreaterThan(RESPONSE_BUDGET_BYTES / 2);
   });

@@ -67,7 +67,8 @@ describe("the documentation", () => {
       for (const link of relativeLinks(text)) {
         const [path, anchor] = link.split("#") as [string, string | undefined];
         // A bare `#anchor` points into the page itself.
-        const target = path === "" ? join(ROOT, file) : resolve(ROOT, dirname(file), decodeURIComponent(path));
+        const target =
+          path === "" ? join(ROOT, file) : resolve(ROOT, dirname(file), decodeURIComponent(path));
         if (!existsSync(target)) {
           broken.push(`${file}: ${link} (no file)`);
           continue;

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createSchema, createYoga, type Plugin } from "graphql-yoga";
-import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { guarded } from "../../server/http/guard.ts";
 import { withRequestState } from "../../server/http/request-state.ts";
 
@@ -17,8 +17,18 @@ describe("guarded plugins", () => {
       if (new URL(request.url).pathname === "/graphql") throw new Error("thrown in onResponse");
     },
   };
-  const yoga = createYoga({ schema: createSchema({ typeDefs: "type Query { ok: Boolean }", resolvers: { Query: { ok: () => true } } }), plugins: guarded([failing]), logging: false });
-  const fetch = (path: string) => withRequestState(() => yoga.fetch(`http://localhost${path}`, { headers: { accept: "application/json" } }));
+  const yoga = createYoga({
+    schema: createSchema({
+      typeDefs: "type Query { ok: Boolean }",
+      resolvers: { Query: { ok: () => true } },
+    }),
+    plugins: guarded([failing]),
+    logging: false,
+  });
+  const fetch = (path: string) =>
+    withRequestState(() =>
+      yoga.fetch(`http://localhost${path}`, { headers: { accept: "application/json" } }),
+    );
   let stderr: MockInstance;
   const logged = () => stderr.mock.calls.map((call) => String(call[0])).join("");
   beforeAll(() => {
@@ -26,17 +36,24 @@ describe("guarded plugins", () => {
   });
   afterAll(() => stderr.mockRestore());
 
-  it.each(["/sync", "/async"])("a request hook that fails (%s) ends the request with the API's 500, never a stack trace", async (path) => {
-    const res = await fetch(path);
-    expect(res.status).toBe(500);
-    expect(res.headers.get("content-type")).toMatch(/application\/json/);
-    const body = await res.json();
-    expect(body.error).toMatchObject({ type: "api_error", code: "internal_error", request_id: expect.stringMatching(/^req_/) });
-    expect(JSON.stringify(body)).not.toMatch(/rejected|thrown|\bat\s/);
-    // The cause is in the log, under the request id the caller was given.
-    expect(logged()).toContain(body.error.request_id);
-    expect(logged()).toMatch(path === "/sync" ? /thrown in onRequest/ : /rejected in onRequest/);
-  });
+  it.each(["/sync", "/async"])(
+    "a request hook that fails (%s) ends the request with the API's 500, never a stack trace",
+    async (path) => {
+      const res = await fetch(path);
+      expect(res.status).toBe(500);
+      expect(res.headers.get("content-type")).toMatch(/application\/json/);
+      const body = await res.json();
+      expect(body.error).toMatchObject({
+        type: "api_error",
+        code: "internal_error",
+        request_id: expect.stringMatching(/^req_/),
+      });
+      expect(JSON.stringify(body)).not.toMatch(/rejected|thrown|\bat\s/);
+      // The cause is in the log, under the request id the caller was given.
+      expect(logged()).toContain(body.error.request_id);
+      expect(logged()).toMatch(path === "/sync" ? /thrown in onRequest/ : /rejected in onRequest/);
+    },
+  );
 
   it("a response hook that fails leaves the response as it was", async () => {
     const res = await fetch("/graphql?query=%7Bok%7D");

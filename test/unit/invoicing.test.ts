@@ -4,13 +4,13 @@ import {
   applyPayment,
   assertAllowed,
   balanceDue,
+  type DocumentAction,
   documentNumber,
   isOverdue,
   linesTotals,
   priceLines,
   todayUtc,
   totals,
-  type DocumentAction,
 } from "../../schema/lib/invoicing.ts";
 
 function thrown(fn: () => unknown): ApiError {
@@ -23,11 +23,20 @@ function thrown(fn: () => unknown): ApiError {
   throw new Error("expected an ApiError");
 }
 
-const line = (quantity: string, unit_price: string, description = "Work") => ({ description, quantity, unit_price });
+const line = (quantity: string, unit_price: string, description = "Work") => ({
+  description,
+  quantity,
+  unit_price,
+});
 
 describe("priceLines", () => {
   it("prices each line exactly, half-up to the cent, and trims descriptions", () => {
-    const lines = priceLines([line("3", "0.1", "  Trap  "), line("0.5", "0.05"), line("1.005", "1"), line("0.001", "0.01")]);
+    const lines = priceLines([
+      line("3", "0.1", "  Trap  "),
+      line("0.5", "0.05"),
+      line("1.005", "1"),
+      line("0.001", "0.01"),
+    ]);
     expect(lines.map((l) => l.amount.toFixed(2))).toEqual(["0.30", "0.03", "1.01", "0.00"]);
     expect(lines.map((l) => l.position)).toEqual([0, 1, 2, 3]);
     expect(lines[0]!.description).toBe("Trap");
@@ -65,12 +74,19 @@ describe("totals", () => {
 
   it("sums the lines", () => {
     const result = linesTotals(priceLines([line("10", "100"), line("2", "100")]), "7.5");
-    expect([result.subtotal, result.taxAmount, result.total].map((d) => d.toFixed(2))).toEqual(["1200.00", "90.00", "1290.00"]);
+    expect([result.subtotal, result.taxAmount, result.total].map((d) => d.toFixed(2))).toEqual([
+      "1200.00",
+      "90.00",
+      "1290.00",
+    ]);
   });
 
   it("refuses a total a numeric(14,2) column cannot hold", () => {
     expect(totals("999999999999.99", "0").total.toFixed(2)).toBe("999999999999.99");
-    expect(thrown(() => totals("999999999999.99", "0.001"))).toMatchObject({ code: "validation_failed", param: "items" });
+    expect(thrown(() => totals("999999999999.99", "0.001"))).toMatchObject({
+      code: "validation_failed",
+      param: "items",
+    });
   });
 });
 
@@ -111,8 +127,16 @@ describe("isOverdue", () => {
 });
 
 describe("assertAllowed", () => {
-  const invoiceIn = (status: string) => ({ documentType: "invoice" as const, status: status as never, number: "INV-2026-0001" });
-  const quoteIn = (status: string) => ({ documentType: "quote" as const, status: status as never, number: "QUO-2026-0001" });
+  const invoiceIn = (status: string) => ({
+    documentType: "invoice" as const,
+    status: status as never,
+    number: "INV-2026-0001",
+  });
+  const quoteIn = (status: string) => ({
+    documentType: "quote" as const,
+    status: status as never,
+    number: "QUO-2026-0001",
+  });
 
   const allowed: Record<DocumentAction, { invoice: string[]; quote: string[] }> = {
     edit: { invoice: ["draft"], quote: ["draft"] },
@@ -126,7 +150,10 @@ describe("assertAllowed", () => {
   const invoiceStatuses = ["draft", "sent", "partially_paid", "paid", "void"];
   const quoteStatuses = ["draft", "sent", "accepted", "declined", "converted"];
 
-  for (const [action, rule] of Object.entries(allowed) as [DocumentAction, { invoice: string[]; quote: string[] }][]) {
+  for (const [action, rule] of Object.entries(allowed) as [
+    DocumentAction,
+    { invoice: string[]; quote: string[] },
+  ][]) {
     it(`${action}: allowed exactly where the rules say`, () => {
       for (const status of invoiceStatuses) {
         const run = () => assertAllowed(action, invoiceIn(status));
@@ -142,11 +169,15 @@ describe("assertAllowed", () => {
   }
 
   it("says what is wrong", () => {
-    expect(thrown(() => assertAllowed("pay", quoteIn("draft"))).message).toBe("Only invoices can be paid; QUO-2026-0001 is a quote.");
+    expect(thrown(() => assertAllowed("pay", quoteIn("draft"))).message).toBe(
+      "Only invoices can be paid; QUO-2026-0001 is a quote.",
+    );
     expect(thrown(() => assertAllowed("void", invoiceIn("paid"))).message).toBe(
       "Invoice INV-2026-0001 is paid; it can be voided only while draft, sent or partially_paid.",
     );
-    expect(thrown(() => assertAllowed("edit", quoteIn("sent"))).message).toBe("Quote QUO-2026-0001 is sent; it can be edited only while draft.");
+    expect(thrown(() => assertAllowed("edit", quoteIn("sent"))).message).toBe(
+      "Quote QUO-2026-0001 is sent; it can be edited only while draft.",
+    );
   });
 });
 
@@ -162,7 +193,12 @@ describe("applyPayment", () => {
 
   it("refuses more than the balance due", () => {
     const error = thrown(() => applyPayment(invoice, "40.01"));
-    expect(error).toMatchObject({ status: 400, type: "invalid_request_error", code: "amount_exceeds_balance", param: "amount" });
+    expect(error).toMatchObject({
+      status: 400,
+      type: "invalid_request_error",
+      code: "amount_exceeds_balance",
+      param: "amount",
+    });
     expect(error.message).toBe("amount 40.01 exceeds the balance due of 40.00 on INV-2026-0007.");
   });
 

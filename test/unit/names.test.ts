@@ -12,7 +12,10 @@ describe("splitFullName", () => {
 
   it("splits several words at the first space only", () => {
     expect(splitFullName("Ada King Lovelace")).toEqual({ first: "Ada", last: "King Lovelace" });
-    expect(splitFullName("Johann Sebastian von Bach")).toEqual({ first: "Johann", last: "Sebastian von Bach" });
+    expect(splitFullName("Johann Sebastian von Bach")).toEqual({
+      first: "Johann",
+      last: "Sebastian von Bach",
+    });
   });
 
   it("ignores leading, trailing and repeated whitespace around the split", () => {

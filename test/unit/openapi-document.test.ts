@@ -1,20 +1,20 @@
 import {
   GraphQLEnumType,
+  type GraphQLFieldConfig,
   GraphQLID,
   GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
+  type GraphQLOutputType,
   GraphQLScalarType,
   GraphQLSchema,
   GraphQLString,
-  type GraphQLFieldConfig,
-  type GraphQLOutputType,
 } from "graphql";
 import { describe, expect, it } from "vitest";
 import { rest, restView } from "../../schema/lib/rest.ts";
-import type { Config } from "../../server/runtime/config.ts";
 import { buildOpenApi } from "../../server/rest/openapi.ts";
 import { routeTable } from "../../server/rest/view.ts";
+import type { Config } from "../../server/runtime/config.ts";
 
 type Json = Record<string, any>;
 
@@ -52,7 +52,11 @@ const Loose = new GraphQLObjectType({
 });
 
 const id = { type: nn(GraphQLID) };
-const field = (type: GraphQLOutputType, extensions: Json, args: Json = {}): GraphQLFieldConfig<unknown, unknown> => ({ type, args, extensions });
+const field = (
+  type: GraphQLOutputType,
+  extensions: Json,
+  args: Json = {},
+): GraphQLFieldConfig<unknown, unknown> => ({ type, args, extensions });
 
 function schema() {
   return new GraphQLSchema({
@@ -74,11 +78,15 @@ function schema() {
           note: { type: GraphQLString },
           stage: { type: nn(Stage), defaultValue: "open" },
         }),
-        updateThing: field(nn(Thing), { ...rest("PATCH /things/:id", "Update a thing"), errors: ["sku_taken"] }, {
-          id,
-          label: { type: GraphQLString, extensions: { maxLength: 5 } },
-          tags: { type: new GraphQLList(nn(GraphQLString)), extensions: { maxLength: 10, maxItems: 3 } },
-        }),
+        updateThing: field(
+          nn(Thing),
+          { ...rest("PATCH /things/:id", "Update a thing"), errors: ["sku_taken"] },
+          {
+            id,
+            label: { type: GraphQLString, extensions: { maxLength: 5 } },
+            tags: { type: new GraphQLList(nn(GraphQLString)), extensions: { maxLength: 10, maxItems: 3 } },
+          },
+        ),
       },
     }),
   });
@@ -89,7 +97,11 @@ const build = (policies = true) => buildOpenApi(routeTable(restView(schema())), 
 
 function deref(doc: Json, node: Json): Json {
   let current = node;
-  while (typeof current?.$ref === "string") current = current.$ref.replace(/^#\//, "").split("/").reduce((at: Json, key: string) => at[key], doc);
+  while (typeof current?.$ref === "string")
+    current = current.$ref
+      .replace(/^#\//, "")
+      .split("/")
+      .reduce((at: Json, key: string) => at[key], doc);
   return current;
 }
 
@@ -107,7 +119,10 @@ describe("buildOpenApi", () => {
   });
 
   it("maps JSONObject to an object with any properties", () => {
-    expect(build().components.schemas.Thing.properties.payload).toEqual({ type: "object", additionalProperties: true });
+    expect(build().components.schemas.Thing.properties.payload).toEqual({
+      type: "object",
+      additionalProperties: true,
+    });
   });
 
   it("describes the selection Sofa runs: models referenced as {id}, a type met below itself cut off, rest: false left out", () => {
@@ -123,7 +138,11 @@ describe("buildOpenApi", () => {
     const thing = deref(doc, success(doc, "/things/{id}", "get"));
     expect(Object.keys(thing.properties)).toEqual(["object", "id", "label", "stage", "payload", "owner"]);
     expect(thing.properties.owner).toEqual({ $ref: "#/components/schemas/OwnerWithoutThings" });
-    expect(Object.keys(doc.components.schemas.OwnerWithoutThings.properties)).toEqual(["object", "id", "name"]);
+    expect(Object.keys(doc.components.schemas.OwnerWithoutThings.properties)).toEqual([
+      "object",
+      "id",
+      "name",
+    ]);
     expect(thing.additionalProperties).toBe(false);
   });
 
@@ -131,7 +150,8 @@ describe("buildOpenApi", () => {
     const doc = build();
     expect(success(doc, "/things/{id}", "get")).toEqual({ $ref: "#/components/schemas/Thing" });
     for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
-      for (const method of Object.keys(item)) expect(success(doc, path, method).nullable, `${method} ${path}`).toBeUndefined();
+      for (const method of Object.keys(item))
+        expect(success(doc, path, method).nullable, `${method} ${path}`).toBeUndefined();
     }
   });
 
@@ -155,15 +175,73 @@ describe("buildOpenApi", () => {
   it("declares the statuses each route can answer, with the Error schema and its codes", () => {
     const doc = build();
     const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
-    expect(statuses("/things", "get")).toEqual(["200", "400", "401", "403", "405", "408", "414", "429", "500", "503"]);
-    expect(statuses("/things/{id}", "get")).toEqual(["200", "400", "401", "403", "404", "405", "408", "414", "429", "500", "503"]);
-    expect(statuses("/things", "post")).toEqual(["201", "400", "401", "403", "405", "408", "409", "413", "414", "415", "429", "500", "503"]);
-    expect(statuses("/things/{id}", "patch")).toEqual(["200", "400", "401", "403", "404", "405", "408", "409", "413", "414", "415", "429", "500", "503"]);
+    expect(statuses("/things", "get")).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "405",
+      "408",
+      "414",
+      "429",
+      "500",
+      "503",
+    ]);
+    expect(statuses("/things/{id}", "get")).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "404",
+      "405",
+      "408",
+      "414",
+      "429",
+      "500",
+      "503",
+    ]);
+    expect(statuses("/things", "post")).toEqual([
+      "201",
+      "400",
+      "401",
+      "403",
+      "405",
+      "408",
+      "409",
+      "413",
+      "414",
+      "415",
+      "429",
+      "500",
+      "503",
+    ]);
+    expect(statuses("/things/{id}", "patch")).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "404",
+      "405",
+      "408",
+      "409",
+      "413",
+      "414",
+      "415",
+      "429",
+      "500",
+      "503",
+    ]);
 
-    const response = (path: string, method: string, status: string) => deref(doc, doc.paths[path][method].responses[status]);
-    const codes = (r: Json) => r.content["application/json"].schema.allOf[1].properties.error.properties.code.enum;
+    const response = (path: string, method: string, status: string) =>
+      deref(doc, doc.paths[path][method].responses[status]);
+    const codes = (r: Json) =>
+      r.content["application/json"].schema.allOf[1].properties.error.properties.code.enum;
     expect(codes(response("/things/{id}", "patch", "409"))).toEqual(["sku_taken"]);
-    expect(codes(response("/things", "post", "409"))).toEqual(["idempotency_conflict", "idempotency_in_progress", "idempotency_not_replayable"]);
+    expect(codes(response("/things", "post", "409"))).toEqual([
+      "idempotency_conflict",
+      "idempotency_in_progress",
+      "idempotency_not_replayable",
+    ]);
     expect(codes(response("/things", "get", "400"))).toEqual(["validation_failed"]);
     expect(codes(response("/things", "post", "400"))).toContain("idempotency_key_invalid");
     for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
@@ -171,8 +249,11 @@ describe("buildOpenApi", () => {
         for (const [status, raw] of Object.entries(op.responses as Record<string, Json>)) {
           if (/^2/.test(status)) continue;
           const r = deref(doc, raw);
-          expect(r.content["application/json"].schema.allOf[0], `${method} ${path} ${status}`).toEqual({ $ref: "#/components/schemas/Error" });
-          for (const code of codes(r)) expect(r.description, `${method} ${path} ${status}`).toContain(`\`${code}\``);
+          expect(r.content["application/json"].schema.allOf[0], `${method} ${path} ${status}`).toEqual({
+            $ref: "#/components/schemas/Error",
+          });
+          for (const code of codes(r))
+            expect(r.description, `${method} ${path} ${status}`).toContain(`\`${code}\``);
         }
       }
     }
@@ -182,7 +263,9 @@ describe("buildOpenApi", () => {
     const broken = new GraphQLSchema({
       query: new GraphQLObjectType({
         name: "Query",
-        fields: { loose: field(nn(Loose), { ...rest("GET /loose", "The loose one"), errors: ["no_such_code"] }) },
+        fields: {
+          loose: field(nn(Loose), { ...rest("GET /loose", "The loose one"), errors: ["no_such_code"] }),
+        },
       }),
     });
     expect(() => buildOpenApi(routeTable(restView(broken)), config())).toThrow(/no_such_code/);
@@ -193,22 +276,38 @@ describe("buildOpenApi", () => {
     for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
       for (const [method, op] of Object.entries(item as Record<string, Json>)) {
         const params = (op.parameters as Json[]).map((p) => deref(doc, p));
-        expect(params.some((p) => p.in === "header" && p.name === "Idempotency-Key"), `${method} ${path}`).toBe(method === "post");
+        expect(
+          params.some((p) => p.in === "header" && p.name === "Idempotency-Key"),
+          `${method} ${path}`,
+        ).toBe(method === "post");
         for (const [status, raw] of Object.entries(op.responses as Record<string, Json>)) {
           const names = Object.keys(deref(doc, raw).headers);
           const where = `${method} ${path} ${status}`;
           // A 408 (slow headers, an idle body) is answered before any policy counted the request.
           if (status === "408") expect(names, where).toEqual(["X-Request-Id"]);
-          else expect(names, where).toEqual(expect.arrayContaining(["X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Plan"]));
+          else
+            expect(names, where).toEqual(
+              expect.arrayContaining([
+                "X-Request-Id",
+                "X-RateLimit-Limit",
+                "X-RateLimit-Remaining",
+                "X-RateLimit-Reset",
+                "X-RateLimit-Plan",
+              ]),
+            );
           expect(names.includes("Retry-After"), where).toBe(status === "429" || status === "503");
           expect(names.includes("Allow"), where).toBe(status === "405");
           expect(names.includes("WWW-Authenticate"), where).toBe(status === "401");
           if (method !== "post") expect(names, where).not.toContain("Idempotent-Replay");
         }
-        if (method === "post") expect(Object.keys(deref(doc, op.responses["201"]).headers)).toContain("Idempotent-Replay");
+        if (method === "post")
+          expect(Object.keys(deref(doc, op.responses["201"]).headers)).toContain("Idempotent-Replay");
       }
     }
-    expect(doc.components.headers.RetryAfter).toMatchObject({ required: true, schema: { type: "integer", minimum: 1 } });
+    expect(doc.components.headers.RetryAfter).toMatchObject({
+      required: true,
+      schema: { type: "integer", minimum: 1 },
+    });
     expect(doc.components.headers.WWWAuthenticate.schema.pattern).toContain("127\\.0\\.0\\.1:4000");
   });
 

@@ -9,7 +9,11 @@ describe("password hashing", () => {
     const options = parseOptions(stored);
     expect(options.memoryCost).toBeGreaterThanOrEqual(19_456);
     expect(options.timeCost).toBeGreaterThanOrEqual(2);
-    expect(options).toMatchObject({ memoryCost: PASSWORD_HASHING.memoryCost, timeCost: PASSWORD_HASHING.timeCost, parallelism: 1 });
+    expect(options).toMatchObject({
+      memoryCost: PASSWORD_HASHING.memoryCost,
+      timeCost: PASSWORD_HASHING.timeCost,
+      parallelism: 1,
+    });
     expect(await verifyPassword(stored, "correct horse battery staple")).toBe(true);
     expect(await verifyPassword(stored, "wrong")).toBe(false);
     expect(needsRehash(stored)).toBe(false);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK } from "jose";
+import { type CryptoKey, exportJWK, generateKeyPair, type JWK, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { FAILED_FETCH_MS, KID_REFETCH_MS, ProviderKeys } from "../../server/agents/provider-keys.ts";
 
@@ -24,7 +24,11 @@ async function newKey(): Promise<Key> {
 }
 
 const sign = (key: Key, kid = key.kid) =>
-  new SignJWT({ sub: "someone" }).setProtectedHeader({ alg: "ES256", kid }).setIssuedAt().setExpirationTime("5m").sign(key.privateKey);
+  new SignJWT({ sub: "someone" })
+    .setProtectedHeader({ alg: "ES256", kid })
+    .setIssuedAt()
+    .setExpirationTime("5m")
+    .sign(key.privateKey);
 
 let server: Server;
 let jwksUrl: string;
@@ -36,7 +40,9 @@ beforeAll(async () => {
   server = createServer((_request, response) => {
     requests++;
     if (status !== 200) return void response.writeHead(status).end();
-    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys: published.map((k) => k.jwk) }));
+    response
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ keys: published.map((k) => k.jwk) }));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;

@@ -1,6 +1,13 @@
 import { GraphQLError, Kind } from "graphql";
 import { describe, expect, it } from "vitest";
-import { parseDate, parseDateTime, parseMoney, scalars, parsePercent, parseQuantity } from "../../schema/scalars.ts";
+import {
+  parseDate,
+  parseDateTime,
+  parseMoney,
+  parsePercent,
+  parseQuantity,
+  scalars,
+} from "../../schema/scalars.ts";
 
 describe("DateTime", () => {
   it.each([
@@ -31,10 +38,12 @@ describe("DateTime", () => {
   });
 
   it("serializes to UTC ISO and parses literals", () => {
-    expect(scalars.DateTime.serialize(new Date("2026-05-01T09:30:00+02:00"))).toBe("2026-05-01T07:30:00.000Z");
-    expect(scalars.DateTime.parseLiteral({ kind: Kind.STRING, value: "2026-05-01T09:30:00Z" }).toISOString()).toBe(
-      "2026-05-01T09:30:00.000Z",
+    expect(scalars.DateTime.serialize(new Date("2026-05-01T09:30:00+02:00"))).toBe(
+      "2026-05-01T07:30:00.000Z",
     );
+    expect(
+      scalars.DateTime.parseLiteral({ kind: Kind.STRING, value: "2026-05-01T09:30:00Z" }).toISOString(),
+    ).toBe("2026-05-01T09:30:00.000Z");
     expect(() => scalars.DateTime.parseLiteral({ kind: Kind.INT, value: "1" })).toThrow(GraphQLError);
   });
 });
@@ -116,7 +125,12 @@ describe("Quantity", () => {
     expect(parseQuantity(value)).toBe(text);
   });
 
-  it.each([["negative", -1], ["four decimals", 1.0001], ["a string", "2"], ["NaN", Number.NaN]])("rejects %s", (_label, value) => {
+  it.each([
+    ["negative", -1],
+    ["four decimals", 1.0001],
+    ["a string", "2"],
+    ["NaN", Number.NaN],
+  ])("rejects %s", (_label, value) => {
     expect(() => parseQuantity(value)).toThrow(GraphQLError);
   });
 });
@@ -131,7 +145,12 @@ describe("Percent", () => {
     expect(parsePercent(value)).toBe(text);
   });
 
-  it.each([["over 100", 100.5], ["negative", -1], ["four decimals", 7.1234], ["a string", "7.5"]])("rejects %s", (_label, value) => {
+  it.each([
+    ["over 100", 100.5],
+    ["negative", -1],
+    ["four decimals", 7.1234],
+    ["a string", "7.5"],
+  ])("rejects %s", (_label, value) => {
     expect(() => parsePercent(value)).toThrow(GraphQLError);
   });
 });

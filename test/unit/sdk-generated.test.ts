@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { generate } from "@graphql-codegen/cli";
-import { buildSchema, parse, print, type DocumentNode } from "graphql";
 import * as documents from "@kontor/sdk/graphql";
+import { buildSchema, type DocumentNode, parse, print } from "graphql";
 import { afterAll, describe, expect, it } from "vitest";
 import { SCALARS, sdkCodegen } from "../../codegen.ts";
 import { schema } from "../../schema/index.ts";
@@ -18,7 +18,11 @@ import { documentText, isMutation } from "../../sdk/src/lib/print.ts";
 
 const ROOT = join(dirname(new URL(import.meta.url).pathname), "../..");
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
-const GENERATED = ["sdk/src/generated/schema.ts", "sdk/src/generated/graphql.ts", "sdk/src/generated/rest.ts"];
+const GENERATED = [
+  "sdk/src/generated/schema.ts",
+  "sdk/src/generated/graphql.ts",
+  "sdk/src/generated/rest.ts",
+];
 const REGENERATE = "run `npm run generate` and commit the result";
 
 const temp = mkdtempSync(join(tmpdir(), "kontor-sdk-codegen-"));
@@ -27,14 +31,19 @@ afterAll(() => rmSync(temp, { recursive: true, force: true }));
 const sdl = buildSchema(read("schema/schema.graphql"));
 // The dashboard's session-only fields are not for the SDK's credentials (API keys, agent tokens).
 const sessionOnly = sessionOnlyFields(schema);
-const rootFields = [...Object.keys(sdl.getQueryType()!.getFields()), ...Object.keys(sdl.getMutationType()!.getFields())].filter(
-  (field) => !sessionOnly.has(field),
-);
+const rootFields = [
+  ...Object.keys(sdl.getQueryType()!.getFields()),
+  ...Object.keys(sdl.getMutationType()!.getFields()),
+].filter((field) => !sessionOnly.has(field));
 
 describe("the SDK's generated files", () => {
   it("operation documents and the route table match what scripts/sdk-operations.ts makes", async () => {
     const files = await sdkOperationFiles();
-    expect(Object.keys(files).sort()).toEqual(["sdk/src/generated/operations.graphql", "sdk/src/generated/rest.graphql", "sdk/src/generated/routes.ts"]);
+    expect(Object.keys(files).sort()).toEqual([
+      "sdk/src/generated/operations.graphql",
+      "sdk/src/generated/rest.graphql",
+      "sdk/src/generated/routes.ts",
+    ]);
     for (const [path, content] of Object.entries(files)) {
       expect(read(path), `${path} is stale: ${REGENERATE}`).toBe(content);
       mkdirSync(dirname(join(temp, path)), { recursive: true });
@@ -50,7 +59,8 @@ describe("the SDK's generated files", () => {
       writeFileSync(join(temp, path), read(path));
     }
     await generate(sdkCodegen(temp), true);
-    for (const path of GENERATED) expect(read(path), `${path} is stale: ${REGENERATE}`).toBe(readFileSync(join(temp, path), "utf8"));
+    for (const path of GENERATED)
+      expect(read(path), `${path} is stale: ${REGENERATE}`).toBe(readFileSync(join(temp, path), "utf8"));
   }, 60_000);
 
   it("maps every custom scalar to a real type, and leaves nothing any or unknown", () => {
@@ -58,8 +68,20 @@ describe("the SDK's generated files", () => {
       .filter((type) => type.constructor.name === "GraphQLScalarType" && !type.name.startsWith("__"))
       .map((type) => type.name)
       .filter((name) => !["String", "Int", "Float", "Boolean", "ID"].includes(name));
-    expect(custom.sort()).toEqual(["ByteCount", "Date", "DateTime", "JSONObject", "Money", "Percent", "Quantity"]);
-    expect(Object.keys(SCALARS).filter((name) => name !== "ID").sort()).toEqual(custom.sort());
+    expect(custom.sort()).toEqual([
+      "ByteCount",
+      "Date",
+      "DateTime",
+      "JSONObject",
+      "Money",
+      "Percent",
+      "Quantity",
+    ]);
+    expect(
+      Object.keys(SCALARS)
+        .filter((name) => name !== "ID")
+        .sort(),
+    ).toEqual(custom.sort());
     const schemaTypes = read("sdk/src/generated/schema.ts");
     const expected: Record<string, string> = {
       Money: "number",
@@ -85,13 +107,27 @@ describe("the SDK's generated files", () => {
 
   it("has a typed document for every Query and Mutation field, exported by @kontor/sdk/graphql", () => {
     expect([...sessionOnly].sort()).toEqual([
-      "apiKeys", "createApiKey", "invitations", "inviteMember", "members", "removeMember", "revokeApiKey", "revokeInvitation", "rotateApiKey", "updateMember", "viewer",
+      "apiKeys",
+      "createApiKey",
+      "invitations",
+      "inviteMember",
+      "members",
+      "removeMember",
+      "revokeApiKey",
+      "revokeInvitation",
+      "rotateApiKey",
+      "updateMember",
+      "viewer",
     ]);
     const exported = Object.keys(documents).filter((name) => name.endsWith("Document"));
-    const expectedNames = rootFields.map((field) => `${field.charAt(0).toUpperCase()}${field.slice(1)}Document`);
+    const expectedNames = rootFields.map(
+      (field) => `${field.charAt(0).toUpperCase()}${field.slice(1)}Document`,
+    );
     expect(exported.sort()).toEqual(expectedNames.sort());
     for (const field of rootFields) {
-      const document = (documents as Record<string, unknown>)[`${field.charAt(0).toUpperCase()}${field.slice(1)}Document`] as DocumentNode;
+      const document = (documents as Record<string, unknown>)[
+        `${field.charAt(0).toUpperCase()}${field.slice(1)}Document`
+      ] as DocumentNode;
       const operation = document.definitions[0]!;
       expect(operation.kind).toBe("OperationDefinition");
       expect(isMutation(document), field).toBe(field in sdl.getMutationType()!.getFields());
@@ -158,16 +194,29 @@ describe("the SDK's source", () => {
       if (classMatch) inClass = classMatch[1];
       else if (line.startsWith("}")) inClass = undefined;
       const fn = /^export (?:async )?function\*? ?(\w+)/.exec(line);
-      const method = inClass ? /^ {2}(?:static )?(?:override )?(?:async )?(?:\* ?)?(?:get )?([A-Za-z$][\w$]*|\[Symbol\.\w+\])\s*[(<]/.exec(line) : null;
-      const name = fn ? fn[1]! : method && method[1] !== "constructor" ? `${inClass}.${method[1]}` : undefined;
+      const method = inClass
+        ? /^ {2}(?:static )?(?:override )?(?:async )?(?:\* ?)?(?:get )?([A-Za-z$][\w$]*|\[Symbol\.\w+\])\s*[(<]/.exec(
+            line,
+          )
+        : null;
+      const name = fn
+        ? fn[1]!
+        : method && method[1] !== "constructor"
+          ? `${inClass}.${method[1]}`
+          : undefined;
       if (name && name !== previous) members.push({ name, line: index });
-      previous = name ?? (line.trim() === "" || line.trim().endsWith(";") ? previous : undefined);
+      // A signature may span lines (its parameters indented further, then `  ): Type;`).
+      const within =
+        line.trim() === "" || line.trim().endsWith(";") || line.startsWith("    ") || /^ {2}\)/.test(line);
+      previous = name ?? (within ? previous : undefined);
     });
     return members.filter(({ line }) => !/(?:^\s*\*|\/\*\*)\s*@internal\b/m.test(docAbove(lines, line)));
   }
 
   function docAbove(lines: string[], line: number): string {
     let end = line - 1;
+    // A line comment between the doc and its member (a biome-ignore) belongs to neither.
+    while (end > 0 && lines[end]!.trim().startsWith("//")) end--;
     if (!lines[end]?.trim().endsWith("*/")) return "";
     let start = end;
     while (start > 0 && !lines[start]!.trim().startsWith("/**")) start--;
@@ -196,17 +245,22 @@ describe("the built package", () => {
     expect(manifest).toMatchObject({ name: "@kontor/sdk", type: "module", files: ["dist"] });
     expect(manifest.dependencies ?? {}).toEqual({});
     expect(manifest.peerDependencies ?? {}).toEqual({});
-    const files = readdirSync(join(ROOT, "sdk/dist"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".js"));
+    const files = readdirSync(join(ROOT, "sdk/dist"), { recursive: true, encoding: "utf8" }).filter((file) =>
+      file.endsWith(".js"),
+    );
     expect(files).toContain("index.js");
     for (const file of files) {
       const code = read(`sdk/dist/${file}`);
       // tsc writes each import and re-export on one line.
       const specifiers = code.split("\n").flatMap((line) => {
-        const match = /^\s*(?:import|export)\b.*?\bfrom\s*["']([^"']+)["'];?\s*$/.exec(line) ?? /^\s*import\s*["']([^"']+)["']/.exec(line);
+        const match =
+          /^\s*(?:import|export)\b.*?\bfrom\s*["']([^"']+)["'];?\s*$/.exec(line) ??
+          /^\s*import\s*["']([^"']+)["']/.exec(line);
         return match ? [match[1]!] : [];
       });
       const dynamic = [...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!);
-      for (const specifier of [...specifiers, ...dynamic]) expect(specifier, `${file} imports ${specifier}`).toMatch(/^\.\.?\//);
+      for (const specifier of [...specifiers, ...dynamic])
+        expect(specifier, `${file} imports ${specifier}`).toMatch(/^\.\.?\//);
       expect(code, file).not.toMatch(/\brequire\(|\bBuffer\.|from "node:/);
     }
   });

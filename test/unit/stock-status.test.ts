@@ -45,7 +45,8 @@ describe("stockAlert", () => {
   });
 
   it("stays silent when the status does not change or recovers", () => {
-    for (const status of ["in_stock", "low_stock", "out_of_stock"] as const) expect(stockAlert(status, status)).toBeUndefined();
+    for (const status of ["in_stock", "low_stock", "out_of_stock"] as const)
+      expect(stockAlert(status, status)).toBeUndefined();
     expect(stockAlert("low_stock", "in_stock")).toBeUndefined();
     expect(stockAlert("out_of_stock", "in_stock")).toBeUndefined();
   });

@@ -21,9 +21,12 @@ describe("strictBase64", () => {
     expect(strictBase64("c", all.toString("base64")).equals(all)).toBe(true);
   });
 
-  it.each(["aGVsbG8", "aGVs bG8=", "aGVs\nbG8=", "-_8=", "QR==", "a===", "=", "aGVsbG8=="])("refuses %j", (text) => {
-    expect(paramOf(() => strictBase64("content_base64", text))).toBe("content_base64");
-  });
+  it.each(["aGVsbG8", "aGVs bG8=", "aGVs\nbG8=", "-_8=", "QR==", "a===", "=", "aGVsbG8=="])(
+    "refuses %j",
+    (text) => {
+      expect(paramOf(() => strictBase64("content_base64", text))).toBe("content_base64");
+    },
+  );
 });
 
 describe("MIME types", () => {
@@ -35,7 +38,17 @@ describe("MIME types", () => {
     expect(normalMimeType('multipart/form-data; boundary="a b"')).toBe('multipart/form-data; boundary="a b"');
   });
 
-  it.each(["", "text", "text/", "/plain", "a/b/c", "text/plain;", "text/plain; charset", "te xt/plain", `text/${"a".repeat(300)}`])("refuses %j", (text) => {
+  it.each([
+    "",
+    "text",
+    "text/",
+    "/plain",
+    "a/b/c",
+    "text/plain;",
+    "text/plain; charset",
+    "te xt/plain",
+    `text/${"a".repeat(300)}`,
+  ])("refuses %j", (text) => {
     expect(normalMimeType(text)).toBeNull();
   });
 });
@@ -52,7 +65,15 @@ describe("file names", () => {
 
 describe("labels and keys", () => {
   it("labels quotas in decimal units", () => {
-    expect([1e9, 1e10, 1e11, 1e12, 10_000, 1_500_000, 999].map(bytesLabel)).toEqual(["1 GB", "10 GB", "100 GB", "1 TB", "10 kB", "1.5 MB", "999 bytes"]);
+    expect([1e9, 1e10, 1e11, 1e12, 10_000, 1_500_000, 999].map(bytesLabel)).toEqual([
+      "1 GB",
+      "10 GB",
+      "100 GB",
+      "1 TB",
+      "10 kB",
+      "1.5 MB",
+      "999 bytes",
+    ]);
   });
 
   it("makes keys from ids only, in lower case", () => {
@@ -76,7 +97,8 @@ describe("Range", () => {
   });
 
   it("serves the whole object for no, several or malformed ranges", () => {
-    for (const header of [null, "bytes=0-1,5-6", "bytes=9-2", "items=0-1", "bytes=-", "bytes=a-b"]) expect(parseRange(header, 100)).toBeNull();
+    for (const header of [null, "bytes=0-1,5-6", "bytes=9-2", "items=0-1", "bytes=-", "bytes=a-b"])
+      expect(parseRange(header, 100)).toBeNull();
   });
 
   it("compares entity tags weakly for If-None-Match and strongly for If-Range", () => {
@@ -94,8 +116,14 @@ describe("Range", () => {
 
 describe("Content-Disposition", () => {
   it("gives an ASCII fallback and the exact name", () => {
-    expect(contentDisposition("résumé 2026.pdf")).toBe(`attachment; filename="r_sum_ 2026.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%202026.pdf`);
-    expect(contentDisposition('a"b\\c%.txt')).toBe(`attachment; filename="a_b_c_.txt"; filename*=UTF-8''a%22b%5Cc%25.txt`);
-    expect(contentDisposition("it's (1).txt")).toBe(`attachment; filename="it's (1).txt"; filename*=UTF-8''it%27s%20%281%29.txt`);
+    expect(contentDisposition("résumé 2026.pdf")).toBe(
+      `attachment; filename="r_sum_ 2026.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%202026.pdf`,
+    );
+    expect(contentDisposition('a"b\\c%.txt')).toBe(
+      `attachment; filename="a_b_c_.txt"; filename*=UTF-8''a%22b%5Cc%25.txt`,
+    );
+    expect(contentDisposition("it's (1).txt")).toBe(
+      `attachment; filename="it's (1).txt"; filename*=UTF-8''it%27s%20%281%29.txt`,
+    );
   });
 });

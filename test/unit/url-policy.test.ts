@@ -1,5 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
+import { ProviderUrlError, providerUrl } from "../../schema/lib/provider-url.ts";
+import { classifyAddress, REFUSED_EVERYWHERE } from "../../server/webhooks/address-policy.ts";
 import {
   AddressNotAllowedError,
   blockedKind,
@@ -11,8 +13,6 @@ import {
   refusedKind,
   UrlNotAllowedError,
 } from "../../server/webhooks/url-policy.ts";
-import { classifyAddress, REFUSED_EVERYWHERE } from "../../server/webhooks/address-policy.ts";
-import { providerUrl, ProviderUrlError } from "../../schema/lib/provider-url.ts";
 
 const PROD = { production: true };
 const DEV = { production: false };
@@ -126,18 +126,33 @@ describe("isBlockedAddress", () => {
     expect(blockedKind(ip)).toBeNull();
   });
 
-  it.each(["", "localhost", "example.com", "1.2.3", "256.1.1.1", "127.1", "[::1]", "::1::2", "fe80::1%eth0", " 8.8.8.8"])(
-    "blocks unparseable input %j",
-    (input) => {
-      expect(isBlockedAddress(input)).toBe(true);
-      expect(blockedKind(input)).toBe("unparseable");
-    },
-  );
+  it.each([
+    "",
+    "localhost",
+    "example.com",
+    "1.2.3",
+    "256.1.1.1",
+    "127.1",
+    "[::1]",
+    "::1::2",
+    "fe80::1%eth0",
+    " 8.8.8.8",
+  ])("blocks unparseable input %j", (input) => {
+    expect(isBlockedAddress(input)).toBe(true);
+    expect(blockedKind(input)).toBe("unparseable");
+  });
 });
 
 describe("refusedKind", () => {
   it("refuses link-local, metadata and uncheckable addresses everywhere, the rest only in production", () => {
-    for (const ip of ["169.254.169.254", "fe80::1", "fd00:ec2::254", "100.100.100.200", "::ffff:169.254.169.254", "fe80::1%eth0"]) {
+    for (const ip of [
+      "169.254.169.254",
+      "fe80::1",
+      "fd00:ec2::254",
+      "100.100.100.200",
+      "::ffff:169.254.169.254",
+      "fe80::1%eth0",
+    ]) {
       expect(refusedKind(ip, false), ip).not.toBeNull();
       expect(refusedKind(ip, true), ip).toBe(refusedKind(ip, false));
     }
@@ -151,7 +166,9 @@ describe("refusedKind", () => {
 
 describe("parseWebhookUrl", () => {
   it("accepts https everywhere and http in development", () => {
-    expect(parseWebhookUrl("https://hooks.example.com/in?x=1", PROD).href).toBe("https://hooks.example.com/in?x=1");
+    expect(parseWebhookUrl("https://hooks.example.com/in?x=1", PROD).href).toBe(
+      "https://hooks.example.com/in?x=1",
+    );
     expect(parseWebhookUrl("https://hooks.example.com/in", DEV).hostname).toBe("hooks.example.com");
     expect(parseWebhookUrl("http://localhost:3000/hook", DEV).port).toBe("3000");
   });
@@ -162,31 +179,38 @@ describe("parseWebhookUrl", () => {
     expect(error.message).toBe("url must use https in production.");
   });
 
-  it.each(["ftp://example.com/file", "javascript:alert(1)", "file:///etc/passwd", "data:text/plain,hi", "ws://example.com/"])(
-    "refuses %s in every environment",
-    (raw) => {
-      for (const options of [DEV, PROD]) {
-        const error = syncRefusal(() => parseWebhookUrl(raw, options));
-        expect(error.reason).toBe("protocol");
-        expect(error.message).toBe("url must be an absolute http or https URL.");
-      }
-    },
-  );
-
-  it.each(["/hooks", "hooks.example.com/in", "", "https://", "http://exa mple.com/"])("refuses %j as not an absolute URL", (raw) => {
-    const error = syncRefusal(() => parseWebhookUrl(raw, DEV));
-    expect(error.reason).toBe("invalid");
-    expect(error.message).toBe("url must be an absolute http or https URL.");
+  it.each([
+    "ftp://example.com/file",
+    "javascript:alert(1)",
+    "file:///etc/passwd",
+    "data:text/plain,hi",
+    "ws://example.com/",
+  ])("refuses %s in every environment", (raw) => {
+    for (const options of [DEV, PROD]) {
+      const error = syncRefusal(() => parseWebhookUrl(raw, options));
+      expect(error.reason).toBe("protocol");
+      expect(error.message).toBe("url must be an absolute http or https URL.");
+    }
   });
 
-  it.each(["https://user:secret@hooks.example.com/", "https://user@hooks.example.com/", "https://:secret@hooks.example.com/"])(
-    "refuses credentials in %s",
+  it.each(["/hooks", "hooks.example.com/in", "", "https://", "http://exa mple.com/"])(
+    "refuses %j as not an absolute URL",
     (raw) => {
       const error = syncRefusal(() => parseWebhookUrl(raw, DEV));
-      expect(error.reason).toBe("credentials");
-      expect(error.message).toBe("url must not contain credentials.");
+      expect(error.reason).toBe("invalid");
+      expect(error.message).toBe("url must be an absolute http or https URL.");
     },
   );
+
+  it.each([
+    "https://user:secret@hooks.example.com/",
+    "https://user@hooks.example.com/",
+    "https://:secret@hooks.example.com/",
+  ])("refuses credentials in %s", (raw) => {
+    const error = syncRefusal(() => parseWebhookUrl(raw, DEV));
+    expect(error.reason).toBe("credentials");
+    expect(error.message).toBe("url must not contain credentials.");
+  });
 
   it("accepts 2048 characters and refuses 2049", () => {
     const base = "https://hooks.example.com/";
@@ -198,7 +222,7 @@ describe("parseWebhookUrl", () => {
   it("measures the normalised URL too", () => {
     const base = "https://hooks.example.com/";
     // 1000 spaces become 3000 characters of %20
-    const error = syncRefusal(() => parseWebhookUrl(base + " ".repeat(1000) + "x", PROD));
+    const error = syncRefusal(() => parseWebhookUrl(`${base + " ".repeat(1000)}x`, PROD));
     expect(error.reason).toBe("too_long");
   });
 });
@@ -209,24 +233,53 @@ describe("checkWebhookTarget", () => {
   };
 
   it("accepts loopback and private targets in development", async () => {
-    for (const raw of ["http://127.0.0.1:8080/", "http://[::1]/", "http://10.0.0.5/", "http://192.168.1.1/", "http://[fd00::1]/", "http://100.64.0.1/"]) {
-      await expect(checkWebhookTarget(new URL(raw), { production: false, lookup: never }), raw).resolves.toBeUndefined();
+    for (const raw of [
+      "http://127.0.0.1:8080/",
+      "http://[::1]/",
+      "http://10.0.0.5/",
+      "http://192.168.1.1/",
+      "http://[fd00::1]/",
+      "http://100.64.0.1/",
+    ]) {
+      await expect(
+        checkWebhookTarget(new URL(raw), { production: false, lookup: never }),
+        raw,
+      ).resolves.toBeUndefined();
     }
-    await expect(checkWebhookTarget(new URL("http://localhost/"), { production: false, lookup: never })).resolves.toBeUndefined();
-    await expect(checkWebhookTarget(new URL("http://db.internal/"), { production: false, lookup: answers("10.1.2.3") })).resolves.toBeUndefined();
+    await expect(
+      checkWebhookTarget(new URL("http://localhost/"), { production: false, lookup: never }),
+    ).resolves.toBeUndefined();
+    await expect(
+      checkWebhookTarget(new URL("http://db.internal/"), { production: false, lookup: answers("10.1.2.3") }),
+    ).resolves.toBeUndefined();
     const error = await refusal(checkWebhookTarget(new URL("ftp://example.com/"), DEV));
     expect(error.reason).toBe("protocol");
   });
 
   it("refuses link-local and cloud metadata addresses in every environment", async () => {
     const cases: [string, string][] = [
-      ["http://169.254.169.254/latest/meta-data/", "url points to 169.254.169.254, a link-local address, which is never allowed."],
+      [
+        "http://169.254.169.254/latest/meta-data/",
+        "url points to 169.254.169.254, a link-local address, which is never allowed.",
+      ],
       ["http://169.254.0.1/", "url points to 169.254.0.1, a link-local address, which is never allowed."],
       ["http://[fe80::1]/", "url points to fe80::1, a link-local address, which is never allowed."],
-      ["http://[fd00:ec2::254]/", "url points to fd00:ec2::254, a cloud metadata address, which is never allowed."],
-      ["http://100.100.100.200/latest/meta-data/", "url points to 100.100.100.200, a cloud metadata address, which is never allowed."],
-      ["http://[::ffff:169.254.169.254]/", "url points to ::ffff:a9fe:a9fe (169.254.169.254 in IPv4-mapped form), a link-local address, which is never allowed."],
-      ["http://[64:ff9b:1::a9fe:a9fe]/", "url points to 64:ff9b:1::a9fe:a9fe (169.254.169.254 in NAT64 local-use form), a link-local address, which is never allowed."],
+      [
+        "http://[fd00:ec2::254]/",
+        "url points to fd00:ec2::254, a cloud metadata address, which is never allowed.",
+      ],
+      [
+        "http://100.100.100.200/latest/meta-data/",
+        "url points to 100.100.100.200, a cloud metadata address, which is never allowed.",
+      ],
+      [
+        "http://[::ffff:169.254.169.254]/",
+        "url points to ::ffff:a9fe:a9fe (169.254.169.254 in IPv4-mapped form), a link-local address, which is never allowed.",
+      ],
+      [
+        "http://[64:ff9b:1::a9fe:a9fe]/",
+        "url points to 64:ff9b:1::a9fe:a9fe (169.254.169.254 in NAT64 local-use form), a link-local address, which is never allowed.",
+      ],
       ["http://2852039166/", "url points to 169.254.169.254, a link-local address, which is never allowed."], // one decimal number
     ];
     for (const production of [false, true]) {
@@ -241,20 +294,38 @@ describe("checkWebhookTarget", () => {
 
   it("refuses a name that resolves to a metadata address in development, and takes one that does not resolve yet", async () => {
     const url = new URL("http://metadata.google.internal/computeMetadata/v1/");
-    const error = await refusal(checkWebhookTarget(url, { production: false, lookup: answers("10.0.0.7", "169.254.169.254") }));
-    expect(error).toMatchObject({ reason: "blocked_address", message: "url resolves to 169.254.169.254, a link-local address, which is never allowed." });
-    const alibaba = await refusal(checkWebhookTarget(new URL("http://meta.example/"), { production: false, lookup: answers("100.100.100.200") }));
-    expect(alibaba.message).toBe("url resolves to 100.100.100.200, a cloud metadata address, which is never allowed.");
+    const error = await refusal(
+      checkWebhookTarget(url, { production: false, lookup: answers("10.0.0.7", "169.254.169.254") }),
+    );
+    expect(error).toMatchObject({
+      reason: "blocked_address",
+      message: "url resolves to 169.254.169.254, a link-local address, which is never allowed.",
+    });
+    const alibaba = await refusal(
+      checkWebhookTarget(new URL("http://meta.example/"), {
+        production: false,
+        lookup: answers("100.100.100.200"),
+      }),
+    );
+    expect(alibaba.message).toBe(
+      "url resolves to 100.100.100.200, a cloud metadata address, which is never allowed.",
+    );
     const failing: LookupAll = async () => {
       throw Object.assign(new Error("getaddrinfo ENOTFOUND later.example"), { code: "ENOTFOUND" });
     };
-    await expect(checkWebhookTarget(new URL("http://later.example/"), { production: false, lookup: failing })).resolves.toBeUndefined();
-    await expect(checkWebhookTarget(new URL("http://later.example/"), { production: false, lookup: answers() })).resolves.toBeUndefined();
+    await expect(
+      checkWebhookTarget(new URL("http://later.example/"), { production: false, lookup: failing }),
+    ).resolves.toBeUndefined();
+    await expect(
+      checkWebhookTarget(new URL("http://later.example/"), { production: false, lookup: answers() }),
+    ).resolves.toBeUndefined();
   });
 
   it("refuses localhost names in production without resolving them", async () => {
     for (const host of ["localhost", "LOCALHOST", "localhost.", "api.localhost", "a.b.localhost"]) {
-      const error = await refusal(checkWebhookTarget(new URL(`https://${host}/hook`), { production: true, lookup: never }));
+      const error = await refusal(
+        checkWebhookTarget(new URL(`https://${host}/hook`), { production: true, lookup: never }),
+      );
       expect(error.reason).toBe("localhost");
       expect(error.message).toContain("localhost");
     }
@@ -278,10 +349,14 @@ describe("checkWebhookTarget", () => {
 
   it("refuses a host when any resolved address is blocked", async () => {
     const url = new URL("https://hooks.example.com/in");
-    const error = await refusal(checkWebhookTarget(url, { production: true, lookup: answers("93.184.215.14", "10.0.0.5") }));
+    const error = await refusal(
+      checkWebhookTarget(url, { production: true, lookup: answers("93.184.215.14", "10.0.0.5") }),
+    );
     expect(error.reason).toBe("blocked_address");
     expect(error.message).toBe("url resolves to 10.0.0.5, a private address, which production refuses.");
-    await expect(checkWebhookTarget(url, { production: true, lookup: answers("93.184.215.14", "2606:4700::1111") })).resolves.toBeUndefined();
+    await expect(
+      checkWebhookTarget(url, { production: true, lookup: answers("93.184.215.14", "2606:4700::1111") }),
+    ).resolves.toBeUndefined();
   });
 
   it("refuses a host that does not resolve, saying so", async () => {
@@ -297,16 +372,24 @@ describe("checkWebhookTarget", () => {
   });
 
   it("refuses http in production before resolving anything", async () => {
-    const error = await refusal(checkWebhookTarget(new URL("http://hooks.example.com/"), { production: true, lookup: never }));
+    const error = await refusal(
+      checkWebhookTarget(new URL("http://hooks.example.com/"), { production: true, lookup: never }),
+    );
     expect(error.reason).toBe("https_required");
   });
 });
 
 type Outcome = { error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number };
 
-function callLookup(options: Parameters<typeof guardedLookup>[0], hostname: string, lookupOptions: { all?: boolean; family?: number }) {
+function callLookup(
+  options: Parameters<typeof guardedLookup>[0],
+  hostname: string,
+  lookupOptions: { all?: boolean; family?: number },
+) {
   return new Promise<Outcome>((resolve) => {
-    guardedLookup(options)(hostname, lookupOptions, (error, address, family) => resolve({ error, address, family }));
+    guardedLookup(options)(hostname, lookupOptions, (error, address, family) =>
+      resolve({ error, address, family }),
+    );
   });
 }
 
@@ -327,12 +410,18 @@ describe("guardedLookup", () => {
 
   it("refuses a blocked address in production with EADDRNOTALLOWED", async () => {
     for (const all of [true, false]) {
-      const { error } = await callLookup({ production: true, lookup: answers("93.184.215.14", "169.254.169.254") }, "meta.example", { all });
+      const { error } = await callLookup(
+        { production: true, lookup: answers("93.184.215.14", "169.254.169.254") },
+        "meta.example",
+        { all },
+      );
       expect(error).toBeInstanceOf(AddressNotAllowedError);
       expect(error).toBeInstanceOf(UrlNotAllowedError);
       expect(error?.code).toBe("EADDRNOTALLOWED");
       expect((error as AddressNotAllowedError).address).toBe("169.254.169.254");
-      expect(error?.message).toBe("url resolves to 169.254.169.254, a link-local address, which is never allowed.");
+      expect(error?.message).toBe(
+        "url resolves to 169.254.169.254, a link-local address, which is never allowed.",
+      );
     }
   });
 
@@ -348,14 +437,36 @@ describe("guardedLookup", () => {
   it("passes loopback and private addresses in development", async () => {
     const result = await callLookup({ production: false, lookup: answers("127.0.0.1") }, "localhost", {});
     expect(result).toEqual({ error: null, address: "127.0.0.1", family: 4 });
-    const both = await callLookup({ production: false, lookup: answers("10.0.0.5", "fd00::5") }, "lan.example", { all: true });
-    expect(both).toMatchObject({ error: null, address: [{ address: "10.0.0.5", family: 4 }, { address: "fd00::5", family: 6 }] });
+    const both = await callLookup(
+      { production: false, lookup: answers("10.0.0.5", "fd00::5") },
+      "lan.example",
+      { all: true },
+    );
+    expect(both).toMatchObject({
+      error: null,
+      address: [
+        { address: "10.0.0.5", family: 4 },
+        { address: "fd00::5", family: 6 },
+      ],
+    });
   });
 
   it("refuses link-local and metadata addresses in development too", async () => {
-    for (const address of ["169.254.169.254", "fe80::1", "fd00:ec2::254", "100.100.100.200", "fe80::1%eth0", "64:ff9b:1::a9fe:a9fe", "2002:a9fe:a9fe::1"]) {
+    for (const address of [
+      "169.254.169.254",
+      "fe80::1",
+      "fd00:ec2::254",
+      "100.100.100.200",
+      "fe80::1%eth0",
+      "64:ff9b:1::a9fe:a9fe",
+      "2002:a9fe:a9fe::1",
+    ]) {
       for (const all of [true, false]) {
-        const { error } = await callLookup({ production: false, lookup: answers("10.0.0.5", address) }, "rebound.example", { all });
+        const { error } = await callLookup(
+          { production: false, lookup: answers("10.0.0.5", address) },
+          "rebound.example",
+          { all },
+        );
         expect(error, address).toBeInstanceOf(AddressNotAllowedError);
         expect(error?.code).toBe("EADDRNOTALLOWED");
         expect((error as AddressNotAllowedError).address).toBe(address);
@@ -373,7 +484,11 @@ describe("guardedLookup", () => {
     expect(thrown.error?.message).toContain("resolver exploded");
     const empty = await callLookup({ production: false, lookup: answers() }, "nowhere.example", {});
     expect(empty.error?.code).toBe("ENOTFOUND");
-    const wrongFamily = await callLookup({ production: false, lookup: answers("93.184.215.14") }, "v4only.example", { family: 6 });
+    const wrongFamily = await callLookup(
+      { production: false, lookup: answers("93.184.215.14") },
+      "v4only.example",
+      { family: 6 },
+    );
     expect(wrongFamily.error?.code).toBe("ENOTFOUND");
     const coded = await callLookup(
       {
@@ -496,18 +611,33 @@ describe("one address policy, every spelling", () => {
       const error = await refusal(check);
       expect(error.reason).toBe("blocked_address");
       expect(error.message).toContain(`a ${kind} address`);
-      expect(error.message).toMatch(REFUSED_EVERYWHERE.has(kind) ? /which is never allowed\.$/ : /which production refuses\.$/);
+      expect(error.message).toMatch(
+        REFUSED_EVERYWHERE.has(kind) ? /which is never allowed\.$/ : /which production refuses\.$/,
+      );
       // A resolver's answer is judged the same way, at admission and at connection.
-      const resolved = await refusal(checkWebhookTarget(new URL(`${url.protocol}//name.example/`), { production, lookup: answers(literal) }));
+      const resolved = await refusal(
+        checkWebhookTarget(new URL(`${url.protocol}//name.example/`), {
+          production,
+          lookup: answers(literal),
+        }),
+      );
       expect(resolved.message).toContain(`a ${kind} address`);
-      const connected = await callLookup({ production, lookup: answers(literal) }, "name.example", { all: true });
+      const connected = await callLookup({ production, lookup: answers(literal) }, "name.example", {
+        all: true,
+      });
       expect(connected.error?.code).toBe("EADDRNOTALLOWED");
     }
   });
 
   it("names the IPv4 address an IPv6 form carries", () => {
-    expect(classifyAddress("2001:0:4136:e378:8000:63bf:5601:5601")).toEqual({ kind: "link-local", carried: { address: "169.254.169.254", form: "Teredo" } });
-    expect(classifyAddress("2002:a9fe:a9fe::")).toEqual({ kind: "link-local", carried: { address: "169.254.169.254", form: "6to4" } });
+    expect(classifyAddress("2001:0:4136:e378:8000:63bf:5601:5601")).toEqual({
+      kind: "link-local",
+      carried: { address: "169.254.169.254", form: "Teredo" },
+    });
+    expect(classifyAddress("2002:a9fe:a9fe::")).toEqual({
+      kind: "link-local",
+      carried: { address: "169.254.169.254", form: "6to4" },
+    });
     expect(classifyAddress("64:ff9b:1::808:808")).toEqual({ kind: "private" });
     expect(classifyAddress("8.8.8.8")).toBeNull();
   });
@@ -519,10 +649,24 @@ describe("trusted providers' URLs (providerUrl)", () => {
   };
 
   it("takes https, and http only on exactly localhost, 127.0.0.1 or [::1] outside production", () => {
-    for (const raw of ["https://idp.example.com/jwks", "https://127.0.0.2/jwks", "http://localhost:9/jwks", "http://127.0.0.1:9/jwks", "http://[::1]:9/jwks"]) {
+    for (const raw of [
+      "https://idp.example.com/jwks",
+      "https://127.0.0.2/jwks",
+      "http://localhost:9/jwks",
+      "http://127.0.0.1:9/jwks",
+      "http://[::1]:9/jwks",
+    ]) {
       expect(providerUrl(raw, "jwks_url", false).href, raw).toBe(new URL(raw).href);
     }
-    for (const raw of ["http://127.0.0.2/", "http://127.1.2.3/", "http://[::ffff:127.0.0.1]/", "http://localhost./", "http://a.localhost/", "http://10.0.0.1/", "http://idp.example.com/"]) {
+    for (const raw of [
+      "http://127.0.0.2/",
+      "http://127.1.2.3/",
+      "http://[::ffff:127.0.0.1]/",
+      "http://localhost./",
+      "http://a.localhost/",
+      "http://10.0.0.1/",
+      "http://idp.example.com/",
+    ]) {
       refused(raw, false);
     }
     for (const raw of ["http://localhost/", "http://127.0.0.1/", "http://[::1]/"]) refused(raw, true);

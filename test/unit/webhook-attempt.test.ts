@@ -1,11 +1,25 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, DEFAULT_RETRY_SCHEDULE, loadConfig, parseDurations, type WebhookConfig } from "../../server/runtime/config.ts";
+import {
+  ConfigError,
+  DEFAULT_RETRY_SCHEDULE,
+  loadConfig,
+  parseDurations,
+  type WebhookConfig,
+} from "../../server/runtime/config.ts";
 import { envelope, outcomeOf, retryDelay, WEBHOOK_BODY_BUDGET_BYTES } from "../../server/webhooks/attempt.ts";
 import type { SendResult } from "../../server/webhooks/send.ts";
 
 const HOUR = 3_600_000;
 const config: WebhookConfig = { timeoutMs: 10_000, retryScheduleMs: [1_000, 2_000], jitter: 0.1 };
-const result = (over: Partial<SendResult>): SendResult => ({ ok: false, status: null, body: null, durationMs: 12, error: null, errorMessage: null, ...over });
+const result = (over: Partial<SendResult>): SendResult => ({
+  ok: false,
+  status: null,
+  body: null,
+  durationMs: 12,
+  error: null,
+  errorMessage: null,
+  ...over,
+});
 
 describe("the retry schedule", () => {
   it("defaults to about 1 m, 5 m, 30 m, 2 h, 5 h, 10 h, then every 12 h: 12 attempts over about 3 days", () => {
@@ -20,14 +34,24 @@ describe("the retry schedule", () => {
   });
 
   it("reads KONTOR_WEBHOOK_* settings and refuses bad ones with a clear message", () => {
-    expect(loadConfig({ KONTOR_WEBHOOK_RETRY_SCHEDULE: "200ms, 1.5s,2m", KONTOR_WEBHOOK_TIMEOUT_MS: "500", KONTOR_WEBHOOK_JITTER: "0" }).webhooks).toEqual({
+    expect(
+      loadConfig({
+        KONTOR_WEBHOOK_RETRY_SCHEDULE: "200ms, 1.5s,2m",
+        KONTOR_WEBHOOK_TIMEOUT_MS: "500",
+        KONTOR_WEBHOOK_JITTER: "0",
+      }).webhooks,
+    ).toEqual({
       timeoutMs: 500,
       retryScheduleMs: [200, 1_500, 120_000],
       jitter: 0,
     });
     expect(() => loadConfig({ KONTOR_WEBHOOK_RETRY_SCHEDULE: "5 minutes" })).toThrow(ConfigError);
-    expect(() => loadConfig({ KONTOR_WEBHOOK_RETRY_SCHEDULE: "1m,,2m" })).toThrow(/comma-separated list of durations/);
-    expect(() => loadConfig({ KONTOR_WEBHOOK_TIMEOUT_MS: "-1" })).toThrow(/KONTOR_WEBHOOK_TIMEOUT_MS must be a positive number/);
+    expect(() => loadConfig({ KONTOR_WEBHOOK_RETRY_SCHEDULE: "1m,,2m" })).toThrow(
+      /comma-separated list of durations/,
+    );
+    expect(() => loadConfig({ KONTOR_WEBHOOK_TIMEOUT_MS: "-1" })).toThrow(
+      /KONTOR_WEBHOOK_TIMEOUT_MS must be a positive number/,
+    );
     expect(() => loadConfig({ KONTOR_WEBHOOK_JITTER: "1" })).toThrow(/KONTOR_WEBHOOK_JITTER/);
     expect(() => loadConfig({ KONTOR_SECRET_KEY: "too short" })).toThrow(/at least 32 characters/);
   });
@@ -54,14 +78,25 @@ describe("what an attempt comes to", () => {
       lastError: null,
       durationMs: 12,
     });
-    expect(outcomeOf(config, 3, result({ ok: true, status: 200, body: "par", error: "timeout" })).status).toBe("succeeded");
+    expect(
+      outcomeOf(config, 3, result({ ok: true, status: 200, body: "par", error: "timeout" })).status,
+    ).toBe("succeeded");
   });
 
   it("a failure retries while the schedule lasts, then fails", () => {
     const first = outcomeOf(config, 1, result({ status: 500, body: "boom" }));
-    expect(first).toMatchObject({ status: "retrying", responseStatus: 500, responseBody: "boom", lastError: null });
+    expect(first).toMatchObject({
+      status: "retrying",
+      responseStatus: 500,
+      responseBody: "boom",
+      lastError: null,
+    });
     expect(first.retryInMs).toBeGreaterThanOrEqual(900);
-    expect(outcomeOf(config, 2, result({ error: "timeout" }))).toMatchObject({ status: "retrying", lastError: "timeout", responseStatus: null });
+    expect(outcomeOf(config, 2, result({ error: "timeout" }))).toMatchObject({
+      status: "retrying",
+      lastError: "timeout",
+      responseStatus: null,
+    });
     expect(outcomeOf(config, 3, result({ error: "connection_refused" }))).toEqual({
       status: "failed",
       responseStatus: null,
@@ -72,7 +107,11 @@ describe("what an attempt comes to", () => {
   });
 
   it("a 410 fails at once and marks the endpoint gone", () => {
-    expect(outcomeOf(config, 1, result({ status: 410, body: "gone" }))).toMatchObject({ status: "failed", gone: true, responseStatus: 410 });
+    expect(outcomeOf(config, 1, result({ status: 410, body: "gone" }))).toMatchObject({
+      status: "failed",
+      gone: true,
+      responseStatus: 410,
+    });
   });
 });
 
@@ -94,7 +133,7 @@ describe("the envelope", () => {
     return { ...data, notes: unit.repeat((bytes - bare) / unitBytes) };
   };
 
-  it("is the event object README \"Webhooks\" shows, with the resource as stored", () => {
+  it('is the event object README "Webhooks" shows, with the resource as stored', () => {
     const body = envelope(event({ object: "lead", id: "lead_1", b: 1, a: 2 }), BASE_URL);
     expect(body).toBe(
       '{"id":"evt_1","object":"event","type":"invoice.created","created_at":"2026-11-21T10:00:00.000Z","workspace_id":"ws_1","data":{"object":{"object":"lead","id":"lead_1","b":1,"a":2}}}',

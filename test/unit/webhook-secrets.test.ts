@@ -62,8 +62,12 @@ describe("the server secret", () => {
   });
 
   it("is required in production", () => {
-    expect(() => serverSecret({ secretKey: undefined, env: "production", dataDir: scratch() })).toThrow(ConfigError);
-    expect(() => serverSecret({ secretKey: undefined, env: "production", dataDir: scratch() })).toThrow(/KONTOR_SECRET_KEY must be set in production/);
+    expect(() => serverSecret({ secretKey: undefined, env: "production", dataDir: scratch() })).toThrow(
+      ConfigError,
+    );
+    expect(() => serverSecret({ secretKey: undefined, env: "production", dataDir: scratch() })).toThrow(
+      /KONTOR_SECRET_KEY must be set in production/,
+    );
   });
 
   it("is generated once into DATA_DIR in development (mode 0600) and read back on every start", () => {
@@ -76,7 +80,9 @@ describe("the server secret", () => {
     expect(serverSecret({ secretKey: undefined, env: "development", dataDir })).toBe(first);
     // A secret sealed before a restart opens after it.
     const sealed = new SecretBox(first).seal("whsec_x");
-    expect(new SecretBox(serverSecret({ secretKey: undefined, env: "development", dataDir })).open(sealed)).toBe("whsec_x");
+    expect(
+      new SecretBox(serverSecret({ secretKey: undefined, env: "development", dataDir })).open(sealed),
+    ).toBe("whsec_x");
   });
 
   it("is the same key for processes generating it at once (a cluster's workers), none reading a half-written file", async () => {
@@ -85,7 +91,9 @@ describe("the server secret", () => {
 process.stdout.write(serverSecret({ secretKey: undefined, env: "development", dataDir: ${JSON.stringify(dataDir)} }));`;
     const run = () =>
       new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT });
+        const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+          cwd: ROOT,
+        });
         let out = "";
         let err = "";
         child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -102,6 +110,8 @@ process.stdout.write(serverSecret({ secretKey: undefined, env: "development", da
   it("refuses a key file that holds no usable key", () => {
     const dataDir = scratch();
     writeFileSync(join(dataDir, "server-secret.key"), "short\n");
-    expect(() => serverSecret({ secretKey: undefined, env: "development", dataDir })).toThrow(/holds no usable key/);
+    expect(() => serverSecret({ secretKey: undefined, env: "development", dataDir })).toThrow(
+      /holds no usable key/,
+    );
   });
 });

@@ -1,11 +1,11 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
+import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { postWebhook, type SendResult } from "../../server/webhooks/send.ts";
 import { checkWebhookTarget, guardedLookup, type LookupAll } from "../../server/webhooks/url-policy.ts";
-import { startRudeReceiver, type HangUp, type RudeReceiver } from "../support/receiver.ts";
+import { type HangUp, type RudeReceiver, startRudeReceiver } from "../support/receiver.ts";
 
 interface Received {
   method: string;
@@ -37,7 +37,13 @@ async function receiver(respond: (res: ServerResponse, req: IncomingMessage) => 
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    state.requests.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks) });
+    state.requests.push({
+      method: req.method ?? "",
+      url: req.url ?? "",
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      body: Buffer.concat(chunks),
+    });
     respond(res, req);
   });
   server.on("connection", () => state.connections++);
@@ -82,20 +88,39 @@ function resolvingTo(...addresses: string[]): LookupAll & { asked: string[] } {
 
 describe("postWebhook against a real receiver", () => {
   it("reports a 2xx as ok with status, body and an integer duration", async () => {
-    const server = await receiver((res) => res.writeHead(200, { "content-type": "text/plain" }).end("thanks"));
+    const server = await receiver((res) =>
+      res.writeHead(200, { "content-type": "text/plain" }).end("thanks"),
+    );
     const result = await postWebhook(`${server.url}/in`, "{}", {}, DEV);
-    expect(result).toEqual({ ok: true, status: 200, body: "thanks", durationMs: result.durationMs, error: null, errorMessage: null });
+    expect(result).toEqual({
+      ok: true,
+      status: 200,
+      body: "thanks",
+      durationMs: result.durationMs,
+      error: null,
+      errorMessage: null,
+    });
     expect(Number.isInteger(result.durationMs)).toBe(true);
     expect(result.durationMs).toBeGreaterThanOrEqual(0);
     expect(result.durationMs).toBeLessThan(2_000);
     const noContent = await receiver((res) => res.writeHead(204).end());
-    expect(await postWebhook(noContent.url, "{}", {}, DEV)).toMatchObject({ ok: true, status: 204, body: "", error: null });
+    expect(await postWebhook(noContent.url, "{}", {}, DEV)).toMatchObject({
+      ok: true,
+      status: 204,
+      body: "",
+      error: null,
+    });
   });
 
   it("sends exactly one POST with the JSON body, the caller's headers and its own", async () => {
     const server = await receiver((res) => res.end());
     const body = JSON.stringify({ id: "evt_1", type: "lead.created", data: { name: "Zoë 🚀" } });
-    const result = await postWebhook(`${server.url}/hooks/in?team=7`, body, { "X-Kontor-Signature": "t=1,v1=abc", "X-Kontor-Event": "lead.created" }, DEV);
+    const result = await postWebhook(
+      `${server.url}/hooks/in?team=7`,
+      body,
+      { "X-Kontor-Signature": "t=1,v1=abc", "X-Kontor-Event": "lead.created" },
+      DEV,
+    );
     expect(result.ok).toBe(true);
     expect(server.requests).toHaveLength(1);
     const [received] = server.requests as [Received];
@@ -114,7 +139,12 @@ describe("postWebhook against a real receiver", () => {
 
   it("lets the caller set User-Agent but never Content-Type or Content-Length", async () => {
     const server = await receiver((res) => res.end());
-    await postWebhook(server.url, "[1]", { "user-agent": "Custom/2", "content-type": "text/plain", "Content-Length": "999" }, DEV);
+    await postWebhook(
+      server.url,
+      "[1]",
+      { "user-agent": "Custom/2", "content-type": "text/plain", "Content-Length": "999" },
+      DEV,
+    );
     const [received] = server.requests as [Received];
     expect(received.headers["user-agent"]).toBe("Custom/2");
     expect(received.headers["content-type"]).toBe("application/json");
@@ -126,12 +156,23 @@ describe("postWebhook against a real receiver", () => {
   it("reports a 500 as not ok, with its body", async () => {
     const server = await receiver((res) => res.writeHead(500).end("boom: database down"));
     const result = await postWebhook(server.url, "{}", {}, DEV);
-    expect(result).toMatchObject({ ok: false, status: 500, body: "boom: database down", error: null, errorMessage: null });
+    expect(result).toMatchObject({
+      ok: false,
+      status: 500,
+      body: "boom: database down",
+      error: null,
+      errorMessage: null,
+    });
   });
 
   it("reports a 410 status", async () => {
     const server = await receiver((res) => res.writeHead(410).end());
-    expect(await postWebhook(server.url, "{}", {}, DEV)).toMatchObject({ ok: false, status: 410, body: "", error: null });
+    expect(await postWebhook(server.url, "{}", {}, DEV)).toMatchObject({
+      ok: false,
+      status: 410,
+      body: "",
+      error: null,
+    });
   });
 
   it("never follows a redirect", async () => {
@@ -254,7 +295,12 @@ describe("postWebhook against a real receiver", () => {
   });
 
   it("refuses invalid URLs without sending anything", async () => {
-    for (const url of ["ftp://example.com/", "/relative", "javascript:alert(1)", "https://user:pw@example.com/"]) {
+    for (const url of [
+      "ftp://example.com/",
+      "/relative",
+      "javascript:alert(1)",
+      "https://user:pw@example.com/",
+    ]) {
       const result = await postWebhook(url, "{}", {}, DEV);
       expectNoResponse(result, "invalid_url");
     }
@@ -284,7 +330,8 @@ describe("postWebhook against a real receiver", () => {
     const server = await receiver((res, req) => {
       const seen = (perSocket.get(req.socket) ?? 0) + 1;
       perSocket.set(req.socket, seen);
-      if (seen === 2) req.socket.destroy(); // as a receiver closing an idle keep-alive connection
+      if (seen === 2)
+        req.socket.destroy(); // as a receiver closing an idle keep-alive connection
       else res.end("ok");
     });
     expect((await postWebhook(server.url, "{}", {}, DEV)).ok).toBe(true);
@@ -301,9 +348,16 @@ describe("postWebhook in production", () => {
   it("refuses a name that resolves to loopback, before connecting", async () => {
     const server = await receiver((res) => res.end());
     const lookup = resolvingTo("127.0.0.1");
-    const result = await postWebhook(`https://hooks.example.com:${server.port}/in`, "{}", {}, { ...PROD, lookup });
+    const result = await postWebhook(
+      `https://hooks.example.com:${server.port}/in`,
+      "{}",
+      {},
+      { ...PROD, lookup },
+    );
     expectNoResponse(result, "address_not_allowed");
-    expect(result.errorMessage).toBe("url resolves to 127.0.0.1, a loopback address, which production refuses.");
+    expect(result.errorMessage).toBe(
+      "url resolves to 127.0.0.1, a loopback address, which production refuses.",
+    );
     expect(lookup.asked).toEqual(["hooks.example.com"]);
     expect(server.connections).toBe(0);
   });
@@ -311,7 +365,12 @@ describe("postWebhook in production", () => {
   it("delivers to that same name in development (the receiver is reachable)", async () => {
     const server = await receiver((res) => res.end("hi"));
     const lookup = resolvingTo("127.0.0.1");
-    const result = await postWebhook(`http://hooks.example.com:${server.port}/in`, "{}", {}, { ...DEV, lookup });
+    const result = await postWebhook(
+      `http://hooks.example.com:${server.port}/in`,
+      "{}",
+      {},
+      { ...DEV, lookup },
+    );
     expect(result).toMatchObject({ ok: true, status: 200, body: "hi" });
     expect(lookup.asked).toEqual(["hooks.example.com"]);
     expect(server.requests[0]?.headers.host).toBe(`hooks.example.com:${server.port}`);
@@ -331,7 +390,9 @@ describe("postWebhook in production", () => {
   it("lets a public address through the policy (checked without connecting to it)", async () => {
     const lookup = resolvingTo("93.184.215.14");
     const answer = await new Promise<unknown>((resolve, reject) =>
-      guardedLookup({ production: true, lookup })("hooks.example.com", { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+      guardedLookup({ production: true, lookup })("hooks.example.com", { all: true }, (error, addresses) =>
+        error ? reject(error) : resolve(addresses),
+      ),
     );
     expect(answer).toEqual([{ address: "93.184.215.14", family: 4 }]);
     expect(lookup.asked).toEqual(["hooks.example.com"]);
@@ -368,7 +429,10 @@ describe("a receiver that hangs up while a multi-megabyte body is being written"
    * a socket emits its last 'error' before 'close'. Returns the exceptions nobody caught, each of
    * which would have ended a server process.
    */
-  async function uncaughtWhile<T>(send: () => Promise<T>, closing = 1): Promise<{ value: T; uncaught: Error[] }> {
+  async function uncaughtWhile<T>(
+    send: () => Promise<T>,
+    closing = 1,
+  ): Promise<{ value: T; uncaught: Error[] }> {
     const uncaught: Error[] = [];
     const sockets: Socket[] = [];
     const onSocket = (message: unknown) => sockets.push((message as { socket: Socket }).socket);
@@ -392,7 +456,9 @@ describe("a receiver that hangs up while a multi-megabyte body is being written"
   it("keeps the 413 of a receiver that answers at once and closes, without an uncaught EPIPE", async () => {
     const receiver = await rudeReceiver("answer-then-close");
     for (let i = 0; i < 3; i++) {
-      const { value: result, uncaught } = await uncaughtWhile(() => postWebhook(receiver.url("/big"), LARGE, {}, DEV));
+      const { value: result, uncaught } = await uncaughtWhile(() =>
+        postWebhook(receiver.url("/big"), LARGE, {}, DEV),
+      );
       expect(uncaught).toEqual([]);
       expect(result).toMatchObject({ ok: false, status: 413, body: "body too large", error: null });
     }
@@ -422,12 +488,18 @@ describe("a receiver that hangs up while a multi-megabyte body is being written"
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     try {
-      const result = await postWebhook(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, LARGE, {}, DEV);
+      const result = await postWebhook(
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+        LARGE,
+        {},
+        DEV,
+      );
       expect(result).toMatchObject({ ok: false, status: 413, body: "big", error: null });
       resume();
       // Whatever was already on its way arrives, then the connection ends short of the body.
       const deadline = Date.now() + 10_000;
-      while (!closed && bytes < LARGE.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      while (!closed && bytes < LARGE.length && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 10));
       expect(closed).toBe(true);
       expect(bytes).toBeLessThan(LARGE.length);
     } finally {
@@ -439,7 +511,9 @@ describe("a receiver that hangs up while a multi-megabyte body is being written"
   it("survives a receiver that answers 400 at once and resets the connection", async () => {
     const receiver = await rudeReceiver("answer-then-reset");
     for (let i = 0; i < 3; i++) {
-      const { value: result, uncaught } = await uncaughtWhile(() => postWebhook(receiver.url("/big"), LARGE, {}, DEV));
+      const { value: result, uncaught } = await uncaughtWhile(() =>
+        postWebhook(receiver.url("/big"), LARGE, {}, DEV),
+      );
       expect(uncaught).toEqual([]);
       expect(result.ok).toBe(false);
       // The reset may overtake the answer.
@@ -451,7 +525,9 @@ describe("a receiver that hangs up while a multi-megabyte body is being written"
   it("reports connection_reset when the receiver resets mid-body without answering", async () => {
     const receiver = await rudeReceiver("reset-mid-body");
     for (let i = 0; i < 3; i++) {
-      const { value: result, uncaught } = await uncaughtWhile(() => postWebhook(receiver.url("/big"), LARGE, {}, DEV));
+      const { value: result, uncaught } = await uncaughtWhile(() =>
+        postWebhook(receiver.url("/big"), LARGE, {}, DEV),
+      );
       expect(uncaught).toEqual([]);
       expectNoResponse(result, "connection_reset");
     }
@@ -460,20 +536,20 @@ describe("a receiver that hangs up while a multi-megabyte body is being written"
 
   it("reports connection_refused for a large body to a closed port", async () => {
     const port = await closedPort();
-    const { value: result, uncaught } = await uncaughtWhile(() => postWebhook(`http://127.0.0.1:${port}/`, LARGE, {}, DEV));
+    const { value: result, uncaught } = await uncaughtWhile(() =>
+      postWebhook(`http://127.0.0.1:${port}/`, LARGE, {}, DEV),
+    );
     expect(uncaught).toEqual([]);
     expectNoResponse(result, "connection_refused");
   });
 
   it("answers early on a reused keep-alive connection without poisoning the pool", async () => {
     let requests = 0;
-    let socketOfFirst: unknown;
     const sockets = new Set<unknown>();
     // Reads small bodies and answers 200; answers a large one at once with 413 and closes.
     const server = await receiver((res, req) => {
       requests++;
       sockets.add(req.socket);
-      socketOfFirst ??= req.socket;
       res.end("ok");
     });
     const polite = server.url;

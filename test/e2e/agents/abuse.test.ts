@@ -12,7 +12,10 @@ e2e("anonymous registrations per address", (server) => {
     const before = await server().running.db.prisma.workspace.count();
     const refused = await identity(server(), { type: "anonymous", agent_name: "One too many" });
     expect(refused.status).toBe(429);
-    expect(refused.json).toMatchObject({ error: "rate_limit_exceeded", error_description: expect.stringContaining("10 anonymous registrations") });
+    expect(refused.json).toMatchObject({
+      error: "rate_limit_exceeded",
+      error_description: expect.stringContaining("10 anonymous registrations"),
+    });
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await server().running.db.prisma.workspace.count()).toBe(before);
     const other = await identity(server(), { type: "service_auth", login_hint: "someone@example.com" });
@@ -27,10 +30,19 @@ e2e(
       const before = await server().running.db.prisma.agentRegistration.count();
       const anonymous = await identity(server(), { type: "anonymous", agent_name: "Nope" });
       expect(anonymous.status).toBe(400);
-      expect(anonymous.json).toMatchObject({ error: "anonymous_not_enabled", error_description: expect.any(String) });
-      const serviceAuth = await identity(server(), { type: "service_auth", login_hint: "someone@example.com" });
+      expect(anonymous.json).toMatchObject({
+        error: "anonymous_not_enabled",
+        error_description: expect.any(String),
+      });
+      const serviceAuth = await identity(server(), {
+        type: "service_auth",
+        login_hint: "someone@example.com",
+      });
       expect(serviceAuth.status).toBe(400);
-      expect(serviceAuth.json).toMatchObject({ error: "service_auth_not_enabled", error_description: expect.any(String) });
+      expect(serviceAuth.json).toMatchObject({
+        error: "service_auth_not_enabled",
+        error_description: expect.any(String),
+      });
       expect(await server().running.db.prisma.agentRegistration.count()).toBe(before);
     });
   },

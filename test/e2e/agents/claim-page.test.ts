@@ -6,13 +6,13 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "../../../schema/generated/prisma/client.ts";
 import { newId } from "../../../schema/lib/ids.ts";
-import { findClaimAttempt, startClaimAttempt } from "../../../server/agents/claims.ts";
-import { MAX_CLAIM_FORM_BYTES } from "../../../server/agents/claim-page.ts";
-import { cookieHeader, SESSION_COOKIE } from "../../../server/auth/sessions.ts";
 import { createWorkspace } from "../../../server/accounts/workspaces.ts";
+import { MAX_CLAIM_FORM_BYTES } from "../../../server/agents/claim-page.ts";
+import { findClaimAttempt, startClaimAttempt } from "../../../server/agents/claims.ts";
+import { cookieHeader, SESSION_COOKIE } from "../../../server/auth/sessions.ts";
+import { launchChromium } from "../../support/chromium.ts";
 import type { TestServer } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
-import { launchChromium } from "../../support/chromium.ts";
 
 const PASSWORD = "correct horse battery staple";
 
@@ -22,9 +22,17 @@ interface Owner {
   workspaceId: string;
 }
 
-async function owner(db: PrismaClient, options: { email?: string; plan?: "free" | "pro"; name?: string } = {}): Promise<Owner> {
+async function owner(
+  db: PrismaClient,
+  options: { email?: string; plan?: "free" | "pro"; name?: string } = {},
+): Promise<Owner> {
   const email = options.email ?? `owner-${randomBytes(4).toString("hex")}@example.com`;
-  const created = await createWorkspace(db, { name: options.name ?? `Claim ${randomBytes(3).toString("hex")}`, plan: options.plan ?? "pro", ownerEmail: email, ownerPassword: PASSWORD });
+  const created = await createWorkspace(db, {
+    name: options.name ?? `Claim ${randomBytes(3).toString("hex")}`,
+    plan: options.plan ?? "pro",
+    ownerEmail: email,
+    ownerPassword: PASSWORD,
+  });
   return { email, userId: created.owner_id, workspaceId: created.workspace_id };
 }
 
@@ -36,7 +44,10 @@ interface Pending {
 }
 
 /** A pending registration and a claim attempt for it, made directly (registration over HTTP is tested elsewhere). */
-async function pendingClaim(server: TestServer, options: { loginHint?: string; sandboxWorkspaceId?: string; agentName?: string } = {}): Promise<Pending> {
+async function pendingClaim(
+  server: TestServer,
+  options: { loginHint?: string; sandboxWorkspaceId?: string; agentName?: string } = {},
+): Promise<Pending> {
   const db = server.running.db.prisma;
   const registrationId = newId("agentRegistration");
   await db.agentRegistration.create({
@@ -51,9 +62,18 @@ async function pendingClaim(server: TestServer, options: { loginHint?: string; s
       postClaimScopes: ["invoices.read", "clients.read"],
     },
   });
-  const started = await startClaimAttempt(db, { registrationId, loginHint: options.loginHint ?? null, hostUrl: server.url });
+  const started = await startClaimAttempt(db, {
+    registrationId,
+    loginHint: options.loginHint ?? null,
+    hostUrl: server.url,
+  });
   const attemptToken = new URL(started.claim.verification_uri).searchParams.get("claim_attempt_token")!;
-  return { registrationId, attemptToken, verificationUri: started.claim.verification_uri, userCode: started.claim.user_code };
+  return {
+    registrationId,
+    attemptToken,
+    verificationUri: started.claim.verification_uri,
+    userCode: started.claim.user_code,
+  };
 }
 
 const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, "0");
@@ -85,10 +105,16 @@ class Visitor {
     return { status: response.status, html, headers: response.headers };
   }
 
-  async post(fields: Record<string, string>, init: { contentType?: string; body?: string } = {}): Promise<{ status: number; html: string; headers: Headers }> {
+  async post(
+    fields: Record<string, string>,
+    init: { contentType?: string; body?: string } = {},
+  ): Promise<{ status: number; html: string; headers: Headers }> {
     const response = await fetch(`${this.base}/agent/claim`, {
       method: "POST",
-      headers: { cookie: this.cookieHeader(), "content-type": init.contentType ?? "application/x-www-form-urlencoded" },
+      headers: {
+        cookie: this.cookieHeader(),
+        "content-type": init.contentType ?? "application/x-www-form-urlencoded",
+      },
       body: init.body ?? new URLSearchParams(fields).toString(),
       redirect: "manual",
     });
@@ -102,7 +128,13 @@ class Visitor {
   async signIn(claim: Pending, email: string, password = PASSWORD) {
     const page = await this.get(claim.verificationUri);
     expect(page.status).toBe(200);
-    return this.post({ action: "sign_in", claim_attempt_token: claim.attemptToken, csrf_token: this.csrf, email, password });
+    return this.post({
+      action: "sign_in",
+      claim_attempt_token: claim.attemptToken,
+      csrf_token: this.csrf,
+      email,
+      password,
+    });
   }
 
   decide(claim: Pending, action: "approve" | "deny", extra: Record<string, string> = {}) {
@@ -128,7 +160,9 @@ e2e("agent claim page", (server) => {
   });
 
   /** A fresh browser context that refuses (and records) any request leaving the server. */
-  async function openPage(viewport = { width: 1280, height: 800 }): Promise<{ page: Page; outside: string[] }> {
+  async function openPage(
+    viewport = { width: 1280, height: 800 },
+  ): Promise<{ page: Page; outside: string[] }> {
     const context = await browser.newContext({ viewport });
     const outside: string[] = [];
     await context.route("**/*", (route) => {
@@ -164,23 +198,37 @@ e2e("agent claim page", (server) => {
       expect(body).toContain("Invoice Helper");
       expect(body).toContain("invoices.read");
       expect(body).toContain("clients.read");
-      expect(await page.locator("#workspace_id option").allTextContents()).toEqual(["Alpha Books", "Beta Studio"]);
+      expect(await page.locator("#workspace_id option").allTextContents()).toEqual([
+        "Alpha Books",
+        "Beta Studio",
+      ]);
 
       await page.selectOption("#workspace_id", second.workspaceId);
       await page.fill("#code", wrongCode(claim.userCode));
       await page.click("button:has-text('Approve')");
-      await expect(page.locator("[role=alert]").textContent()).resolves.toBe("That code is not right. 4 tries left.");
+      await expect(page.locator("[role=alert]").textContent()).resolves.toBe(
+        "That code is not right. 4 tries left.",
+      );
       expect(await page.locator("#workspace_id").inputValue()).toBe(second.workspaceId);
       expect((await findClaimAttempt(db(), claim.attemptToken))!.wrongCodesLeft).toBe(4);
 
       await page.fill("#code", claim.userCode);
       await page.click("button:has-text('Approve')");
       await expect(page.locator("h1").textContent()).resolves.toBe("Agent approved");
-      expect(await page.locator("main").innerText()).toContain("You can close this page; the agent will continue.");
+      expect(await page.locator("main").innerText()).toContain(
+        "You can close this page; the agent will continue.",
+      );
 
       expect((await findClaimAttempt(db(), claim.attemptToken))!.status).toBe("approved");
-      const registration = await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } });
-      expect(registration).toMatchObject({ status: "active", workspaceId: second.workspaceId, claimedByUserId: first.userId, scopes: ["invoices.read", "clients.read"] });
+      const registration = await db().agentRegistration.findUniqueOrThrow({
+        where: { id: claim.registrationId },
+      });
+      expect(registration).toMatchObject({
+        status: "active",
+        workspaceId: second.workspaceId,
+        claimedByUserId: first.userId,
+        scopes: ["invoices.read", "clients.read"],
+      });
       expect(outside).toEqual([]);
       await page.context().close();
     });
@@ -193,7 +241,9 @@ e2e("agent claim page", (server) => {
       await page.click("button:has-text('Deny')");
       await expect(page.locator("h1").textContent()).resolves.toBe("Agent denied");
       expect((await findClaimAttempt(db(), claim.attemptToken))!.status).toBe("denied");
-      expect((await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status).toBe("denied");
+      expect(
+        (await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status,
+      ).toBe("denied");
 
       const again = await page.goto(claim.verificationUri);
       expect(again?.status()).toBe(410);
@@ -204,7 +254,10 @@ e2e("agent claim page", (server) => {
     it("an expired attempt shows a clear 410 page, before and after signing in", async () => {
       const user = await owner(db());
       const expired = await pendingClaim(server());
-      await db().claimAttempt.updateMany({ where: { registrationId: expired.registrationId }, data: { expiresAt: new Date(Date.now() - 1000) } });
+      await db().claimAttempt.updateMany({
+        where: { registrationId: expired.registrationId },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
       const { page } = await openPage();
       const response = await page.goto(expired.verificationUri);
       expect(response?.status()).toBe(410);
@@ -214,22 +267,34 @@ e2e("agent claim page", (server) => {
       // Expiring while the page is open: the right code is refused and nothing is decided.
       const claim = await pendingClaim(server());
       await browserSignIn(page, claim, user.email);
-      await db().claimAttempt.updateMany({ where: { registrationId: claim.registrationId }, data: { expiresAt: new Date(Date.now() - 1000) } });
+      await db().claimAttempt.updateMany({
+        where: { registrationId: claim.registrationId },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
       await page.fill("#code", claim.userCode);
       await page.click("button:has-text('Approve')");
       await expect(page.locator("h1").textContent()).resolves.toBe("Link expired");
-      expect((await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status).toBe("pending");
+      expect(
+        (await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status,
+      ).toBe("pending");
       await page.context().close();
     });
 
     it("renders at phone width (390×844) with the form usable, and approves from there", async () => {
       const user = await owner(db());
-      const claim = await pendingClaim(server(), { agentName: "A helper with a rather long descriptive name for small screens" });
+      const claim = await pendingClaim(server(), {
+        agentName: "A helper with a rather long descriptive name for small screens",
+      });
       const { page, outside } = await openPage({ width: 390, height: 844 });
       await browserSignIn(page, claim, user.email);
 
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-      for (const selector of ["#workspace_id", "#code", "button:has-text('Approve')", "button:has-text('Deny')"]) {
+      for (const selector of [
+        "#workspace_id",
+        "#code",
+        "button:has-text('Approve')",
+        "button:has-text('Deny')",
+      ]) {
         const box = await page.locator(selector).boundingBox();
         expect(box, selector).not.toBeNull();
         expect(box!.x, selector).toBeGreaterThanOrEqual(0);
@@ -257,20 +322,35 @@ e2e("agent claim page", (server) => {
       expect((await visitor.signIn(claim, user.email)).status).toBe(303);
       await visitor.get(claim.verificationUri);
       for (let left = 4; left >= 1; left--) {
-        const wrong = await visitor.decide(claim, "approve", { code: wrongCode(claim.userCode), workspace_id: user.workspaceId });
+        const wrong = await visitor.decide(claim, "approve", {
+          code: wrongCode(claim.userCode),
+          workspace_id: user.workspaceId,
+        });
         expect(wrong.status).toBe(422);
-        expect(text(wrong.html)).toContain(`That code is not right. ${left} ${left === 1 ? "try" : "tries"} left.`);
+        expect(text(wrong.html)).toContain(
+          `That code is not right. ${left} ${left === 1 ? "try" : "tries"} left.`,
+        );
       }
-      const fifth = await visitor.decide(claim, "approve", { code: wrongCode(claim.userCode), workspace_id: user.workspaceId });
+      const fifth = await visitor.decide(claim, "approve", {
+        code: wrongCode(claim.userCode),
+        workspace_id: user.workspaceId,
+      });
       expect(fifth.status).toBe(410);
       expect(text(fifth.html)).toContain("Too many wrong codes");
 
-      const sixth = await visitor.decide(claim, "approve", { code: claim.userCode, workspace_id: user.workspaceId });
+      const sixth = await visitor.decide(claim, "approve", {
+        code: claim.userCode,
+        workspace_id: user.workspaceId,
+      });
       expect(sixth.status).toBe(410);
       expect(text(sixth.html)).toContain("Too many wrong codes");
-      const attempt = await db().claimAttempt.findFirstOrThrow({ where: { registrationId: claim.registrationId } });
+      const attempt = await db().claimAttempt.findFirstOrThrow({
+        where: { registrationId: claim.registrationId },
+      });
       expect(attempt).toMatchObject({ status: "dead", failedCodes: 5 });
-      expect((await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status).toBe("pending");
+      expect(
+        (await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status,
+      ).toBe("pending");
     });
 
     it("a code that is not 6 digits is asked again without counting against the attempt", async () => {
@@ -292,14 +372,22 @@ e2e("agent claim page", (server) => {
       const visitor = new Visitor(server().url);
       await visitor.signIn(claim, user.email);
       await visitor.get(claim.verificationUri);
-      const refused = await visitor.decide(claim, "approve", { code: claim.userCode, workspace_id: user.workspaceId });
+      const refused = await visitor.decide(claim, "approve", {
+        code: claim.userCode,
+        workspace_id: user.workspaceId,
+      });
       expect(refused.status).toBe(403);
       expect(text(refused.html)).toContain("Agent access is turned off for this workspace.");
       expect((await findClaimAttempt(db(), claim.attemptToken))!.status).toBe("pending");
 
-      const approved = await visitor.decide(claim, "approve", { code: claim.userCode, workspace_id: paid.workspaceId });
+      const approved = await visitor.decide(claim, "approve", {
+        code: claim.userCode,
+        workspace_id: paid.workspaceId,
+      });
       expect(approved.status).toBe(200);
-      expect((await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).workspaceId).toBe(paid.workspaceId);
+      expect(
+        (await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).workspaceId,
+      ).toBe(paid.workspaceId);
     });
 
     it("a workspace the user does not own is refused", async () => {
@@ -310,17 +398,28 @@ e2e("agent claim page", (server) => {
       await visitor.signIn(claim, user.email);
       await visitor.get(claim.verificationUri);
       expect(visitor.csrf).not.toBe("");
-      const refused = await visitor.decide(claim, "approve", { code: claim.userCode, workspace_id: stranger.workspaceId });
+      const refused = await visitor.decide(claim, "approve", {
+        code: claim.userCode,
+        workspace_id: stranger.workspaceId,
+      });
       expect(refused.status).toBe(403);
       expect(text(refused.html)).toContain("Only an owner of the workspace can let an agent in.");
-      expect((await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status).toBe("pending");
+      expect(
+        (await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status,
+      ).toBe("pending");
     });
 
     it("an anonymous agent is claimed into its sandbox only, which becomes the user's", async () => {
       const user = await owner(db(), { name: "Own place" });
       const sandboxId = newId("workspace");
       await db().workspace.create({
-        data: { id: sandboxId, name: "Sandbox 7f3a", plan: "free", agentAuthEnabled: true, sandboxExpiresAt: new Date(Date.now() + 86_400_000) },
+        data: {
+          id: sandboxId,
+          name: "Sandbox 7f3a",
+          plan: "free",
+          agentAuthEnabled: true,
+          sandboxExpiresAt: new Date(Date.now() + 86_400_000),
+        },
       });
       const claim = await pendingClaim(server(), { sandboxWorkspaceId: sandboxId });
       const visitor = new Visitor(server().url);
@@ -329,11 +428,22 @@ e2e("agent claim page", (server) => {
       expect(text(page.html)).toContain("Sandbox 7f3a");
       expect(page.html).not.toContain("Own place");
       expect(page.html).not.toContain("<select");
-      const approved = await visitor.decide(claim, "approve", { code: claim.userCode, workspace_id: user.workspaceId });
+      const approved = await visitor.decide(claim, "approve", {
+        code: claim.userCode,
+        workspace_id: user.workspaceId,
+      });
       expect(approved.status).toBe(200);
-      expect((await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).workspaceId).toBe(sandboxId);
-      expect(await db().membership.findUnique({ where: { workspaceId_userId: { workspaceId: sandboxId, userId: user.userId } } })).toMatchObject({ role: "owner" });
-      expect((await db().workspace.findUniqueOrThrow({ where: { id: sandboxId } })).sandboxExpiresAt).toBeNull();
+      expect(
+        (await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).workspaceId,
+      ).toBe(sandboxId);
+      expect(
+        await db().membership.findUnique({
+          where: { workspaceId_userId: { workspaceId: sandboxId, userId: user.userId } },
+        }),
+      ).toMatchObject({ role: "owner" });
+      expect(
+        (await db().workspace.findUniqueOrThrow({ where: { id: sandboxId } })).sandboxExpiresAt,
+      ).toBeNull();
     });
   });
 
@@ -344,7 +454,11 @@ e2e("agent claim page", (server) => {
       const visitor = new Visitor(server().url);
       await visitor.signIn(claim, user.email);
       await visitor.get(claim.verificationUri);
-      const fields = { claim_attempt_token: claim.attemptToken, code: claim.userCode, workspace_id: user.workspaceId };
+      const fields = {
+        claim_attempt_token: claim.attemptToken,
+        code: claim.userCode,
+        workspace_id: user.workspaceId,
+      };
 
       const missing = await visitor.post({ action: "approve", ...fields });
       expect(missing.status).toBe(403);
@@ -357,9 +471,14 @@ e2e("agent claim page", (server) => {
 
       const attempt = await findClaimAttempt(db(), claim.attemptToken);
       expect(attempt).toMatchObject({ status: "pending", wrongCodesLeft: 5 });
-      expect((await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status).toBe("pending");
+      expect(
+        (await db().agentRegistration.findUniqueOrThrow({ where: { id: claim.registrationId } })).status,
+      ).toBe("pending");
       // With the token, the same submission goes through.
-      expect((await visitor.decide(claim, "approve", { code: claim.userCode, workspace_id: user.workspaceId })).status).toBe(200);
+      expect(
+        (await visitor.decide(claim, "approve", { code: claim.userCode, workspace_id: user.workspaceId }))
+          .status,
+      ).toBe(200);
     });
 
     it("one session's CSRF token does not work for another session", async () => {
@@ -382,7 +501,12 @@ e2e("agent claim page", (server) => {
       const claim = await pendingClaim(server());
       const visitor = new Visitor(server().url);
       await visitor.get(claim.verificationUri);
-      const fields = { action: "sign_in", claim_attempt_token: claim.attemptToken, email: user.email, password: PASSWORD };
+      const fields = {
+        action: "sign_in",
+        claim_attempt_token: claim.attemptToken,
+        email: user.email,
+        password: PASSWORD,
+      };
       expect((await visitor.post({ ...fields, csrf_token: "y".repeat(43) })).status).toBe(403);
       const cookieToken = visitor.csrf;
       visitor.cookies.clear();
@@ -415,17 +539,27 @@ e2e("agent claim page", (server) => {
       const forged = await visitor.post({ action: "sign_out", claim_attempt_token: claim.attemptToken });
       expect(forged.status).toBe(403);
       expect(await db().session.count({ where: { userId: user.userId } })).toBe(1);
-      const out = await visitor.post({ action: "sign_out", claim_attempt_token: claim.attemptToken, csrf_token: visitor.csrf });
+      const out = await visitor.post({
+        action: "sign_out",
+        claim_attempt_token: claim.attemptToken,
+        csrf_token: visitor.csrf,
+      });
       expect(out.status).toBe(303);
       expect(await db().session.count({ where: { userId: user.userId } })).toBe(0);
 
-      const replay = await fetch(claim.verificationUri, { headers: { cookie: `${SESSION_COOKIE}=${oldCookie}` } });
+      const replay = await fetch(claim.verificationUri, {
+        headers: { cookie: `${SESSION_COOKIE}=${oldCookie}` },
+      });
       expect(text(await replay.text())).toContain("Sign in to Kontor");
     });
 
     it("the cookie is Secure outside development", () => {
-      expect(cookieHeader({ ...server().config, env: "production" }, SESSION_COOKIE, "t", 60)).toMatch(/; Secure$/);
-      expect(cookieHeader({ ...server().config, env: "development" }, SESSION_COOKIE, "t", 60)).not.toContain("Secure");
+      expect(cookieHeader({ ...server().config, env: "production" }, SESSION_COOKIE, "t", 60)).toMatch(
+        /; Secure$/,
+      );
+      expect(cookieHeader({ ...server().config, env: "development" }, SESSION_COOKIE, "t", 60)).not.toContain(
+        "Secure",
+      );
     });
 
     it("an expired session shows the sign-in form, and a decision with it decides nothing", async () => {
@@ -434,7 +568,10 @@ e2e("agent claim page", (server) => {
       const visitor = new Visitor(server().url);
       await visitor.signIn(claim, user.email);
       await visitor.get(claim.verificationUri);
-      await db().session.updateMany({ where: { userId: user.userId }, data: { expiresAt: new Date(Date.now() - 1000) } });
+      await db().session.updateMany({
+        where: { userId: user.userId },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
       const page = await visitor.get(claim.verificationUri);
       expect(text(page.html)).toContain("Sign in to Kontor");
       const decided = await visitor.decide(claim, "deny");
@@ -447,7 +584,10 @@ e2e("agent claim page", (server) => {
       const user = await owner(db());
       const claim = await pendingClaim(server());
       const wrong = await new Visitor(server().url).signIn(claim, user.email, "not the password at all");
-      const unknown = await new Visitor(server().url).signIn(claim, `nobody-${randomBytes(3).toString("hex")}@example.com`);
+      const unknown = await new Visitor(server().url).signIn(
+        claim,
+        `nobody-${randomBytes(3).toString("hex")}@example.com`,
+      );
       expect(wrong.status).toBe(401);
       expect(unknown.status).toBe(401);
       const alert = (html: string) => /role="alert">([^<]*)</.exec(html)?.[1];
@@ -461,7 +601,9 @@ e2e("agent claim page", (server) => {
       const other = await owner(db());
       const claim = await pendingClaim(server());
       for (let i = 0; i < 5; i++) {
-        expect((await new Visitor(server().url).signIn(claim, user.email, `guess number ${i}`)).status).toBe(401);
+        expect((await new Visitor(server().url).signIn(claim, user.email, `guess number ${i}`)).status).toBe(
+          401,
+        );
       }
       const locked = await new Visitor(server().url).signIn(claim, user.email.toUpperCase());
       expect(locked.status).toBe(429);
@@ -510,7 +652,10 @@ e2e("agent claim page", (server) => {
       const visitor = new Visitor(server().url);
       await visitor.signIn(claim, user.email);
       const page = await visitor.get(claim.verificationUri);
-      expect([...page.html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1])).toEqual(["/agent/claim", "/agent/claim"]);
+      expect([...page.html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1])).toEqual([
+        "/agent/claim",
+        "/agent/claim",
+      ]);
       expect(page.html).not.toContain(claim.userCode);
     });
 
@@ -521,15 +666,30 @@ e2e("agent claim page", (server) => {
       await visitor.signIn(claim, user.email);
       await visitor.get(claim.verificationUri);
 
-      const json = await visitor.post({}, { contentType: "application/json", body: JSON.stringify({ action: "approve" }) });
+      const json = await visitor.post(
+        {},
+        { contentType: "application/json", body: JSON.stringify({ action: "approve" }) },
+      );
       expect(json.status).toBe(415);
       expect(json.headers.get("content-type")).toMatch(/^text\/html/);
-      const huge = await visitor.post({}, { body: `action=deny&pad=${"a".repeat(MAX_CLAIM_FORM_BYTES * 20)}` });
+      const huge = await visitor.post(
+        {},
+        { body: `action=deny&pad=${"a".repeat(MAX_CLAIM_FORM_BYTES * 20)}` },
+      );
       expect(huge.status).toBe(413);
-      const repeated = await visitor.post({}, { body: `action=deny&action=approve&claim_attempt_token=${claim.attemptToken}&csrf_token=${visitor.csrf}` });
+      const repeated = await visitor.post(
+        {},
+        {
+          body: `action=deny&action=approve&claim_attempt_token=${claim.attemptToken}&csrf_token=${visitor.csrf}`,
+        },
+      );
       expect(repeated.status).toBe(400);
       expect(text(repeated.html)).toContain("sent more than once");
-      const unknownAction = await visitor.post({ action: "delete_everything", claim_attempt_token: claim.attemptToken, csrf_token: visitor.csrf });
+      const unknownAction = await visitor.post({
+        action: "delete_everything",
+        claim_attempt_token: claim.attemptToken,
+        csrf_token: visitor.csrf,
+      });
       expect(unknownAction.status).toBe(400);
       const noToken = await visitor.post({ action: "deny", csrf_token: visitor.csrf });
       expect(noToken.status).toBe(400);
@@ -547,7 +707,10 @@ e2e("agent claim page sign-in limit per client IP", (server) => {
     const user = await owner(db);
     const claim = await pendingClaim(server());
     for (let i = 0; i < 20; i++) {
-      const failed = await new Visitor(server().url).signIn(claim, `guess-${i}-${randomBytes(3).toString("hex")}@example.com`);
+      const failed = await new Visitor(server().url).signIn(
+        claim,
+        `guess-${i}-${randomBytes(3).toString("hex")}@example.com`,
+      );
       expect(failed.status).toBe(401);
     }
     const blocked = await new Visitor(server().url).signIn(claim, user.email);

@@ -1,20 +1,44 @@
-import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, generateKeyPair, jwtVerify, SignJWT, type JWK } from "jose";
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  generateKeyPair,
+  type JWK,
+  jwtVerify,
+  SignJWT,
+} from "jose";
 import * as oauth from "oauth4webapi";
 import { describe, expect, it } from "vitest";
 import { newId } from "../../../schema/lib/ids.ts";
-import { KEY_PUBLISH_LEAD_MS, SigningKeys } from "../../../server/agents/keys.ts";
 import { startClaimAttempt } from "../../../server/agents/claims.ts";
+import { KEY_PUBLISH_LEAD_MS, SigningKeys } from "../../../server/agents/keys.ts";
 import { SecretBox, serverSecret } from "../../../server/webhooks/secrets.ts";
 import { call, raw } from "../../support/http.ts";
 import { eventually } from "../../support/receiver.ts";
-import { e2e } from "../../support/suite.ts";
 import type { TestServer } from "../../support/server.ts";
+import { e2e } from "../../support/suite.ts";
 
 /** docs/api/scopes.md without agents.*, written out so the test checks the product against the contract. */
 const AGENT_SCOPE_CATALOG = [
-  "clients.read", "clients.write", "leads.read", "leads.write", "inventory.read", "inventory.write",
-  "invoices.read", "invoices.write", "projects.read", "projects.write", "storage.read", "storage.write",
-  "webhooks.read", "webhooks.write", "logs.read", "logs.write", "payments.write", "ai.responses", "ai.coding",
+  "clients.read",
+  "clients.write",
+  "leads.read",
+  "leads.write",
+  "inventory.read",
+  "inventory.write",
+  "invoices.read",
+  "invoices.write",
+  "projects.read",
+  "projects.write",
+  "storage.read",
+  "storage.write",
+  "webhooks.read",
+  "webhooks.write",
+  "logs.read",
+  "logs.write",
+  "payments.write",
+  "ai.responses",
+  "ai.coding",
 ];
 const CLAIM_GRANT = "urn:kontor:agent-auth:grant-type:claim";
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -23,10 +47,17 @@ const insecure = { [oauth.allowInsecureRequests]: true };
 
 /** The SigningKeys every process of this server's database signs with (its own cache). */
 function signingKeys(server: TestServer): SigningKeys {
-  return new SigningKeys(server.running.db.prisma, new SecretBox(serverSecret(server.config), "kontor/agent-signing-keys"));
+  return new SigningKeys(
+    server.running.db.prisma,
+    new SecretBox(serverSecret(server.config), "kontor/agent-signing-keys"),
+  );
 }
 
-function expectOAuthError(res: { status: number; headers: Headers; json: any }, status: number, code: string) {
+function expectOAuthError(
+  res: { status: number; headers: Headers; json: any },
+  status: number,
+  code: string,
+) {
   expect(res.status).toBe(status);
   expect(res.headers.get("cache-control")).toBe("no-store");
   expect(res.json).toMatchObject({ error: code, error_description: expect.any(String) });
@@ -67,7 +98,9 @@ e2e("agent discovery", (server) => {
     it("refuses a resource it is not (oauth4webapi checks the resource identifier)", async () => {
       const other = new URL(`${host()}/v2`);
       const response = await fetch(`${host()}/.well-known/oauth-protected-resource/v1`);
-      await expect(oauth.processResourceDiscoveryResponse(other, response)).rejects.toMatchObject({ code: oauth.JSON_ATTRIBUTE_COMPARISON });
+      await expect(oauth.processResourceDiscoveryResponse(other, response)).rejects.toMatchObject({
+        code: oauth.JSON_ATTRIBUTE_COMPARISON,
+      });
     });
   });
 
@@ -75,7 +108,9 @@ e2e("agent discovery", (server) => {
     it("is reached from a 401's challenge and accepted by oauth4webapi's discovery", async () => {
       const challenged = await call("GET", `${host()}/v1/leads`);
       expect(challenged.status).toBe(401);
-      const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenged.headers.get("www-authenticate") ?? "")?.[1];
+      const metadataUrl = /resource_metadata="([^"]+)"/.exec(
+        challenged.headers.get("www-authenticate") ?? "",
+      )?.[1];
       expect(metadataUrl).toBe(`${host()}/v1/.well-known/oauth-protected-resource`);
       const resource = (await raw(metadataUrl!)).json;
 
@@ -129,7 +164,9 @@ e2e("agent discovery", (server) => {
       const anonymous = await raw(`${host()}/.well-known/oauth-authorization-server`);
       const { key } = await server().tenant();
       for (const authorization of ["Bearer garbage", `Bearer ${key}`, "Basic Zm9vOmJhcg=="]) {
-        const res = await raw(`${host()}/.well-known/oauth-authorization-server`, { headers: { authorization } });
+        const res = await raw(`${host()}/.well-known/oauth-authorization-server`, {
+          headers: { authorization },
+        });
         expect(res.status, authorization).toBe(200);
         expect(res.json).toEqual(anonymous.json);
       }
@@ -137,7 +174,9 @@ e2e("agent discovery", (server) => {
 
     it("refuses a discovery that expects another issuer", async () => {
       const response = await oauth.discoveryRequest(new URL(host()), { algorithm: "oauth2", ...insecure });
-      await expect(oauth.processDiscoveryResponse(new URL("http://127.0.0.1:1/"), response)).rejects.toMatchObject({
+      await expect(
+        oauth.processDiscoveryResponse(new URL("http://127.0.0.1:1/"), response),
+      ).rejects.toMatchObject({
         code: oauth.JSON_ATTRIBUTE_COMPARISON,
       });
     });
@@ -145,7 +184,11 @@ e2e("agent discovery", (server) => {
     it("answers other methods on the discovery documents with an RFC 6749-shaped 405", async () => {
       for (const path of ["/.well-known/oauth-authorization-server", "/.well-known/jwks.json", "/auth.md"]) {
         for (const method of ["POST", "PUT", "DELETE"]) {
-          const res = await raw(`${host()}${path}`, { method, headers: { "content-type": "application/json" }, body: "{}" });
+          const res = await raw(`${host()}${path}`, {
+            method,
+            headers: { "content-type": "application/json" },
+            body: "{}",
+          });
           expectOAuthError(res, 405, "method_not_allowed");
           expect(res.headers.get("allow")).toBe("GET");
         }
@@ -158,7 +201,10 @@ e2e("agent discovery", (server) => {
   describe("JWKS", () => {
     it("publishes only public ES256 P-256 keys, and an assertion Kontor signs verifies against it", async () => {
       const keys = signingKeys(server());
-      const assertion = await keys.sign({}, { issuer: host(), audience: host(), subject: "areg_test", expiresInSeconds: 60 });
+      const assertion = await keys.sign(
+        {},
+        { issuer: host(), audience: host(), subject: "areg_test", expiresInSeconds: 60 },
+      );
 
       const res = await raw(`${host()}/.well-known/jwks.json`);
       expect(res.status).toBe(200);
@@ -166,12 +212,22 @@ e2e("agent discovery", (server) => {
       expect(res.headers.get("cache-control")).toMatch(/^public, max-age=\d+$/);
       expect(res.json.keys.length).toBeGreaterThanOrEqual(1);
       for (const key of res.json.keys as JWK[]) {
-        expect(key).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig", kid: expect.any(String) });
+        expect(key).toMatchObject({
+          kty: "EC",
+          crv: "P-256",
+          alg: "ES256",
+          use: "sig",
+          kid: expect.any(String),
+        });
         expect(key).not.toHaveProperty("d");
       }
 
       const remote = createRemoteJWKSet(new URL(`${host()}/.well-known/jwks.json`));
-      const { payload, protectedHeader } = await jwtVerify(assertion, remote, { issuer: host(), audience: host(), algorithms: ["ES256"] });
+      const { payload, protectedHeader } = await jwtVerify(assertion, remote, {
+        issuer: host(),
+        audience: host(),
+        algorithms: ["ES256"],
+      });
       expect(payload.sub).toBe("areg_test");
       expect(res.json.keys.map((key: JWK) => key.kid)).toContain(protectedHeader.kid);
     });
@@ -185,7 +241,9 @@ e2e("agent discovery", (server) => {
         .setAudience(host())
         .setExpirationTime("1m")
         .sign(privateKey);
-      await expect(jwtVerify(forged, createLocalJWKSet(published), { issuer: host(), audience: host() })).rejects.toMatchObject({
+      await expect(
+        jwtVerify(forged, createLocalJWKSet(published), { issuer: host(), audience: host() }),
+      ).rejects.toMatchObject({
         code: "ERR_JWS_SIGNATURE_VERIFICATION_FAILED",
       });
     });
@@ -234,19 +292,35 @@ e2e("agent discovery", (server) => {
     it("names only URLs this server answers", async () => {
       const text = await (await fetch(`${host()}/auth.md`)).text();
       const escaped = host().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      const found = [...text.matchAll(new RegExp(`${escaped}[^\\s"'\`<>)\\]]*`, "g"))].map((m) => m[0].replace(/[.,:;]+$/, ""));
+      const found = [...text.matchAll(new RegExp(`${escaped}[^\\s"'\`<>)\\]]*`, "g"))].map((m) =>
+        m[0].replace(/[.,:;]+$/, ""),
+      );
       // The bare origin is the issuer identifier (RFC 8414), not a document.
       const urls = [...new Set(found)].filter((url) => url !== host());
       expect(urls.length).toBeGreaterThan(10);
 
       // The claim page link is only served with a live attempt token: check it with a real one.
       const placeholders = urls.filter((url) => url.includes("…"));
-      expect(placeholders.every((url) => url.startsWith(`${host()}/agent/claim?claim_attempt_token=`)), placeholders.join(" ")).toBe(true);
+      expect(
+        placeholders.every((url) => url.startsWith(`${host()}/agent/claim?claim_attempt_token=`)),
+        placeholders.join(" "),
+      ).toBe(true);
       const { workspaceId } = await server().tenant();
       const registration = await server().running.db.prisma.agentRegistration.create({
-        data: { id: newId("agentRegistration"), workspaceId, type: "service_auth", status: "pending", scopes: [], postClaimScopes: ["leads.read"] },
+        data: {
+          id: newId("agentRegistration"),
+          workspaceId,
+          type: "service_auth",
+          status: "pending",
+          scopes: [],
+          postClaimScopes: ["leads.read"],
+        },
       });
-      const { claim } = await startClaimAttempt(server().running.db.prisma, { registrationId: registration.id, loginHint: null, hostUrl: host() });
+      const { claim } = await startClaimAttempt(server().running.db.prisma, {
+        registrationId: registration.id,
+        loginHint: null,
+        hostUrl: host(),
+      });
       expect(claim.verification_uri.startsWith(`${host()}/agent/claim?claim_attempt_token=`)).toBe(true);
 
       const unanswered: string[] = [];
@@ -266,20 +340,32 @@ e2e("agent signing-key rotation", (server) => {
     const host = server().url;
     const prisma = server().running.db.prisma;
     const keys = signingKeys(server());
-    const before = await keys.sign({}, { issuer: host, audience: host, subject: "areg_old", expiresInSeconds: 600 });
+    const before = await keys.sign(
+      {},
+      { issuer: host, audience: host, subject: "areg_old", expiresInSeconds: 600 },
+    );
     const oldKid = decodeProtectedHeader(before).kid;
     const newKid = await keys.rotate();
     expect(newKid).not.toBe(oldKid);
     // For KEY_PUBLISH_LEAD_MS the new key is only published: caches of the key set catch up first.
-    const during = await keys.sign({}, { issuer: host, audience: host, subject: "areg_during", expiresInSeconds: 600 });
+    const during = await keys.sign(
+      {},
+      { issuer: host, audience: host, subject: "areg_during", expiresInSeconds: 600 },
+    );
     expect(decodeProtectedHeader(during).kid).toBe(oldKid);
     expect((await keys.jwks()).keys.map((key) => key.kid).sort()).toEqual([oldKid, newKid].sort());
 
     // That time has passed: the new key signs, the old one no longer does.
     const past = (ms: number) => new Date(Date.now() - ms);
-    await prisma.signingKey.update({ where: { id: newKid }, data: { createdAt: past(KEY_PUBLISH_LEAD_MS + 1000) } });
+    await prisma.signingKey.update({
+      where: { id: newKid },
+      data: { createdAt: past(KEY_PUBLISH_LEAD_MS + 1000) },
+    });
     await prisma.signingKey.update({ where: { id: oldKid! }, data: { retiredAt: past(1000) } });
-    const after = await signingKeys(server()).sign({}, { issuer: host, audience: host, subject: "areg_new", expiresInSeconds: 600 });
+    const after = await signingKeys(server()).sign(
+      {},
+      { issuer: host, audience: host, subject: "areg_new", expiresInSeconds: 600 },
+    );
     expect(decodeProtectedHeader(after).kid).toBe(newKid);
 
     // Every process publishes the new key within seconds (its key set is read at most 5 s old).
@@ -293,7 +379,10 @@ e2e("agent signing-key rotation", (server) => {
     expect((await jwtVerify(after, jwks, { issuer: host, audience: host })).payload.sub).toBe("areg_new");
 
     // A key retired longer ago than an assertion lives is no longer published.
-    await server().running.db.prisma.signingKey.update({ where: { id: oldKid! }, data: { retiredAt: new Date(Date.now() - 31 * 24 * 3600 * 1000) } });
+    await server().running.db.prisma.signingKey.update({
+      where: { id: oldKid! },
+      data: { retiredAt: new Date(Date.now() - 31 * 24 * 3600 * 1000) },
+    });
     const fresh = signingKeys(server());
     expect((await fresh.jwks()).keys.map((key) => key.kid)).toEqual([newKid]);
     await expect(fresh.verify(before, { issuer: host, audience: host })).rejects.toThrow();
@@ -302,11 +391,20 @@ e2e("agent signing-key rotation", (server) => {
   it("after the server secret changes, the old key still verifies what it signed and a new key signs", async () => {
     const host = server().url;
     const prisma = server().running.db.prisma;
-    const before = await signingKeys(server()).sign({}, { issuer: host, audience: host, subject: "areg_before", expiresInSeconds: 600 });
+    const before = await signingKeys(server()).sign(
+      {},
+      { issuer: host, audience: host, subject: "areg_before", expiresInSeconds: 600 },
+    );
     const oldKid = decodeProtectedHeader(before).kid;
     // Another KONTOR_SECRET_KEY: no private half of the existing keys can be opened with it.
-    const other = new SigningKeys(prisma, new SecretBox("another server secret, at least 32 characters long", "kontor/agent-signing-keys"));
-    const after = await other.sign({}, { issuer: host, audience: host, subject: "areg_after", expiresInSeconds: 600 });
+    const other = new SigningKeys(
+      prisma,
+      new SecretBox("another server secret, at least 32 characters long", "kontor/agent-signing-keys"),
+    );
+    const after = await other.sign(
+      {},
+      { issuer: host, audience: host, subject: "areg_after", expiresInSeconds: 600 },
+    );
     expect(decodeProtectedHeader(after).kid).not.toBe(oldKid);
     expect((await other.verify(before, { issuer: host, audience: host })).payload.sub).toBe("areg_before");
     expect((await other.jwks()).keys.map((key) => key.kid)).toContain(oldKid);

@@ -4,7 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../../schema/lib/ids.ts";
 import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
 import { AGENT_SCOPES } from "../../../schema/lib/scopes.ts";
-import { decide, eventually, granted, identity, JWT_BEARER_GRANT_TYPE, ownerNamed, tokenClient, type ClaimBlock } from "../../support/agent-flow.ts";
+import {
+  type ClaimBlock,
+  decide,
+  eventually,
+  granted,
+  identity,
+  JWT_BEARER_GRANT_TYPE,
+  ownerNamed,
+  tokenClient,
+} from "../../support/agent-flow.ts";
 import { rest } from "../../support/http.ts";
 import { IdJagProvider } from "../../support/idjag-provider.ts";
 import type { Tenant, TestServer } from "../../support/server.ts";
@@ -22,10 +31,18 @@ const register = (server: TestServer, assertion: string, extra: Record<string, u
   identity(server, { type: "identity_assertion", assertion_type: ASSERTION_TYPE, assertion, ...extra });
 
 const notify = (server: TestServer, body: string, contentType = "application/secevent+jwt") =>
-  fetch(`${server.url}/agent/event/notify`, { method: "POST", headers: { "content-type": contentType }, body });
+  fetch(`${server.url}/agent/event/notify`, {
+    method: "POST",
+    headers: { "content-type": contentType },
+    body,
+  });
 
 /** An RFC 6749-shaped refusal: the status, the code, a description, never cached. */
-function expectOAuthError(res: { status: number; json: any; headers: Headers }, status: number, error: string) {
+function expectOAuthError(
+  res: { status: number; json: any; headers: Headers },
+  status: number,
+  error: string,
+) {
   expect({ status: res.status, error: res.json?.error }).toEqual({ status, error });
   expect(typeof res.json.error_description).toBe("string");
   expect(res.headers.get("cache-control")).toBe("no-store");
@@ -52,18 +69,26 @@ async function trust(server: TestServer, tenant: Tenant, provider: IdJagProvider
  * The person an ID-JAG for `sub` names (its e-mail, `${sub}@example.com`), as an owner of the
  * tenant: a claim is bound to its e-mail, so only they can confirm the first link.
  */
-const personOf = (server: TestServer, tenant: Tenant, sub: string) => ownerNamed(server, tenant.workspaceId, `${sub}@example.com`);
+const personOf = (server: TestServer, tenant: Tenant, sub: string) =>
+  ownerNamed(server, tenant.workspaceId, `${sub}@example.com`);
 
 /** First link of `sub`: 401 interaction_required with a claim block, then the user (an owner) approves. */
 async function link(server: TestServer, tenant: Tenant, provider: IdJagProvider, sub: string) {
   const first = await register(server, await provider.idJag(server.url, sub));
   expectOAuthError(first, 401, "interaction_required");
   const { userId } = await personOf(server, tenant, sub);
-  const decision = await decide(server, first.json.claim as ClaimBlock, userId, { workspaceId: tenant.workspaceId });
+  const decision = await decide(server, first.json.claim as ClaimBlock, userId, {
+    workspaceId: tenant.workspaceId,
+  });
   expect(decision).toEqual({ outcome: "approved", workspaceId: tenant.workspaceId });
   const later = await register(server, await provider.idJag(server.url, sub));
   expect(later.status, later.text).toBe(200);
-  return later.json as { registration_id: string; identity_assertion: string; assertion_expires: string; scopes: string[] };
+  return later.json as {
+    registration_id: string;
+    identity_assertion: string;
+    assertion_expires: string;
+    scopes: string[];
+  };
 }
 
 e2e("agent identity assertions (ID-JAG)", (server) => {
@@ -79,16 +104,31 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
 
   it("the first ID-JAG of a user asks them to confirm once; later ones yield Kontor's identity assertion", async () => {
     const sub = `user-${randomUUID()}`;
-    const first = await register(server(), await provider.idJag(server().url, sub), { agent_name: "Provider agent" });
+    const first = await register(server(), await provider.idJag(server().url, sub), {
+      agent_name: "Provider agent",
+    });
     expectOAuthError(first, 401, "interaction_required");
     expect(first.json).toMatchObject({
       registration_id: expect.stringMatching(/^areg_/),
       registration_type: "identity_assertion",
-      claim: { user_code: expect.stringMatching(/^\d{6}$/), verification_uri: expect.stringContaining("claim_attempt_token="), expires_in: 600, interval: 5 },
+      claim: {
+        user_code: expect.stringMatching(/^\d{6}$/),
+        verification_uri: expect.stringContaining("claim_attempt_token="),
+        expires_in: 600,
+        interval: 5,
+      },
     });
     expect(first.json.claim.verification_uri).not.toContain(first.json.claim.user_code);
-    const pending = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({ where: { id: first.json.registration_id } });
-    expect(pending).toMatchObject({ status: "pending", providerIssuer: provider.issuer, providerSubject: sub, agentName: "Provider agent", loginHint: `${sub}@example.com` });
+    const pending = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
+      where: { id: first.json.registration_id },
+    });
+    expect(pending).toMatchObject({
+      status: "pending",
+      providerIssuer: provider.issuer,
+      providerSubject: sub,
+      agentName: "Provider agent",
+      loginHint: `${sub}@example.com`,
+    });
 
     // Until the user confirms, a new ID-JAG asks again (same registration, a fresh code).
     const again = await register(server(), await provider.idJag(server().url, sub));
@@ -96,7 +136,9 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     expect(again.json.registration_id).toBe(first.json.registration_id);
 
     const { userId } = await personOf(server(), tenant, sub);
-    expect(await decide(server(), again.json.claim, userId, { workspaceId: tenant.workspaceId })).toMatchObject({ outcome: "approved" });
+    expect(
+      await decide(server(), again.json.claim, userId, { workspaceId: tenant.workspaceId }),
+    ).toMatchObject({ outcome: "approved" });
 
     const linked = await register(server(), await provider.idJag(server().url, sub));
     expect(linked.status, linked.text).toBe(200);
@@ -109,14 +151,21 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
       scopes: [...AGENT_SCOPES],
     });
     const jwks = createRemoteJWKSet(new URL(`${server().url}/.well-known/jwks.json`));
-    const { payload, protectedHeader } = await jwtVerify(linked.json.identity_assertion, jwks, { issuer: server().url, audience: server().url });
+    const { payload, protectedHeader } = await jwtVerify(linked.json.identity_assertion, jwks, {
+      issuer: server().url,
+      audience: server().url,
+    });
     expect(protectedHeader.alg).toBe("ES256");
     expect(payload.sub).toBe(first.json.registration_id);
 
     // Kontor's assertion is exchanged like any other, and the token works on /v1.
-    const tokens = granted(await tokenClient(server().url)(JWT_BEARER_GRANT_TYPE, { assertion: linked.json.identity_assertion }));
+    const tokens = granted(
+      await tokenClient(server().url)(JWT_BEARER_GRANT_TYPE, { assertion: linked.json.identity_assertion }),
+    );
     expect(tokens.access_token).toMatch(/^ktr_agt_/);
-    expect((await rest(server().api, tokens.access_token).get("/workspace")).body.id).toBe(tenant.workspaceId);
+    expect((await rest(server().api, tokens.access_token).get("/workspace")).body.id).toBe(
+      tenant.workspaceId,
+    );
   });
 
   it("accepts aud = {base_url} as well as {host_url}", async () => {
@@ -126,24 +175,57 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
 
   it("refuses a wrong typ, a wrong aud, an expired ID-JAG and an iat in the future", async () => {
     const sub = `user-${randomUUID()}`;
-    expectOAuthError(await register(server(), await provider.idJag(server().url, sub, {}, { typ: "JWT" })), 400, "invalid_request");
-    expectOAuthError(await register(server(), await provider.idJag("http://127.0.0.1:1/other", sub)), 400, "audience_mismatch");
+    expectOAuthError(
+      await register(server(), await provider.idJag(server().url, sub, {}, { typ: "JWT" })),
+      400,
+      "invalid_request",
+    );
+    expectOAuthError(
+      await register(server(), await provider.idJag("http://127.0.0.1:1/other", sub)),
+      400,
+      "audience_mismatch",
+    );
     const past = Math.floor(Date.now() / 1000) - 3600;
-    expectOAuthError(await register(server(), await provider.idJag(server().url, sub, { iat: past - 300, exp: past })), 400, "credential_expired");
+    expectOAuthError(
+      await register(server(), await provider.idJag(server().url, sub, { iat: past - 300, exp: past })),
+      400,
+      "credential_expired",
+    );
     const future = Math.floor(Date.now() / 1000) + 3600;
-    expectOAuthError(await register(server(), await provider.idJag(server().url, sub, { iat: future, exp: future + 300 })), 400, "invalid_request");
+    expectOAuthError(
+      await register(server(), await provider.idJag(server().url, sub, { iat: future, exp: future + 300 })),
+      400,
+      "invalid_request",
+    );
     for (const claim of ["exp", "iat", "jti", "sub"]) {
-      expectOAuthError(await register(server(), await provider.idJag(server().url, sub, {}, { omit: [claim] })), 400, "invalid_request");
+      expectOAuthError(
+        await register(server(), await provider.idJag(server().url, sub, {}, { omit: [claim] })),
+        400,
+        "invalid_request",
+      );
     }
-    expect(await server().running.db.prisma.agentRegistration.count({ where: { providerSubject: sub } })).toBe(0);
+    expect(
+      await server().running.db.prisma.agentRegistration.count({ where: { providerSubject: sub } }),
+    ).toBe(0);
   });
 
   it("refuses an ID-JAG whose e-mail or phone number is not verified", async () => {
     const sub = `user-${randomUUID()}`;
-    expectOAuthError(await register(server(), await provider.idJag(server().url, sub, { email_verified: false })), 400, "invalid_request");
-    expectOAuthError(await register(server(), await provider.idJag(server().url, sub, {}, { omit: ["email_verified"] })), 400, "invalid_request");
     expectOAuthError(
-      await register(server(), await provider.idJag(server().url, sub, { email_verified: false, phone_number_verified: true })),
+      await register(server(), await provider.idJag(server().url, sub, { email_verified: false })),
+      400,
+      "invalid_request",
+    );
+    expectOAuthError(
+      await register(server(), await provider.idJag(server().url, sub, {}, { omit: ["email_verified"] })),
+      400,
+      "invalid_request",
+    );
+    expectOAuthError(
+      await register(
+        server(),
+        await provider.idJag(server().url, sub, { email_verified: false, phone_number_verified: true }),
+      ),
       401,
       "interaction_required",
     );
@@ -158,9 +240,17 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
   it("refuses an issuer no workspace trusts, and a forged iss", async () => {
     const stranger = await IdJagProvider.start();
     try {
-      expectOAuthError(await register(server(), await stranger.idJag(server().url, "someone")), 400, "issuer_not_enabled");
+      expectOAuthError(
+        await register(server(), await stranger.idJag(server().url, "someone")),
+        400,
+        "issuer_not_enabled",
+      );
       // Claiming the trusted issuer does not help: the stranger's key is not in its JWKS.
-      expectOAuthError(await register(server(), await stranger.idJag(server().url, "someone", { iss: provider.issuer })), 400, "invalid_signature");
+      expectOAuthError(
+        await register(server(), await stranger.idJag(server().url, "someone", { iss: provider.issuer })),
+        400,
+        "invalid_signature",
+      );
       expect(stranger.jwksFetches).toBe(0);
     } finally {
       await stranger.close();
@@ -173,17 +263,54 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     try {
       await trust(server(), await server().tenant({ plan: "pro" }), rotating);
       // Make sure the set is cached.
-      expectOAuthError(await register(server(), await rotating.idJag(server().url, `user-${randomUUID()}`)), 401, "interaction_required");
+      expectOAuthError(
+        await register(server(), await rotating.idJag(server().url, `user-${randomUUID()}`)),
+        401,
+        "interaction_required",
+      );
       const before = rotating.jwksFetches;
       const rotated = await rotating.addKey(true);
-      expectOAuthError(await register(server(), await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: rotated })), 401, "interaction_required");
+      expectOAuthError(
+        await register(
+          server(),
+          await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: rotated }),
+        ),
+        401,
+        "interaction_required",
+      );
       expect(rotating.jwksFetches).toBe(before + 1);
 
       // Within the minute after that refetch, an unknown kid (the same or another) does not make Kontor fetch again.
       const ghost = await rotating.addKey(false);
-      expectOAuthError(await register(server(), await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: ghost })), 400, "invalid_signature");
-      expectOAuthError(await register(server(), await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: ghost })), 400, "invalid_signature");
-      expectOAuthError(await register(server(), await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: await rotating.addKey(false) })), 400, "invalid_signature");
+      expectOAuthError(
+        await register(
+          server(),
+          await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: ghost }),
+        ),
+        400,
+        "invalid_signature",
+      );
+      expectOAuthError(
+        await register(
+          server(),
+          await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: ghost }),
+        ),
+        400,
+        "invalid_signature",
+      );
+      expectOAuthError(
+        await register(
+          server(),
+          await rotating.idJag(
+            server().url,
+            `user-${randomUUID()}`,
+            {},
+            { kid: await rotating.addKey(false) },
+          ),
+        ),
+        400,
+        "invalid_signature",
+      );
       expect(rotating.jwksFetches).toBe(before + 1);
     } finally {
       await rotating.close();
@@ -196,17 +323,26 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     const rogue = await IdJagProvider.start();
     try {
       const rogueTenant = await server().tenant({ plan: "pro" });
-      const res = await rest(server().api, rogueTenant.key).post("/trusted-providers", { issuer: provider.issuer, jwks_url: rogue.jwksUrl });
+      const res = await rest(server().api, rogueTenant.key).post("/trusted-providers", {
+        issuer: provider.issuer,
+        jwks_url: rogue.jwksUrl,
+      });
       expect(res.status).toBe(201);
       // Signed with the rogue keys under the real issuer: the victim's registration is not reached.
       const forged = await register(server(), await rogue.idJag(server().url, sub, { iss: provider.issuer }));
       expectOAuthError(forged, 401, "interaction_required");
       expect(forged.json.registration_id).not.toBe(linked.registration_id);
-      expect((await notify(server(), await rogue.revokedSet(server().url, sub, { iss: provider.issuer }))).status).toBe(202);
-      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({ where: { id: linked.registration_id } });
+      expect(
+        (await notify(server(), await rogue.revokedSet(server().url, sub, { iss: provider.issuer }))).status,
+      ).toBe(202);
+      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
+        where: { id: linked.registration_id },
+      });
       expect(row.status).toBe("active");
       // The real provider still gets the real registration.
-      expect((await register(server(), await provider.idJag(server().url, sub))).json.registration_id).toBe(linked.registration_id);
+      expect((await register(server(), await provider.idJag(server().url, sub))).json.registration_id).toBe(
+        linked.registration_id,
+      );
     } finally {
       await rogue.close();
     }
@@ -214,7 +350,15 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
 
   it("refuses a symmetric or unsigned token even with a known kid", async () => {
     const now = Math.floor(Date.now() / 1000);
-    const claims = { iss: provider.issuer, sub: "x", aud: server().url, iat: now, exp: now + 300, jti: randomUUID(), email_verified: true };
+    const claims = {
+      iss: provider.issuer,
+      sub: "x",
+      aud: server().url,
+      iat: now,
+      exp: now + 300,
+      jti: randomUUID(),
+      email_verified: true,
+    };
     const hs = await new SignJWT(claims)
       .setProtectedHeader({ alg: "HS256", kid: provider.keys[0]!.kid, typ: "oauth-id-jag+jwt" })
       .sign(new TextEncoder().encode("a shared secret that is long enough"));
@@ -227,15 +371,26 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
   it.each([
     ["garbage", "not-a-jwt"],
     ["three garbage parts", "a.b.c"],
-    ["a JSON header without iss", `${Buffer.from('{"alg":"ES256"}').toString("base64url")}.${Buffer.from("{}").toString("base64url")}.c2ln`],
+    [
+      "a JSON header without iss",
+      `${Buffer.from('{"alg":"ES256"}').toString("base64url")}.${Buffer.from("{}").toString("base64url")}.c2ln`,
+    ],
   ])("refuses %s as invalid_request, never a 5xx", async (_label, assertion) => {
     expectOAuthError(await register(server(), assertion), 400, "invalid_request");
   });
 
   it("refuses bad requests: wrong assertion_type, missing or oversized assertion, bad scope, wrong content type", async () => {
     const assertion = await provider.idJag(server().url, `user-${randomUUID()}`);
-    expectOAuthError(await register(server(), assertion, { assertion_type: "urn:ietf:params:oauth:token-type:jwt" }), 400, "invalid_request");
-    expectOAuthError(await identity(server(), { type: "identity_assertion", assertion_type: ASSERTION_TYPE }), 400, "invalid_request");
+    expectOAuthError(
+      await register(server(), assertion, { assertion_type: "urn:ietf:params:oauth:token-type:jwt" }),
+      400,
+      "invalid_request",
+    );
+    expectOAuthError(
+      await identity(server(), { type: "identity_assertion", assertion_type: ASSERTION_TYPE }),
+      400,
+      "invalid_request",
+    );
     expectOAuthError(await register(server(), "x".repeat(20_000)), 400, "invalid_request");
     expectOAuthError(await register(server(), assertion, { scope: "agents.write" }), 400, "invalid_scope");
     expectOAuthError(await register(server(), assertion, { agent_name: 42 }), 400, "invalid_request");
@@ -252,9 +407,13 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
 
   it("a narrower scope is what the agent gets once linked", async () => {
     const sub = `user-${randomUUID()}`;
-    const first = await register(server(), await provider.idJag(server().url, sub), { scope: "leads.read clients.read" });
+    const first = await register(server(), await provider.idJag(server().url, sub), {
+      scope: "leads.read clients.read",
+    });
     const { userId } = await personOf(server(), tenant, sub);
-    expect(await decide(server(), first.json.claim, userId, { workspaceId: tenant.workspaceId })).toMatchObject({ outcome: "approved" });
+    expect(
+      await decide(server(), first.json.claim, userId, { workspaceId: tenant.workspaceId }),
+    ).toMatchObject({ outcome: "approved" });
     const linked = await register(server(), await provider.idJag(server().url, sub));
     expect(linked.json.scopes).toEqual(["leads.read", "clients.read"]);
   });
@@ -269,14 +428,33 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
 
     it("a missing or stale auth_time is login_required; a fresh one passes", async () => {
       const now = Math.floor(Date.now() / 1000);
-      expectOAuthError(await register(server(), await strict.idJag(server().url, "u1")), 401, "login_required");
-      expectOAuthError(await register(server(), await strict.idJag(server().url, "u1", { auth_time: now - 3600 })), 401, "login_required");
-      expectOAuthError(await register(server(), await strict.idJag(server().url, "u1", { auth_time: now - 60 })), 401, "interaction_required");
+      expectOAuthError(
+        await register(server(), await strict.idJag(server().url, "u1")),
+        401,
+        "login_required",
+      );
+      expectOAuthError(
+        await register(server(), await strict.idJag(server().url, "u1", { auth_time: now - 3600 })),
+        401,
+        "login_required",
+      );
+      expectOAuthError(
+        await register(server(), await strict.idJag(server().url, "u1", { auth_time: now - 60 })),
+        401,
+        "interaction_required",
+      );
     });
 
     it("without max_auth_age, auth_time is not checked (days old is fine)", async () => {
       const old = Math.floor(Date.now() / 1000) - 10 * 24 * 3600;
-      expectOAuthError(await register(server(), await provider.idJag(server().url, `user-${randomUUID()}`, { auth_time: old })), 401, "interaction_required");
+      expectOAuthError(
+        await register(
+          server(),
+          await provider.idJag(server().url, `user-${randomUUID()}`, { auth_time: old }),
+        ),
+        401,
+        "interaction_required",
+      );
     });
   });
 
@@ -295,8 +473,16 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
       const linked = await link(server(), plus, capped, "linked-user");
       await owner.patch("/agent-settings", { agent_auth_enabled: false });
       try {
-        expectOAuthError(await register(server(), await capped.idJag(server().url, "new-user")), 403, "agent_auth_disabled");
-        expectOAuthError(await register(server(), await capped.idJag(server().url, "linked-user")), 403, "agent_auth_disabled");
+        expectOAuthError(
+          await register(server(), await capped.idJag(server().url, "new-user")),
+          403,
+          "agent_auth_disabled",
+        );
+        expectOAuthError(
+          await register(server(), await capped.idJag(server().url, "linked-user")),
+          403,
+          "agent_auth_disabled",
+        );
       } finally {
         await owner.patch("/agent-settings", { agent_auth_enabled: true });
       }
@@ -307,18 +493,35 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     it("a new user is refused with plan_limit_reached once the workspace has its plan's agents; one fewer still links", async () => {
       const prisma = server().running.db.prisma;
       const cap = PLAN_LIMITS.plus.agent_registrations;
-      const active = await prisma.agentRegistration.count({ where: { workspaceId: plus.workspaceId, status: "active" } });
+      const active = await prisma.agentRegistration.count({
+        where: { workspaceId: plus.workspaceId, status: "active" },
+      });
       const fill = async (n: number) => {
         for (let i = 0; i < n; i++) {
           await prisma.agentRegistration.create({
-            data: { id: newId("agentRegistration"), workspaceId: plus.workspaceId, type: "service_auth", status: "active", scopes: [], postClaimScopes: [] },
+            data: {
+              id: newId("agentRegistration"),
+              workspaceId: plus.workspaceId,
+              type: "service_auth",
+              status: "active",
+              scopes: [],
+              postClaimScopes: [],
+            },
           });
         }
       };
       await fill(cap - 1 - active);
-      expectOAuthError(await register(server(), await capped.idJag(server().url, "ninth-or-tenth")), 401, "interaction_required");
+      expectOAuthError(
+        await register(server(), await capped.idJag(server().url, "ninth-or-tenth")),
+        401,
+        "interaction_required",
+      );
       await fill(1);
-      expectOAuthError(await register(server(), await capped.idJag(server().url, "one-too-many")), 403, "plan_limit_reached");
+      expectOAuthError(
+        await register(server(), await capped.idJag(server().url, "one-too-many")),
+        403,
+        "plan_limit_reached",
+      );
       // A user already linked keeps working at the cap.
       expect((await register(server(), await capped.idJag(server().url, "linked-user"))).status).toBe(200);
     });
@@ -330,7 +533,11 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
         const id = await trust(server(), other, gone);
         await link(server(), other, gone, "soon-gone");
         expect((await rest(server().api, other.key).delete(`/trusted-providers/${id}`)).status).toBe(200);
-        expectOAuthError(await register(server(), await gone.idJag(server().url, "soon-gone")), 400, "issuer_not_enabled");
+        expectOAuthError(
+          await register(server(), await gone.idJag(server().url, "soon-gone")),
+          400,
+          "issuer_not_enabled",
+        );
       } finally {
         await gone.close();
       }
@@ -341,18 +548,28 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     it("an assertion-revoked SET revokes the user's registration and its tokens: 202", async () => {
       const sub = `user-${randomUUID()}`;
       const linked = await link(server(), tenant, provider, sub);
-      const tokens = granted(await tokenClient(server().url)(JWT_BEARER_GRANT_TYPE, { assertion: linked.identity_assertion }));
+      const tokens = granted(
+        await tokenClient(server().url)(JWT_BEARER_GRANT_TYPE, { assertion: linked.identity_assertion }),
+      );
       const agent = rest(server().api, tokens.access_token);
       expect((await agent.get("/workspace")).status).toBe(200);
 
       const response = await notify(server(), await provider.revokedSet(server().url, sub));
       expect(response.status).toBe(202);
       expect(await response.text()).toBe("");
-      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({ where: { id: linked.registration_id } });
+      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
+        where: { id: linked.registration_id },
+      });
       expect(row.status).toBe("revoked");
-      const refused = await eventually(() => agent.get("/workspace"), (res) => res.status === 401, 8_000);
+      const refused = await eventually(
+        () => agent.get("/workspace"),
+        (res) => res.status === 401,
+        8_000,
+      );
       expect(refused.status).toBe(401);
-      const exchange = await tokenClient(server().url)(JWT_BEARER_GRANT_TYPE, { assertion: linked.identity_assertion });
+      const exchange = await tokenClient(server().url)(JWT_BEARER_GRANT_TYPE, {
+        assertion: linked.identity_assertion,
+      });
       expect(exchange.ok).toBe(false);
 
       // The provider's next ID-JAG for that user starts over: the user confirms again.
@@ -364,28 +581,63 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     it("accepts application/logout+jwt with typ logout+jwt, aud {base_url}, and the subject inside the event", async () => {
       const sub = `user-${randomUUID()}`;
       const linked = await link(server(), tenant, provider, sub);
-      const set = await provider.revokedSet(server().api, sub, { events: { [REVOKED_EVENT]: { subject: { format: "iss_sub", iss: provider.issuer, sub } } } }, { typ: "logout+jwt", omit: ["sub"] });
+      const set = await provider.revokedSet(
+        server().api,
+        sub,
+        { events: { [REVOKED_EVENT]: { subject: { format: "iss_sub", iss: provider.issuer, sub } } } },
+        { typ: "logout+jwt", omit: ["sub"] },
+      );
       expect((await notify(server(), set, "application/logout+jwt")).status).toBe(202);
-      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({ where: { id: linked.registration_id } });
+      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
+        where: { id: linked.registration_id },
+      });
       expect(row.status).toBe("revoked");
     });
 
     it("a SET for a user nobody linked is accepted and changes nothing", async () => {
-      expect((await notify(server(), await provider.revokedSet(server().url, `nobody-${randomUUID()}`))).status).toBe(202);
+      expect(
+        (await notify(server(), await provider.revokedSet(server().url, `nobody-${randomUUID()}`))).status,
+      ).toBe(202);
     });
 
     it("refuses a wrong typ, a wrong aud, an expired SET, a missing iat and a replayed jti", async () => {
       const sub = `user-${randomUUID()}`;
       const linked = await link(server(), tenant, provider, sub);
-      await expectSetError(await notify(server(), await provider.revokedSet(server().url, sub, {}, { typ: "JWT" })), "invalid_request");
-      await expectSetError(await notify(server(), await provider.revokedSet("http://127.0.0.1:1/elsewhere", sub)), "invalid_audience");
+      await expectSetError(
+        await notify(server(), await provider.revokedSet(server().url, sub, {}, { typ: "JWT" })),
+        "invalid_request",
+      );
+      await expectSetError(
+        await notify(server(), await provider.revokedSet("http://127.0.0.1:1/elsewhere", sub)),
+        "invalid_audience",
+      );
       const past = Math.floor(Date.now() / 1000) - 3600;
-      await expectSetError(await notify(server(), await provider.revokedSet(server().url, sub, { iat: past - 60, exp: past })), "invalid_request");
-      await expectSetError(await notify(server(), await provider.revokedSet(server().url, sub, { iat: past - 7200 })), "invalid_request");
-      await expectSetError(await notify(server(), await provider.revokedSet(server().url, sub, {}, { omit: ["iat"] })), "invalid_request");
-      await expectSetError(await notify(server(), await provider.revokedSet(server().url, sub, { events: { "https://example.com/other": {} } })), "invalid_request");
-      await expectSetError(await notify(server(), await provider.revokedSet(server().url, sub, {}, { omit: ["jti"] })), "invalid_request");
-      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({ where: { id: linked.registration_id } });
+      await expectSetError(
+        await notify(server(), await provider.revokedSet(server().url, sub, { iat: past - 60, exp: past })),
+        "invalid_request",
+      );
+      await expectSetError(
+        await notify(server(), await provider.revokedSet(server().url, sub, { iat: past - 7200 })),
+        "invalid_request",
+      );
+      await expectSetError(
+        await notify(server(), await provider.revokedSet(server().url, sub, {}, { omit: ["iat"] })),
+        "invalid_request",
+      );
+      await expectSetError(
+        await notify(
+          server(),
+          await provider.revokedSet(server().url, sub, { events: { "https://example.com/other": {} } }),
+        ),
+        "invalid_request",
+      );
+      await expectSetError(
+        await notify(server(), await provider.revokedSet(server().url, sub, {}, { omit: ["jti"] })),
+        "invalid_request",
+      );
+      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
+        where: { id: linked.registration_id },
+      });
       expect(row.status).toBe("active");
 
       const set = await provider.revokedSet(server().url, sub);
@@ -396,10 +648,19 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     it("refuses an unknown issuer and an unknown kid", async () => {
       const stranger = await IdJagProvider.start();
       try {
-        await expectSetError(await notify(server(), await stranger.revokedSet(server().url, "x")), "invalid_issuer");
-        await expectSetError(await notify(server(), await stranger.revokedSet(server().url, "x", { iss: provider.issuer })), "invalid_key");
+        await expectSetError(
+          await notify(server(), await stranger.revokedSet(server().url, "x")),
+          "invalid_issuer",
+        );
+        await expectSetError(
+          await notify(server(), await stranger.revokedSet(server().url, "x", { iss: provider.issuer })),
+          "invalid_key",
+        );
         const ghost = await provider.addKey(false);
-        await expectSetError(await notify(server(), await provider.revokedSet(server().url, "x", {}, { kid: ghost })), "invalid_key");
+        await expectSetError(
+          await notify(server(), await provider.revokedSet(server().url, "x", {}, { kid: ghost })),
+          "invalid_key",
+        );
       } finally {
         await stranger.close();
       }

@@ -19,7 +19,11 @@ const NEVER_PROVIDER = "tpr_01J00000000000000000000000";
 const NEVER_REGISTRATION = "areg_01J00000000000000000000000";
 const ISSUER = (n: number | string) => `https://127.0.0.1:9/idp-${n}`;
 
-async function activeRegistration(server: TestServer, workspaceId: string, overrides: Record<string, unknown> = {}) {
+async function activeRegistration(
+  server: TestServer,
+  workspaceId: string,
+  overrides: Record<string, unknown> = {},
+) {
   return server.running.db.prisma.agentRegistration.create({
     data: {
       id: newId("agentRegistration"),
@@ -67,7 +71,10 @@ e2e("agent owner controls", (server) => {
     it("is off by default on free, and an owner can turn it on (opt-in)", async () => {
       const free = await server().tenant({ plan: "free" });
       const api = rest(server().api, free.key);
-      expect((await api.get("/agent-settings")).body).toMatchObject({ agent_auth_enabled: false, limits: { trusted_providers: 0 } });
+      expect((await api.get("/agent-settings")).body).toMatchObject({
+        agent_auth_enabled: false,
+        limits: { trusted_providers: 0 },
+      });
       const on = await api.patch("/agent-settings", { agent_auth_enabled: true });
       expect(on.status).toBe(200);
       expect(on.body.agent_auth_enabled).toBe(true);
@@ -87,13 +94,23 @@ e2e("agent owner controls", (server) => {
       const asAgent = rest(server().api, token.token);
       expect((await asAgent.get("/leads")).status).toBe(200);
 
-      expect((await api.patch("/agent-settings", { agent_auth_enabled: false })).body.agent_auth_enabled).toBe(false);
-      const refused = await eventually(() => asAgent.get("/leads"), (res) => res.status === 401, 8_000);
+      expect(
+        (await api.patch("/agent-settings", { agent_auth_enabled: false })).body.agent_auth_enabled,
+      ).toBe(false);
+      const refused = await eventually(
+        () => asAgent.get("/leads"),
+        (res) => res.status === 401,
+        8_000,
+      );
       expect(refused.status).toBe(401);
       expect(refused.body.error.code).toBe("invalid_token");
 
       await api.patch("/agent-settings", { agent_auth_enabled: true });
-      const back = await eventually(() => asAgent.get("/leads"), (res) => res.status === 200, 8_000);
+      const back = await eventually(
+        () => asAgent.get("/leads"),
+        (res) => res.status === 200,
+        8_000,
+      );
       expect(back.status).toBe(200);
     });
 
@@ -110,11 +127,23 @@ e2e("agent owner controls", (server) => {
     it("works through GraphQL", async () => {
       const own = await server().tenant({ plan: "max" });
       const gql = graphql(server().url, own.key);
-      const off = await gql(`mutation { updateAgentSettings(agent_auth_enabled: false) { object agent_auth_enabled plan limits { trusted_providers } } }`);
+      const off = await gql(
+        `mutation { updateAgentSettings(agent_auth_enabled: false) { object agent_auth_enabled plan limits { trusted_providers } } }`,
+      );
       expect(off.errors).toBeUndefined();
-      expect(off.data.updateAgentSettings).toEqual({ object: "agent_settings", agent_auth_enabled: false, plan: "max", limits: { trusted_providers: 10 } });
-      const read = await gql(`{ agentSettings { agent_auth_enabled active_registrations } workspace { agent_auth_enabled } }`);
-      expect(read.data).toEqual({ agentSettings: { agent_auth_enabled: false, active_registrations: 0 }, workspace: { agent_auth_enabled: false } });
+      expect(off.data.updateAgentSettings).toEqual({
+        object: "agent_settings",
+        agent_auth_enabled: false,
+        plan: "max",
+        limits: { trusted_providers: 10 },
+      });
+      const read = await gql(
+        `{ agentSettings { agent_auth_enabled active_registrations } workspace { agent_auth_enabled } }`,
+      );
+      expect(read.data).toEqual({
+        agentSettings: { agent_auth_enabled: false, active_registrations: 0 },
+        workspace: { agent_auth_enabled: false },
+      });
     });
   });
 
@@ -131,13 +160,29 @@ e2e("agent owner controls", (server) => {
         [none, "GET", "/agent-registrations", undefined, "agents.read"],
         [writeOnly, "GET", "/agent-registrations", undefined, "agents.read"],
         [readOnly, "PATCH", "/agent-settings", { agent_auth_enabled: false }, "agents.write"],
-        [readOnly, "POST", "/trusted-providers", { issuer: ISSUER("scoped"), jwks_url: `${ISSUER("scoped")}/jwks` }, "agents.write"],
+        [
+          readOnly,
+          "POST",
+          "/trusted-providers",
+          { issuer: ISSUER("scoped"), jwks_url: `${ISSUER("scoped")}/jwks` },
+          "agents.write",
+        ],
         [readOnly, "DELETE", `/trusted-providers/${NEVER_PROVIDER}`, undefined, "agents.write"],
         [readOnly, "POST", `/agent-registrations/${NEVER_REGISTRATION}/revoke`, undefined, "agents.write"],
       ] as const) {
-        const res = await (method === "GET" ? client.get(path) : method === "PATCH" ? client.patch(path, body) : method === "POST" ? client.post(path, body) : client.delete(path));
+        const res = await (method === "GET"
+          ? client.get(path)
+          : method === "PATCH"
+            ? client.patch(path, body)
+            : method === "POST"
+              ? client.post(path, body)
+              : client.delete(path));
         expect(res.status, `${method} ${path}`).toBe(403);
-        expect(res.body.error).toMatchObject({ type: "permission_error", code: "insufficient_scope", required_scope: scope });
+        expect(res.body.error).toMatchObject({
+          type: "permission_error",
+          code: "insufficient_scope",
+          required_scope: scope,
+        });
       }
       expect((await readOnly.get("/agent-settings")).status).toBe(200);
       expect((await admin.get("/agent-settings")).body.agent_auth_enabled).toBe(true);
@@ -162,7 +207,10 @@ e2e("agent owner controls", (server) => {
       expect(revoke.status).toBe(403);
       expect(revoke.body.error.required_scope).toBe("agents.write");
       const gql = await graphql(server().url, token.token)(`{ agentSettings { agent_auth_enabled } }`);
-      expect(gql.errors?.[0]?.extensions).toMatchObject({ code: "insufficient_scope", required_scope: "agents.read" });
+      expect(gql.errors?.[0]?.extensions).toMatchObject({
+        code: "insufficient_scope",
+        required_scope: "agents.read",
+      });
       expect(AGENT_SCOPES.some((s) => s.startsWith("agents."))).toBe(false);
     });
   });
@@ -170,7 +218,10 @@ e2e("agent owner controls", (server) => {
   describe("trusted providers", () => {
     it("free allows none: the first is refused with plan_limit_reached", async () => {
       const free = rest(server().api, (await server().tenant({ plan: "free" })).key);
-      const res = await free.post("/trusted-providers", { issuer: ISSUER("free"), jwks_url: `${ISSUER("free")}/jwks` });
+      const res = await free.post("/trusted-providers", {
+        issuer: ISSUER("free"),
+        jwks_url: `${ISSUER("free")}/jwks`,
+      });
       expect(res.status).toBe(403);
       expect(res.body.error).toMatchObject({ type: "permission_error", code: "plan_limit_reached" });
       expect((await free.get("/trusted-providers")).body.data).toEqual([]);
@@ -179,7 +230,11 @@ e2e("agent owner controls", (server) => {
     it("plus allows exactly one; deleting it makes room again", async () => {
       const plus = rest(server().api, (await server().tenant({ plan: "plus" })).key);
       expect(PLAN_LIMITS.plus.trusted_providers).toBe(1);
-      const first = await plus.post("/trusted-providers", { issuer: ISSUER("plus-1"), jwks_url: `${ISSUER("plus-1")}/.well-known/jwks.json`, max_auth_age: 600 });
+      const first = await plus.post("/trusted-providers", {
+        issuer: ISSUER("plus-1"),
+        jwks_url: `${ISSUER("plus-1")}/.well-known/jwks.json`,
+        max_auth_age: 600,
+      });
       expect(first.status).toBe(201);
       expect(first.body).toEqual({
         object: "trusted_provider",
@@ -190,14 +245,24 @@ e2e("agent owner controls", (server) => {
         created_at: expect.any(String),
         updated_at: expect.any(String),
       });
-      const second = await plus.post("/trusted-providers", { issuer: ISSUER("plus-2"), jwks_url: `${ISSUER("plus-2")}/jwks` });
+      const second = await plus.post("/trusted-providers", {
+        issuer: ISSUER("plus-2"),
+        jwks_url: `${ISSUER("plus-2")}/jwks`,
+      });
       expect(second.status).toBe(403);
       expect(second.body.error.code).toBe("plan_limit_reached");
 
       const deleted = await plus.delete(`/trusted-providers/${first.body.id}`);
       expect(deleted.body).toEqual({ id: first.body.id, object: "trusted_provider", deleted: true });
       expect((await plus.get(`/trusted-providers/${first.body.id}`)).status).toBe(404);
-      expect((await plus.post("/trusted-providers", { issuer: ISSUER("plus-2"), jwks_url: `${ISSUER("plus-2")}/jwks` })).status).toBe(201);
+      expect(
+        (
+          await plus.post("/trusted-providers", {
+            issuer: ISSUER("plus-2"),
+            jwks_url: `${ISSUER("plus-2")}/jwks`,
+          })
+        ).status,
+      ).toBe(201);
     });
 
     it("pro allows three, the fourth is refused; list and retrieve stay within the workspace", async () => {
@@ -205,11 +270,17 @@ e2e("agent owner controls", (server) => {
       const api = rest(server().api, own.key);
       const ids: string[] = [];
       for (let n = 1; n <= PLAN_LIMITS.pro.trusted_providers; n++) {
-        const res = await api.post("/trusted-providers", { issuer: ISSUER(`pro-${n}`), jwks_url: `${ISSUER(`pro-${n}`)}/jwks` });
+        const res = await api.post("/trusted-providers", {
+          issuer: ISSUER(`pro-${n}`),
+          jwks_url: `${ISSUER(`pro-${n}`)}/jwks`,
+        });
         expect(res.status).toBe(201);
         ids.push(res.body.id);
       }
-      const over = await api.post("/trusted-providers", { issuer: ISSUER("pro-4"), jwks_url: `${ISSUER("pro-4")}/jwks` });
+      const over = await api.post("/trusted-providers", {
+        issuer: ISSUER("pro-4"),
+        jwks_url: `${ISSUER("pro-4")}/jwks`,
+      });
       expect(over.status).toBe(403);
       expect(over.body.error.code).toBe("plan_limit_reached");
 
@@ -229,17 +300,41 @@ e2e("agent owner controls", (server) => {
 
     it.each([
       ["an ftp issuer", { issuer: "ftp://idp.example.com", jwks_url: "https://127.0.0.1:9/jwks" }, "issuer"],
-      ["an http issuer off loopback", { issuer: "http://idp.example.com", jwks_url: "https://127.0.0.1:9/jwks" }, "issuer"],
-      ["an http JWKS URL off loopback", { issuer: "https://127.0.0.1:9/idp", jwks_url: "http://idp.example.com/jwks" }, "jwks_url"],
+      [
+        "an http issuer off loopback",
+        { issuer: "http://idp.example.com", jwks_url: "https://127.0.0.1:9/jwks" },
+        "issuer",
+      ],
+      [
+        "an http JWKS URL off loopback",
+        { issuer: "https://127.0.0.1:9/idp", jwks_url: "http://idp.example.com/jwks" },
+        "jwks_url",
+      ],
       ["a relative JWKS URL", { issuer: "https://127.0.0.1:9/idp", jwks_url: "/jwks" }, "jwks_url"],
-      ["credentials in the JWKS URL", { issuer: "https://127.0.0.1:9/idp", jwks_url: "https://user:pw@idp.example.com/jwks" }, "jwks_url"],
-      ["a link-local JWKS URL", { issuer: "https://127.0.0.1:9/idp", jwks_url: "https://169.254.169.254/jwks" }, "jwks_url"],
-      ["max_auth_age 0", { issuer: "https://127.0.0.1:9/idp", jwks_url: "https://127.0.0.1:9/jwks", max_auth_age: 0 }, "max_auth_age"],
+      [
+        "credentials in the JWKS URL",
+        { issuer: "https://127.0.0.1:9/idp", jwks_url: "https://user:pw@idp.example.com/jwks" },
+        "jwks_url",
+      ],
+      [
+        "a link-local JWKS URL",
+        { issuer: "https://127.0.0.1:9/idp", jwks_url: "https://169.254.169.254/jwks" },
+        "jwks_url",
+      ],
+      [
+        "max_auth_age 0",
+        { issuer: "https://127.0.0.1:9/idp", jwks_url: "https://127.0.0.1:9/jwks", max_auth_age: 0 },
+        "max_auth_age",
+      ],
       ["a missing issuer", { jwks_url: "https://127.0.0.1:9/jwks" }, "issuer"],
     ])("refuses %s with validation_failed", async (_label, body, param) => {
       const res = await admin.post("/trusted-providers", body);
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param });
+      expect(res.body.error).toMatchObject({
+        type: "invalid_request_error",
+        code: "validation_failed",
+        param,
+      });
       expect((await admin.get("/trusted-providers")).body.data).toEqual([]);
     });
 
@@ -254,7 +349,10 @@ e2e("agent owner controls", (server) => {
     });
 
     it("unknown ids are not_found", async () => {
-      for (const res of [await admin.get(`/trusted-providers/${NEVER_PROVIDER}`), await admin.delete(`/trusted-providers/${NEVER_PROVIDER}`)]) {
+      for (const res of [
+        await admin.get(`/trusted-providers/${NEVER_PROVIDER}`),
+        await admin.delete(`/trusted-providers/${NEVER_PROVIDER}`),
+      ]) {
         expect(res.status).toBe(404);
         expect(res.body.error.code).toBe("not_found");
       }
@@ -268,10 +366,15 @@ e2e("agent owner controls", (server) => {
       expect(first.errors).toBeUndefined();
       expect(first.data.createTrustedProvider).toMatchObject({ issuer: ISSUER("gql-1"), max_auth_age: null });
       const second = await gql(create, { issuer: ISSUER("gql-2") });
-      expect(second.errors?.[0]?.extensions).toMatchObject({ code: "plan_limit_reached", type: "permission_error" });
+      expect(second.errors?.[0]?.extensions).toMatchObject({
+        code: "plan_limit_reached",
+        type: "permission_error",
+      });
       const list = await gql(`{ trustedProviders { data { id } } }`);
       expect(list.data.trustedProviders.data).toEqual([{ id: first.data.createTrustedProvider.id }]);
-      const removed = await gql(`mutation($id: ID!) { deleteTrustedProvider(id: $id) { deleted } }`, { id: first.data.createTrustedProvider.id });
+      const removed = await gql(`mutation($id: ID!) { deleteTrustedProvider(id: $id) { deleted } }`, {
+        id: first.data.createTrustedProvider.id,
+      });
       expect(removed.data.deleteTrustedProvider.deleted).toBe(true);
     });
   });
@@ -282,14 +385,32 @@ e2e("agent owner controls", (server) => {
       const api = rest(server().api, own.key);
       const prisma = server().running.db.prisma;
       const idle = await activeRegistration(server(), own.workspaceId, { agentName: "Idle bot" });
-      const busy = await activeRegistration(server(), own.workspaceId, { agentName: "Busy bot", scopes: ["leads.read"] });
+      const busy = await activeRegistration(server(), own.workspaceId, {
+        agentName: "Busy bot",
+        scopes: ["leads.read"],
+      });
       await activeRegistration(server(), tenant.workspaceId, { agentName: "Someone else's bot" });
       const tokens = [];
       for (let i = 0; i < 2; i++) {
-        tokens.push(await issueAgentToken(prisma, { registrationId: busy.id, workspaceId: own.workspaceId, scopes: ["leads.read"], lifetimeSeconds: 600 }));
+        tokens.push(
+          await issueAgentToken(prisma, {
+            registrationId: busy.id,
+            workspaceId: own.workspaceId,
+            scopes: ["leads.read"],
+            lifetimeSeconds: 600,
+          }),
+        );
       }
-      const expired = await issueAgentToken(prisma, { registrationId: busy.id, workspaceId: own.workspaceId, scopes: ["leads.read"], lifetimeSeconds: 600 });
-      await prisma.agentToken.update({ where: { id: expired.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+      const expired = await issueAgentToken(prisma, {
+        registrationId: busy.id,
+        workspaceId: own.workspaceId,
+        scopes: ["leads.read"],
+        lifetimeSeconds: 600,
+      });
+      await prisma.agentToken.update({
+        where: { id: expired.id },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
       expect((await rest(server().api, tokens[0]!.token).get("/leads")).status).toBe(200);
 
       const list = await eventually(
@@ -318,7 +439,10 @@ e2e("agent owner controls", (server) => {
         },
         expect.objectContaining({ id: idle.id, agent_name: "Idle bot", live_tokens: 0, last_used_at: null }),
       ]);
-      expect((await api.get(`/agent-registrations/${idle.id}`)).body).toMatchObject({ id: idle.id, status: "active" });
+      expect((await api.get(`/agent-registrations/${idle.id}`)).body).toMatchObject({
+        id: idle.id,
+        status: "active",
+      });
       expect((await api.get("/agent-settings")).body.active_registrations).toBe(2);
       expect((await api.get("/agent-registrations?status=revoked")).body.data).toEqual([]);
       const bad = await api.get("/agent-registrations?status=asleep");
@@ -332,21 +456,40 @@ e2e("agent owner controls", (server) => {
       const registration = await activeRegistration(server(), own.workspaceId);
       const tokens = [];
       for (let i = 0; i < 2; i++) {
-        tokens.push(await issueAgentToken(prisma, { registrationId: registration.id, workspaceId: own.workspaceId, scopes: ["leads.read"], lifetimeSeconds: 600 }));
+        tokens.push(
+          await issueAgentToken(prisma, {
+            registrationId: registration.id,
+            workspaceId: own.workspaceId,
+            scopes: ["leads.read"],
+            lifetimeSeconds: 600,
+          }),
+        );
       }
-      for (const token of tokens) expect((await rest(server().api, token.token).get("/leads")).status).toBe(200);
+      for (const token of tokens)
+        expect((await rest(server().api, token.token).get("/leads")).status).toBe(200);
 
       const revoked = await api.post(`/agent-registrations/${registration.id}/revoke`);
       expect(revoked.status).toBe(200);
-      expect(revoked.body).toMatchObject({ id: registration.id, status: "revoked", live_tokens: 0, revoked_at: expect.any(String) });
+      expect(revoked.body).toMatchObject({
+        id: registration.id,
+        status: "revoked",
+        live_tokens: 0,
+        revoked_at: expect.any(String),
+      });
       for (const token of tokens) {
-        const res = await eventually(() => rest(server().api, token.token).get("/leads"), (r) => r.status === 401, 8_000);
+        const res = await eventually(
+          () => rest(server().api, token.token).get("/leads"),
+          (r) => r.status === 401,
+          8_000,
+        );
         expect(res.body.error.code).toBe("invalid_token");
       }
       const again = await api.post(`/agent-registrations/${registration.id}/revoke`);
       expect(again.status).toBe(200);
       expect(again.body.revoked_at).toBe(revoked.body.revoked_at);
-      expect((await api.get("/agent-registrations?status=revoked")).body.data.map((r: { id: string }) => r.id)).toEqual([registration.id]);
+      expect(
+        (await api.get("/agent-registrations?status=revoked")).body.data.map((r: { id: string }) => r.id),
+      ).toEqual([registration.id]);
       expect((await api.get("/agent-settings")).body.active_registrations).toBe(0);
     });
 
@@ -361,7 +504,9 @@ e2e("agent owner controls", (server) => {
         expect(res.status).toBe(404);
         expect(res.body.error).toMatchObject({ code: "not_found", param: "id" });
       }
-      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({ where: { id: foreign.id } });
+      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
+        where: { id: foreign.id },
+      });
       expect(row.status).toBe("active");
     });
 
@@ -369,9 +514,15 @@ e2e("agent owner controls", (server) => {
       const own = await server().tenant({ plan: "pro" });
       const gql = graphql(server().url, own.key);
       const registration = await activeRegistration(server(), own.workspaceId, { agentName: "Graph bot" });
-      const list = await gql(`{ agentRegistrations(status: active) { data { id agent_name status live_tokens } } }`);
-      expect(list.data.agentRegistrations.data).toEqual([{ id: registration.id, agent_name: "Graph bot", status: "active", live_tokens: 0 }]);
-      const revoke = await gql(`mutation($id: ID!) { revokeAgentRegistration(id: $id) { status } }`, { id: registration.id });
+      const list = await gql(
+        `{ agentRegistrations(status: active) { data { id agent_name status live_tokens } } }`,
+      );
+      expect(list.data.agentRegistrations.data).toEqual([
+        { id: registration.id, agent_name: "Graph bot", status: "active", live_tokens: 0 },
+      ]);
+      const revoke = await gql(`mutation($id: ID!) { revokeAgentRegistration(id: $id) { status } }`, {
+        id: registration.id,
+      });
       expect(revoke.data.revokeAgentRegistration.status).toBe("revoked");
       const missing = await gql(`{ agentRegistration(id: "${NEVER_REGISTRATION}") { id } }`);
       expect(missing.errors?.[0]?.extensions.code).toBe("not_found");
@@ -380,7 +531,10 @@ e2e("agent owner controls", (server) => {
 
   it("REST answers are checked against the OpenAPI document, including plan_limit_reached", async () => {
     const free = await server().tenant({ plan: "free" });
-    const res = await call("POST", `${server().api}/trusted-providers`, { key: free.key, body: { issuer: ISSUER("doc"), jwks_url: `${ISSUER("doc")}/jwks` } });
+    const res = await call("POST", `${server().api}/trusted-providers`, {
+      key: free.key,
+      body: { issuer: ISSUER("doc"), jwks_url: `${ISSUER("doc")}/jwks` },
+    });
     expect(res.status).toBe(403);
     expect(res.headers.get("x-request-id")).toBe(res.body.error.request_id);
   });

@@ -1,7 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findClaimAttempt } from "../../../server/agents/claims.ts";
-import { decide, granted, identity, JWT_BEARER_GRANT_TYPE, ownerNamed, refused, tokenClient, type ClaimBlock } from "../../support/agent-flow.ts";
+import {
+  type ClaimBlock,
+  decide,
+  granted,
+  identity,
+  JWT_BEARER_GRANT_TYPE,
+  ownerNamed,
+  refused,
+  tokenClient,
+} from "../../support/agent-flow.ts";
 import { rest } from "../../support/http.ts";
 import { IdJagProvider } from "../../support/idjag-provider.ts";
 import type { Tenant, TestServer } from "../../support/server.ts";
@@ -23,35 +32,55 @@ const register = (server: TestServer, assertion: string, extra: Record<string, u
   identity(server, { type: "identity_assertion", assertion_type: ASSERTION_TYPE, assertion, ...extra });
 
 const notify = (server: TestServer, set: string) =>
-  fetch(`${server.url}/agent/event/notify`, { method: "POST", headers: { "content-type": "application/secevent+jwt" }, body: set });
+  fetch(`${server.url}/agent/event/notify`, {
+    method: "POST",
+    headers: { "content-type": "application/secevent+jwt" },
+    body: set,
+  });
 
 /** The workspace trusts `provider`'s issuer with `provider`'s JWKS URL; returns the entry's id. */
 async function trust(server: TestServer, tenant: Tenant, provider: IdJagProvider): Promise<string> {
-  const res = await rest(server.api, tenant.key).post("/trusted-providers", { issuer: provider.issuer, jwks_url: provider.jwksUrl });
+  const res = await rest(server.api, tenant.key).post("/trusted-providers", {
+    issuer: provider.issuer,
+    jwks_url: provider.jwksUrl,
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.id as string;
 }
 
 /** The status and error code of an answer of /agent/identity. */
-const outcome = (res: { status: number; json: any }) => ({ status: res.status, error: res.json?.error as string | undefined });
+const outcome = (res: { status: number; json: any }) => ({
+  status: res.status,
+  error: res.json?.error as string | undefined,
+});
 
 /** The person an ID-JAG for `sub` names (`${sub}@example.com`), as an owner of the tenant. */
-const personOf = (server: TestServer, tenant: Tenant, sub: string) => ownerNamed(server, tenant.workspaceId, `${sub}@example.com`);
+const personOf = (server: TestServer, tenant: Tenant, sub: string) =>
+  ownerNamed(server, tenant.workspaceId, `${sub}@example.com`);
 
 /** Links `sub` in `tenant` through `provider` (the person approves), and gets an access token for it. */
 async function linkedAgent(server: TestServer, tenant: Tenant, provider: IdJagProvider, sub: string) {
   const first = await register(server, await provider.idJag(server.url, sub));
   expect(outcome(first)).toEqual({ status: 401, error: "interaction_required" });
   const { userId } = await personOf(server, tenant, sub);
-  expect(await decide(server, first.json.claim as ClaimBlock, userId, { workspaceId: tenant.workspaceId })).toEqual({ outcome: "approved", workspaceId: tenant.workspaceId });
+  expect(
+    await decide(server, first.json.claim as ClaimBlock, userId, { workspaceId: tenant.workspaceId }),
+  ).toEqual({ outcome: "approved", workspaceId: tenant.workspaceId });
   const linked = await register(server, await provider.idJag(server.url, sub));
   expect(linked.status, linked.text).toBe(200);
-  const token = granted(await tokenClient(server.url)(JWT_BEARER_GRANT_TYPE, { assertion: linked.json.identity_assertion })).access_token;
-  return { registrationId: linked.json.registration_id as string, assertion: linked.json.identity_assertion as string, v1: rest(server.api, token) };
+  const token = granted(
+    await tokenClient(server.url)(JWT_BEARER_GRANT_TYPE, { assertion: linked.json.identity_assertion }),
+  ).access_token;
+  return {
+    registrationId: linked.json.registration_id as string,
+    assertion: linked.json.identity_assertion as string,
+    v1: rest(server.api, token),
+  };
 }
 
 e2e("trust in ID-JAG providers is per workspace", (server) => {
-  const registration = (id: string) => server().running.db.prisma.agentRegistration.findUniqueOrThrow({ where: { id } });
+  const registration = (id: string) =>
+    server().running.db.prisma.agentRegistration.findUniqueOrThrow({ where: { id } });
 
   describe("two workspaces trusting one issuer with different key sets", () => {
     /** A's provider, and a second key set published under the same issuer string, trusted by B. */
@@ -70,25 +99,52 @@ e2e("trust in ID-JAG providers is per workspace", (server) => {
 
     it("an ID-JAG links only in the workspace whose keys verified it; B's ID-JAG for the same sub cannot re-scope, rename or restart A's pending link", async () => {
       const sub = `user-${randomUUID()}`;
-      const first = await register(server(), await idp.idJag(server().url, sub), { agent_name: "Calendar", scope: "leads.read" });
+      const first = await register(server(), await idp.idJag(server().url, sub), {
+        agent_name: "Calendar",
+        scope: "leads.read",
+      });
       expect(outcome(first)).toEqual({ status: 401, error: "interaction_required" });
       const pendingId = first.json.registration_id as string;
-      expect(await registration(pendingId)).toMatchObject({ workspaceId: a.workspaceId, status: "pending", agentName: "Calendar", postClaimScopes: ["leads.read"] });
+      expect(await registration(pendingId)).toMatchObject({
+        workspaceId: a.workspaceId,
+        status: "pending",
+        agentName: "Calendar",
+        postClaimScopes: ["leads.read"],
+      });
 
-      const forged = await register(server(), await impostor.idJag(server().url, sub), { agent_name: "Rogue", scope: "leads.read leads.write invoices.write" });
+      const forged = await register(server(), await impostor.idJag(server().url, sub), {
+        agent_name: "Rogue",
+        scope: "leads.read leads.write invoices.write",
+      });
       expect(outcome(forged)).toEqual({ status: 401, error: "interaction_required" });
       expect(forged.json.registration_id).not.toBe(pendingId);
-      expect(await registration(forged.json.registration_id)).toMatchObject({ workspaceId: b.workspaceId, status: "pending", agentName: "Rogue" });
+      expect(await registration(forged.json.registration_id)).toMatchObject({
+        workspaceId: b.workspaceId,
+        status: "pending",
+        agentName: "Rogue",
+      });
 
       // A's pending link is as A's provider left it, and its claim attempt is still open.
-      expect(await registration(pendingId)).toMatchObject({ workspaceId: a.workspaceId, status: "pending", agentName: "Calendar", postClaimScopes: ["leads.read"] });
-      const attemptToken = new URL((first.json.claim as ClaimBlock).verification_uri).searchParams.get("claim_attempt_token")!;
+      expect(await registration(pendingId)).toMatchObject({
+        workspaceId: a.workspaceId,
+        status: "pending",
+        agentName: "Calendar",
+        postClaimScopes: ["leads.read"],
+      });
+      const attemptToken = new URL((first.json.claim as ClaimBlock).verification_uri).searchParams.get(
+        "claim_attempt_token",
+      )!;
       expect((await findClaimAttempt(server().running.db.prisma, attemptToken))?.status).toBe("pending");
 
       // B's request cannot be approved into A; A's can.
       const { userId } = await personOf(server(), a, sub);
-      expect(await decide(server(), forged.json.claim, userId, { workspaceId: a.workspaceId })).toMatchObject({ outcome: "refused", reason: "issuer_not_trusted" });
-      expect(await decide(server(), first.json.claim, userId, { workspaceId: a.workspaceId })).toEqual({ outcome: "approved", workspaceId: a.workspaceId });
+      expect(await decide(server(), forged.json.claim, userId, { workspaceId: a.workspaceId })).toMatchObject(
+        { outcome: "refused", reason: "issuer_not_trusted" },
+      );
+      expect(await decide(server(), first.json.claim, userId, { workspaceId: a.workspaceId })).toEqual({
+        outcome: "approved",
+        workspaceId: a.workspaceId,
+      });
       const linked = await register(server(), await idp.idJag(server().url, sub));
       expect(linked.status, linked.text).toBe(200);
       expect(linked.json).toMatchObject({ registration_id: pendingId, scopes: ["leads.read"] });
@@ -99,12 +155,20 @@ e2e("trust in ID-JAG providers is per workspace", (server) => {
       const agent = await linkedAgent(server(), a, idp, sub);
       expect((await agent.v1.get("/workspace")).body.id).toBe(a.workspaceId);
 
-      const forged = await register(server(), await impostor.idJag(server().url, sub), { agent_name: "Rogue", scope: "invoices.write" });
+      const forged = await register(server(), await impostor.idJag(server().url, sub), {
+        agent_name: "Rogue",
+        scope: "invoices.write",
+      });
       expect(outcome(forged)).toEqual({ status: 401, error: "interaction_required" });
       expect(forged.json.registration_id).not.toBe(agent.registrationId);
       const forgedRow = await registration(forged.json.registration_id);
       expect(forgedRow.workspaceId).toBe(b.workspaceId);
-      expect(await registration(agent.registrationId)).toMatchObject({ workspaceId: a.workspaceId, status: "active", agentName: null, revokedAt: null });
+      expect(await registration(agent.registrationId)).toMatchObject({
+        workspaceId: a.workspaceId,
+        status: "active",
+        agentName: null,
+        revokedAt: null,
+      });
 
       // Signed with B's keys: only B's registration of that sub is revoked.
       expect((await notify(server(), await impostor.revokedSet(server().url, sub))).status).toBe(202);
@@ -142,19 +206,34 @@ e2e("trust in ID-JAG providers is per workspace", (server) => {
       expect((await elsewhere.v1.get("/workspace")).body.id).toBe(d.workspaceId);
 
       const revoked = await rest(server().api, c.key).get("/agent-registrations?status=revoked");
-      expect(revoked.body.data.map((r: { id: string }) => r.id).sort()).toEqual([active.registrationId, pending.json.registration_id].sort());
-      for (const id of [active.registrationId, pending.json.registration_id]) expect(await registration(id)).toMatchObject({ status: "revoked", revokedAt: expect.any(Date) });
+      expect(revoked.body.data.map((r: { id: string }) => r.id).sort()).toEqual(
+        [active.registrationId, pending.json.registration_id].sort(),
+      );
+      for (const id of [active.registrationId, pending.json.registration_id])
+        expect(await registration(id)).toMatchObject({ status: "revoked", revokedAt: expect.any(Date) });
       expect((await registration(elsewhere.registrationId)).status).toBe("active");
       // The pending link's claim is closed, and the revoked agent's assertion no longer exchanges.
       const { userId } = await ownerNamed(server(), c.workspaceId, `owner-${randomUUID()}@example.com`);
-      expect(await decide(server(), pending.json.claim, userId, { workspaceId: c.workspaceId, approve: false })).toMatchObject({ outcome: "closed" });
-      refused(await tokenClient(server().url)(JWT_BEARER_GRANT_TYPE, { assertion: active.assertion }), 400, "invalid_grant");
+      expect(
+        await decide(server(), pending.json.claim, userId, { workspaceId: c.workspaceId, approve: false }),
+      ).toMatchObject({ outcome: "closed" });
+      refused(
+        await tokenClient(server().url)(JWT_BEARER_GRANT_TYPE, { assertion: active.assertion }),
+        400,
+        "invalid_grant",
+      );
       // Its ID-JAGs now act nowhere: the remaining entry for the issuer has other keys.
-      expect(outcome(await register(server(), await leaving.idJag(server().url, sub)))).toEqual({ status: 400, error: "invalid_signature" });
+      expect(outcome(await register(server(), await leaving.idJag(server().url, sub)))).toEqual({
+        status: 400,
+        error: "invalid_signature",
+      });
 
       // The removed entry's key set was dropped: trusting it again fetches the keys afresh.
       await trust(server(), c, leaving);
-      expect(outcome(await register(server(), await leaving.idJag(server().url, sub)))).toEqual({ status: 401, error: "interaction_required" });
+      expect(outcome(await register(server(), await leaving.idJag(server().url, sub)))).toEqual({
+        status: 401,
+        error: "interaction_required",
+      });
       expect(leaving.jwksFetches).toBe(fetchesBefore + 1);
     } finally {
       await Promise.all([leaving.close(), twin.close()]);
@@ -176,18 +255,27 @@ e2e("trust in ID-JAG providers is per workspace", (server) => {
         await trust(server(), g, alone);
 
         for (let i = 0; i < 4; i++) {
-          expect(outcome(await register(server(), await alone.idJag(server().url, `user-${randomUUID()}`)))).toEqual({ status: 400, error: "invalid_signature" });
-          expect(outcome(await register(server(), await healthy.idJag(server().url, `user-${randomUUID()}`)))).toEqual({ status: 401, error: "interaction_required" });
+          expect(
+            outcome(await register(server(), await alone.idJag(server().url, `user-${randomUUID()}`))),
+          ).toEqual({ status: 400, error: "invalid_signature" });
+          expect(
+            outcome(await register(server(), await healthy.idJag(server().url, `user-${randomUUID()}`))),
+          ).toEqual({ status: 401, error: "interaction_required" });
         }
         const set = await notify(server(), await alone.revokedSet(server().url, "someone"));
-        expect({ status: set.status, err: ((await set.json()) as { err: string }).err }).toEqual({ status: 400, err: "invalid_key" });
+        expect({ status: set.status, err: ((await set.json()) as { err: string }).err }).toEqual({
+          status: 400,
+          err: "invalid_key",
+        });
         expect(alone.jwksFetches).toBe(1);
         expect(broken.jwksFetches).toBe(1);
         expect(healthy.jwksFetches).toBe(1);
 
         // Answering again within the minute changes nothing yet: the failure is remembered.
         alone.jwksStatus = 200;
-        expect(outcome(await register(server(), await alone.idJag(server().url, `user-${randomUUID()}`)))).toEqual({ status: 400, error: "invalid_signature" });
+        expect(
+          outcome(await register(server(), await alone.idJag(server().url, `user-${randomUUID()}`))),
+        ).toEqual({ status: 400, error: "invalid_signature" });
         expect(alone.jwksFetches).toBe(1);
       } finally {
         await Promise.all([healthy.close(), broken.close(), alone.close()]);
@@ -198,11 +286,20 @@ e2e("trust in ID-JAG providers is per workspace", (server) => {
       const provider = await IdJagProvider.start();
       try {
         await trust(server(), await server().tenant({ plan: "pro" }), provider);
-        expect(outcome(await register(server(), await provider.idJag(server().url, `user-${randomUUID()}`)))).toEqual({ status: 401, error: "interaction_required" });
+        expect(
+          outcome(await register(server(), await provider.idJag(server().url, `user-${randomUUID()}`))),
+        ).toEqual({ status: 401, error: "interaction_required" });
         expect(provider.jwksFetches).toBe(1);
         for (let i = 0; i < 5; i++) {
           const ghost = await provider.addKey(false);
-          expect(outcome(await register(server(), await provider.idJag(server().url, `user-${randomUUID()}`, {}, { kid: ghost })))).toEqual({
+          expect(
+            outcome(
+              await register(
+                server(),
+                await provider.idJag(server().url, `user-${randomUUID()}`, {}, { kid: ghost }),
+              ),
+            ),
+          ).toEqual({
             status: 400,
             error: "invalid_signature",
           });

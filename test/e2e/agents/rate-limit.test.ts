@@ -17,7 +17,11 @@ type Path = keyof typeof ENDPOINTS;
 const PATHS = Object.keys(ENDPOINTS) as Path[];
 
 const send = (url: string, path: Path) =>
-  raw(`${url}${path}`, { method: "POST", headers: { "content-type": ENDPOINTS[path].type }, body: ENDPOINTS[path].body });
+  raw(`${url}${path}`, {
+    method: "POST",
+    headers: { "content-type": ENDPOINTS[path].type },
+    body: ENDPOINTS[path].body,
+  });
 
 /**
  * The agent protocol's endpoints count against the per-address limit like any request without a
@@ -41,12 +45,18 @@ e2e("agent endpoints past the per-address limit", (server) => {
       const refused = await send(url, path);
       expect(refused.status, `${path}: ${refused.text}`).toBe(429);
       const retryAfter = Number(refused.headers.get("retry-after"));
-      expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `${path} Retry-After ${retryAfter}`).toBe(true);
+      expect(
+        Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
+        `${path} Retry-After ${retryAfter}`,
+      ).toBe(true);
       expect(refused.headers.get("cache-control"), path).toBe("no-store");
       expect(refused.headers.get("content-type"), path).toMatch(/^application\/json/);
       expect(refused.headers.get("x-ratelimit-remaining"), path).toBe("0");
       if (path === "/agent/event/notify") {
-        expect(refused.json).toEqual({ err: "rate_limit_exceeded", description: expect.stringContaining("Retry after") });
+        expect(refused.json).toEqual({
+          err: "rate_limit_exceeded",
+          description: expect.stringContaining("Retry after"),
+        });
       } else {
         expect(refused.headers.get("pragma"), path).toBe("no-cache");
         expect(refused.json, path).toEqual({

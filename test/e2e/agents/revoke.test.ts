@@ -5,7 +5,7 @@ import { newId } from "../../../schema/lib/ids.ts";
 import { SigningKeys } from "../../../server/agents/keys.ts";
 import { issueAgentToken } from "../../../server/auth/agent-tokens.ts";
 import { SecretBox, serverSecret } from "../../../server/webhooks/secrets.ts";
-import { startChildServer, type ChildServer } from "../../support/child-server.ts";
+import { type ChildServer, startChildServer } from "../../support/child-server.ts";
 import { call, raw } from "../../support/http.ts";
 import type { TestServer } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
@@ -14,7 +14,10 @@ const insecure = { [oauth.allowInsecureRequests]: true };
 const client: oauth.Client = { client_id: "agent-revoke-test" };
 
 function signingKeys(server: TestServer): SigningKeys {
-  return new SigningKeys(server.running.db.prisma, new SecretBox(serverSecret(server.config), "kontor/agent-signing-keys"));
+  return new SigningKeys(
+    server.running.db.prisma,
+    new SecretBox(serverSecret(server.config), "kontor/agent-signing-keys"),
+  );
 }
 
 /** An active registration in a new workspace, with `tokens` access tokens (registration is another part's). */
@@ -35,21 +38,36 @@ async function registration(server: TestServer, tokens = 1) {
   });
   const issued = [];
   for (let i = 0; i < tokens; i++) {
-    issued.push(await issueAgentToken(prisma, { registrationId: row.id, workspaceId, scopes: ["leads.read"], lifetimeSeconds: 3600 }));
+    issued.push(
+      await issueAgentToken(prisma, {
+        registrationId: row.id,
+        workspaceId,
+        scopes: ["leads.read"],
+        lifetimeSeconds: 3600,
+      }),
+    );
   }
   return { id: row.id, workspaceId, tokens: issued.map((token) => token.token) };
 }
 
-async function assertionFor(server: TestServer, registrationId: string, options: { audience?: string; expiresInSeconds?: number } = {}) {
-  return signingKeys(server).sign({}, {
-    issuer: server.url,
-    audience: options.audience ?? server.url,
-    subject: registrationId,
-    expiresInSeconds: options.expiresInSeconds ?? 600,
-  });
+async function assertionFor(
+  server: TestServer,
+  registrationId: string,
+  options: { audience?: string; expiresInSeconds?: number } = {},
+) {
+  return signingKeys(server).sign(
+    {},
+    {
+      issuer: server.url,
+      audience: options.audience ?? server.url,
+      subject: registrationId,
+      expiresInSeconds: options.expiresInSeconds ?? 600,
+    },
+  );
 }
 
-const status = async (url: string, token: string) => (await call("GET", `${url}/v1/leads`, { key: token })).status;
+const status = async (url: string, token: string) =>
+  (await call("GET", `${url}/v1/leads`, { key: token })).status;
 
 /**
  * Polls until `token` is refused on `url` (bounded); how long after `since` the refused request was
@@ -86,7 +104,10 @@ e2e("agent revocation", (server, stack) => {
 
   beforeAll(async () => {
     const issuer = new URL(host());
-    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure }));
+    as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure }),
+    );
   });
 
   const revoke = async (token: string, hint?: string) => {
@@ -107,7 +128,10 @@ e2e("agent revocation", (server, stack) => {
 
       const since = Date.now();
       await revoke(revoked, "access_token");
-      const rows = await prisma().agentToken.findMany({ where: { registrationId: reg.id }, orderBy: { createdAt: "asc" } });
+      const rows = await prisma().agentToken.findMany({
+        where: { registrationId: reg.id },
+        orderBy: { createdAt: "asc" },
+      });
       expect(rows.filter((row) => row.revokedAt !== null)).toHaveLength(1);
       expect(await refusedAfter(host(), revoked, since)).toBeLessThanOrEqual(5_000);
 
@@ -124,11 +148,14 @@ e2e("agent revocation", (server, stack) => {
       const second = await prisma().agentToken.findFirstOrThrow({ where: { registrationId: reg.id } });
       expect(second.revokedAt).toEqual(first.revokedAt);
 
-      for (const unknown of [`ktr_agt_${"A".repeat(43)}`, "ktr_live_not-a-token", "clm_whatever", "x"]) await revoke(unknown);
+      for (const unknown of [`ktr_agt_${"A".repeat(43)}`, "ktr_live_not-a-token", "clm_whatever", "x"])
+        await revoke(unknown);
       // Whatever the hint says, the token is found by its shape.
       const other = await registration(server());
       await revoke(other.tokens[0]!, "refresh_token");
-      expect((await prisma().agentToken.findFirstOrThrow({ where: { registrationId: other.id } })).revokedAt).not.toBeNull();
+      expect(
+        (await prisma().agentToken.findFirstOrThrow({ where: { registrationId: other.id } })).revokedAt,
+      ).not.toBeNull();
     });
   });
 
@@ -141,21 +168,34 @@ e2e("agent revocation", (server, stack) => {
       const since = Date.now();
       await revoke(await assertionFor(server(), reg.id));
 
-      const row = await prisma().agentRegistration.findUniqueOrThrow({ where: { id: reg.id }, include: { tokens: true } });
+      const row = await prisma().agentRegistration.findUniqueOrThrow({
+        where: { id: reg.id },
+        include: { tokens: true },
+      });
       expect(row.status).toBe("revoked");
       expect(row.revokedAt).not.toBeNull();
       expect(row.tokens.every((token) => token.revokedAt !== null)).toBe(true);
-      for (const token of reg.tokens) expect(await refusedAfter(host(), token, since)).toBeLessThanOrEqual(5_000);
+      for (const token of reg.tokens)
+        expect(await refusedAfter(host(), token, since)).toBeLessThanOrEqual(5_000);
 
       expect(await status(host(), bystander.tokens[0]!)).toBe(200);
-      expect((await prisma().agentRegistration.findUniqueOrThrow({ where: { id: bystander.id } })).status).toBe("active");
+      expect(
+        (await prisma().agentRegistration.findUniqueOrThrow({ where: { id: bystander.id } })).status,
+      ).toBe("active");
 
       // A token issued to the registration afterwards is dead on arrival (the resolver checks the registration).
-      const late = await issueAgentToken(prisma(), { registrationId: reg.id, workspaceId: reg.workspaceId, scopes: ["leads.read"], lifetimeSeconds: 600 });
+      const late = await issueAgentToken(prisma(), {
+        registrationId: reg.id,
+        workspaceId: reg.workspaceId,
+        scopes: ["leads.read"],
+        lifetimeSeconds: 600,
+      });
       expect(await status(host(), late.token)).toBe(401);
       // Revoking it again changes nothing and still answers 200.
       await revoke(await assertionFor(server(), reg.id));
-      expect((await prisma().agentRegistration.findUniqueOrThrow({ where: { id: reg.id } })).revokedAt).toEqual(row.revokedAt);
+      expect(
+        (await prisma().agentRegistration.findUniqueOrThrow({ where: { id: reg.id } })).revokedAt,
+      ).toEqual(row.revokedAt);
     });
 
     it("does nothing, with 200, for assertions Kontor did not sign or that are no longer valid", async () => {
@@ -172,13 +212,21 @@ e2e("agent revocation", (server, stack) => {
           .setExpirationTime("5m")
           .sign(privateKey);
       const keys = signingKeys(server());
-      const signed = (options: { issuer?: string; audience?: string; subject?: string; expiresInSeconds?: number }) =>
-        keys.sign({}, {
-          issuer: options.issuer ?? host(),
-          audience: options.audience ?? host(),
-          subject: options.subject ?? reg.id,
-          expiresInSeconds: options.expiresInSeconds ?? 600,
-        });
+      const signed = (options: {
+        issuer?: string;
+        audience?: string;
+        subject?: string;
+        expiresInSeconds?: number;
+      }) =>
+        keys.sign(
+          {},
+          {
+            issuer: options.issuer ?? host(),
+            audience: options.audience ?? host(),
+            subject: options.subject ?? reg.id,
+            expiresInSeconds: options.expiresInSeconds ?? 600,
+          },
+        );
       const valid = await signed({});
       const [header, payload] = valid.split(".");
 
@@ -202,7 +250,10 @@ e2e("agent revocation", (server, stack) => {
         const res = await revokeForm(host(), new URLSearchParams({ token }).toString());
         expect(res.status, name).toBe(200);
       }
-      const row = await prisma().agentRegistration.findUniqueOrThrow({ where: { id: reg.id }, include: { tokens: true } });
+      const row = await prisma().agentRegistration.findUniqueOrThrow({
+        where: { id: reg.id },
+        include: { tokens: true },
+      });
       expect(row).toMatchObject({ status: "active", revokedAt: null });
       expect(row.tokens[0]!.revokedAt).toBeNull();
       expect(await status(host(), reg.tokens[0]!)).toBe(200);
@@ -216,16 +267,22 @@ e2e("agent revocation", (server, stack) => {
       const cases: Array<[string, () => ReturnType<typeof raw>]> = [
         ["JSON body", () => revokeForm(host(), JSON.stringify({ token }), "application/json")],
         ["no content type", () => raw(`${host()}/oauth2/revoke`, { method: "POST", body: `token=${token}` })],
-        ["multipart", () => {
-          const form = new FormData();
-          form.set("token", token);
-          return raw(`${host()}/oauth2/revoke`, { method: "POST", body: form });
-        }],
+        [
+          "multipart",
+          () => {
+            const form = new FormData();
+            form.set("token", token);
+            return raw(`${host()}/oauth2/revoke`, { method: "POST", body: form });
+          },
+        ],
         ["no token", () => revokeForm(host(), "token_type_hint=access_token")],
         ["empty token", () => revokeForm(host(), "token=")],
         ["empty body", () => revokeForm(host(), "")],
         ["token twice", () => revokeForm(host(), `token=${token}&token=${token}`)],
-        ["token with control characters", () => revokeForm(host(), `token=${encodeURIComponent(`${token}\n`)}`)],
+        [
+          "token with control characters",
+          () => revokeForm(host(), `token=${encodeURIComponent(`${token}\n`)}`),
+        ],
         ["empty hint", () => revokeForm(host(), `token=${token}&token_type_hint=`)],
         ["oversized token", () => revokeForm(host(), `token=${"a".repeat(10_000)}`)],
       ];
@@ -233,14 +290,22 @@ e2e("agent revocation", (server, stack) => {
         const res = await send();
         expect(res.status, `${name}: ${res.text}`).toBe(400);
         expect(res.headers.get("cache-control"), name).toBe("no-store");
-        expect(res.json, name).toMatchObject({ error: "invalid_request", error_description: expect.any(String), request_id: expect.any(String) });
+        expect(res.json, name).toMatchObject({
+          error: "invalid_request",
+          error_description: expect.any(String),
+          request_id: expect.any(String),
+        });
         expect(res.headers.get("x-request-id"), name).toBe(res.json.request_id);
       }
       // A body over the agent protocol's 64 KiB (docs/api/limits.md) is 413 before it is read, in the same shape.
       const huge = await revokeForm(host(), `token=${token}&padding=${"a".repeat(70 * 1024)}`);
       expect(huge.status, huge.text).toBe(413);
       expect(huge.headers.get("cache-control")).toBe("no-store");
-      expect(huge.json).toMatchObject({ error: "payload_too_large", error_description: expect.any(String), request_id: huge.headers.get("x-request-id") });
+      expect(huge.json).toMatchObject({
+        error: "payload_too_large",
+        error_description: expect.any(String),
+        request_id: huge.headers.get("x-request-id"),
+      });
       expect(await status(host(), token)).toBe(200);
     });
 
@@ -249,13 +314,22 @@ e2e("agent revocation", (server, stack) => {
         const res = await raw(`${host()}/oauth2/revoke`, { method });
         expect(res.status, method).toBe(405);
         expect(res.headers.get("allow")).toBe("POST");
-        expect(res.json).toMatchObject({ error: "method_not_allowed", error_description: expect.any(String) });
+        expect(res.json).toMatchObject({
+          error: "method_not_allowed",
+          error_description: expect.any(String),
+        });
       }
     });
 
     it("are refused by oauth4webapi as errors it can read", async () => {
-      const response = await fetch(`${host()}/oauth2/revoke`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "" });
-      await expect(oauth.processRevocationResponse(response)).rejects.toMatchObject({ error: "invalid_request" });
+      const response = await fetch(`${host()}/oauth2/revoke`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "",
+      });
+      await expect(oauth.processRevocationResponse(response)).rejects.toMatchObject({
+        error: "invalid_request",
+      });
     });
   });
 
@@ -286,13 +360,16 @@ e2e("agent revocation", (server, stack) => {
       const doomed = [single.tokens[0]!, ...whole.tokens];
       // Warm every process's cache (twice, so the second is served from it).
       for (const url of urls) {
-        for (const token of [...doomed, single.tokens[1]!]) for (let i = 0; i < 2; i++) expect(await status(url, token)).toBe(200);
+        for (const token of [...doomed, single.tokens[1]!])
+          for (let i = 0; i < 2; i++) expect(await status(url, token)).toBe(200);
       }
 
       const since = Date.now();
       await revoke(single.tokens[0]!);
       await revoke(await assertionFor(server(), whole.id));
-      const elapsed = await Promise.all(urls.flatMap((url) => doomed.map((token) => refusedAfter(url, token, since))));
+      const elapsed = await Promise.all(
+        urls.flatMap((url) => doomed.map((token) => refusedAfter(url, token, since))),
+      );
       for (const ms of elapsed) expect(ms).toBeLessThanOrEqual(5_000);
       for (const url of urls) expect(await status(url, single.tokens[1]!)).toBe(200);
     }, 60_000);

@@ -6,16 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLAN_LIMITS, type PlanName } from "../../../schema/lib/plans.ts";
 import { GeneralBudget, reservationOf } from "../../../server/ai/budget.ts";
 import { CORS_EXPOSED_HEADERS } from "../../../server/http/cors.ts";
-import { startChildServer, type ChildServer } from "../../support/child-server.ts";
+import { type ChildServer, startChildServer } from "../../support/child-server.ts";
 import {
   completion,
-  error as upstreamError,
   gate,
+  type Handler,
   headThenHang,
   startFakeOpenAI,
   stream,
+  error as upstreamError,
   usageOf,
-  type Handler,
 } from "../../support/fake-openai.ts";
 import { raw } from "../../support/http.ts";
 import { eventually } from "../../support/receiver.ts";
@@ -61,10 +61,14 @@ function expectSpent(refused: { status: number; headers: Headers; json: any }, l
 }
 
 /** Tokens a body reserves, as the server counts it (the JSON the client sends). */
-const reserves = (body: Record<string, unknown>, limit: number) => reservationOf(Buffer.byteLength(JSON.stringify(body)), body.max_output_tokens, limit);
+const reserves = (body: Record<string, unknown>, limit: number) =>
+  reservationOf(Buffer.byteLength(JSON.stringify(body)), body.max_output_tokens, limit);
 
 /** Every event of a stream, failing (not hanging) when it does not end in time. */
-async function collect<T>(source: AsyncIterable<T> & { controller: AbortController }, timeoutMs = 8_000): Promise<T[]> {
+async function collect<T>(
+  source: AsyncIterable<T> & { controller: AbortController },
+  timeoutMs = 8_000,
+): Promise<T[]> {
   const out: T[] = [];
   const timer = setTimeout(() => source.controller.abort(), timeoutMs);
   try {
@@ -83,7 +87,14 @@ const toolCall = (prompt: number, completionTokens: number): Handler =>
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id: "call_ws", type: "function", function: { name: "workspace", arguments: "{}" } }] },
+          message: {
+            role: "assistant",
+            content: null,
+            refusal: null,
+            tool_calls: [
+              { id: "call_ws", type: "function", function: { name: "workspace", arguments: "{}" } },
+            ],
+          },
           logprobs: null,
           finish_reason: "tool_calls",
         },
@@ -128,12 +139,19 @@ e2e(
       const reservation = reserves(streamed, limit);
       expect(reservation).toBe(Math.ceil(Buffer.byteLength(JSON.stringify(streamed)) / 4) + 500);
       fake.next(stream({ deltas: ["Two", " parts."], usage: usageOf(3_000, 1_000) }));
-      const { data: events, response: head } = await client(free.key).responses.create(streamed).withResponse();
+      const { data: events, response: head } = await client(free.key)
+        .responses.create(streamed)
+        .withResponse();
       expect(head.headers.get("content-type")).toMatch(/^text\/event-stream/);
       expectDaily(head.headers, limit, 190_000 - reservation);
       const all: ResponseStreamEvent[] = await collect(events);
       expect(all.at(-1)!.type).toBe("response.completed");
-      expect(await eventually(() => remaining(free.key), (left) => left === 186_000)).toBe(186_000);
+      expect(
+        await eventually(
+          () => remaining(free.key),
+          (left) => left === 186_000,
+        ),
+      ).toBe(186_000);
 
       // Refusals say where the day stands too: before the reservation, and after it (released).
       const notInPlan = await post(free.key, { model: "o3", input: "x" });
@@ -145,7 +163,9 @@ e2e(
 
       // A browser page may read them.
       for (const name of DAILY) expect(CORS_EXPOSED_HEADERS.map((h) => h.toLowerCase())).toContain(name);
-      const cross = await post(free.key, { model: "o3", input: "x" }, "/responses", { origin: "https://elsewhere.example" });
+      const cross = await post(free.key, { model: "o3", input: "x" }, "/responses", {
+        origin: "https://elsewhere.example",
+      });
       const exposed = (cross.headers.get("access-control-expose-headers") ?? "").toLowerCase();
       for (const name of DAILY) expect(exposed).toContain(name);
 
@@ -155,7 +175,11 @@ e2e(
         fake.next(completion({ usage: usageOf(1, 1) }));
         const answered = await post(other.key, ask);
         expect(answered.status).toBe(200);
-        expectDaily(answered.headers, PLAN_LIMITS[plan].ai_tokens_daily, PLAN_LIMITS[plan].ai_tokens_daily - 2);
+        expectDaily(
+          answered.headers,
+          PLAN_LIMITS[plan].ai_tokens_daily,
+          PLAN_LIMITS[plan].ai_tokens_daily - 2,
+        );
       }
     });
 
@@ -178,7 +202,9 @@ e2e(
         .catch((e: unknown) => e);
       expect(thrown).toBeInstanceOf(OpenAI.RateLimitError);
       expect(thrown).toMatchObject({ status: 429, code: "rate_limit_exceeded" });
-      expect(Number((thrown as InstanceType<typeof OpenAI.RateLimitError>).headers.get("retry-after"))).toBeGreaterThan(60);
+      expect(
+        Number((thrown as InstanceType<typeof OpenAI.RateLimitError>).headers.get("retry-after")),
+      ).toBeGreaterThan(60);
       expect(fake.requests.length, "nothing reached the provider").toBe(before);
 
       fake.next(completion({ usage: usageOf(10, 5) }));
@@ -210,7 +236,10 @@ e2e(
             .withResponse()
             .then(
               (answer) => ({ ok: true as const, answer }),
-              (error: any) => (refusedSoFar++, { ok: false as const, error }),
+              (error: any) => {
+                refusedSoFar++;
+                return { ok: false as const, error };
+              },
             ),
         );
         await eventually(
@@ -229,7 +258,12 @@ e2e(
           expect(error).toMatchObject({ status: 429, code: "rate_limit_exceeded" });
         }
         // Refused while the reservations of running requests filled the budget: retry when they end.
-        expect(refused.some((e) => e.headers.get("retry-after") === "1" && /reserved by requests still running/.test(e.message))).toBe(true);
+        expect(
+          refused.some(
+            (e) =>
+              e.headers.get("retry-after") === "1" && /reserved by requests still running/.test(e.message),
+          ),
+        ).toBe(true);
 
         // The day ends past the budget by less than one reservation, and the next request is refused until tomorrow.
         const spent = admitted * reservation;
@@ -262,7 +296,9 @@ e2e(
       const streamed = { ...ask, stream: true as const, max_output_tokens: 20_000 };
       const reservation = reserves(streamed, limit);
       const hold = gate();
-      fake.next(stream({ deltas: ["never", " finished"], usage: usageOf(5, 5), holdAfter: 2, gate: hold.promise }));
+      fake.next(
+        stream({ deltas: ["never", " finished"], usage: usageOf(5, 5), holdAfter: 2, gate: hold.promise }),
+      );
       const abort = new AbortController();
       const streaming = fake.requests.length;
       const events = await client(pro.key).responses.create(streamed, { signal: abort.signal });
@@ -287,7 +323,12 @@ e2e(
       await expect(pending).rejects.toThrow();
       expect(await upstream.settled, "the server let go of the provider").toBe(true);
       const left = limit - 1_200 - reservation - reserves(ask, limit);
-      expect(await eventually(() => remaining(pro.key), (value) => value === left)).toBe(left);
+      expect(
+        await eventually(
+          () => remaining(pro.key),
+          (value) => value === left,
+        ),
+      ).toBe(left);
       // Charged, not still reserved: spending exactly what is left makes the next request "used up", not "reserved".
       fake.next(completion({ usage: usageOf(left, 0) }));
       expectDaily((await post(pro.key, ask)).headers, limit, 0);
@@ -323,7 +364,11 @@ e2e(
       expectDaily((await post(general.key, ask)).headers, limit, 0);
       expectSpent(await post(general.key, ask), limit);
       fake.next(completion({ usage: usageOf(1, 1) }));
-      const stillCoding = await post(coding.key, { model: "gpt-4o-mini", messages: [{ role: "user", content: "More." }] }, "/chat/completions");
+      const stillCoding = await post(
+        coding.key,
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "More." }] },
+        "/chat/completions",
+      );
       expect(stillCoding.status).toBe(200);
       expect(stillCoding.headers.get("x-codingplan-5h-used-percent")).toBe("20");
     });
@@ -391,7 +436,13 @@ describe.runIf(stacks().includes("postgres"))("one budget across two server proc
 
   beforeAll(async () => {
     scratch = await provisionStack("postgres");
-    const env = { ...scratch.env, KONTOR_ENV: "development", AI_UPSTREAM_URL: fake.url, AI_UPSTREAM_API_KEY: "sk-two", KONTOR_AI_TOKENS_DAILY_CAP: String(CAP) };
+    const env = {
+      ...scratch.env,
+      KONTOR_ENV: "development",
+      AI_UPSTREAM_URL: fake.url,
+      AI_UPSTREAM_API_KEY: "sk-two",
+      KONTOR_AI_TOKENS_DAILY_CAP: String(CAP),
+    };
     key = (await tenantIn(env, "Budget")).key;
     children.push(await startChildServer(env), await startChildServer(env));
   }, 120_000);

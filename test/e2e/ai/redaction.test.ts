@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startChildServer, type ChildServer } from "../../support/child-server.ts";
-import { completionBody, startFakeOpenAI, type FakeOpenAI, type Handler } from "../../support/fake-openai.ts";
+import { type ChildServer, startChildServer } from "../../support/child-server.ts";
+import { completionBody, type FakeOpenAI, type Handler, startFakeOpenAI } from "../../support/fake-openai.ts";
 import { eventually } from "../../support/receiver.ts";
 import { provisionStack, tenantIn } from "../../support/server.ts";
 
@@ -50,21 +50,66 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
 
 /** A stream that echoes the key in a content delta, then in an error event. */
 const echoingStream = () =>
-  pieces(200, "text/event-stream", splitKey([chunk({ role: "assistant", content: "" }), chunk({ content: `your key is ${SECRET}, isn't it?` }), `data: ${JSON.stringify({ error: { message: `stream error with ${SECRET}` } })}\n\n`, "data: [DONE]\n\n"].join("")));
+  pieces(
+    200,
+    "text/event-stream",
+    splitKey(
+      [
+        chunk({ role: "assistant", content: "" }),
+        chunk({ content: `your key is ${SECRET}, isn't it?` }),
+        `data: ${JSON.stringify({ error: { message: `stream error with ${SECRET}` } })}\n\n`,
+        "data: [DONE]\n\n",
+      ].join(""),
+    ),
+  );
 
 /** A stream that echoes the key in content deltas only, then ends as a stream should. */
 const echoingText = () =>
-  pieces(200, "text/event-stream", splitKey([chunk({ role: "assistant", content: "" }), chunk({ content: `your key is ${SECRET}` }), chunk({ content: ` (${SECRET})` }), chunk({}, "stop"), "data: [DONE]\n\n"].join("")));
+  pieces(
+    200,
+    "text/event-stream",
+    splitKey(
+      [
+        chunk({ role: "assistant", content: "" }),
+        chunk({ content: `your key is ${SECRET}` }),
+        chunk({ content: ` (${SECRET})` }),
+        chunk({}, "stop"),
+        "data: [DONE]\n\n",
+      ].join(""),
+    ),
+  );
 
 /** A JSON completion whose content echoes the key. */
-const echoingBody = () => pieces(200, "application/json", splitKey(JSON.stringify(completionBody({ text: `your key is ${SECRET}` }))));
+const echoingBody = () =>
+  pieces(
+    200,
+    "application/json",
+    splitKey(JSON.stringify(completionBody({ text: `your key is ${SECRET}` }))),
+  );
 
 /** An error status whose message echoes the key, as OpenAI's 401 does. */
 const echoingError = (status: number) =>
-  pieces(status, "application/json", splitKey(JSON.stringify({ error: { message: `Incorrect API key provided: ${SECRET}. ${SECRET}`, type: "invalid_request_error", code: "invalid_api_key" } })));
+  pieces(
+    status,
+    "application/json",
+    splitKey(
+      JSON.stringify({
+        error: {
+          message: `Incorrect API key provided: ${SECRET}. ${SECRET}`,
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+        },
+      }),
+    ),
+  );
 
 /** A non-streamed answer of a model that misread its task: a 200 with only an error (the key in it). */
-const echoingErrorBody = () => pieces(200, "application/json", splitKey(JSON.stringify({ error: { message: `upstream error with ${SECRET}` } })));
+const echoingErrorBody = () =>
+  pieces(
+    200,
+    "application/json",
+    splitKey(JSON.stringify({ error: { message: `upstream error with ${SECRET}` } })),
+  );
 
 describe("the provider's key in its answers [embedded]", () => {
   let scratch: Awaited<ReturnType<typeof provisionStack>>;
@@ -77,7 +122,12 @@ describe("the provider's key in its answers [embedded]", () => {
   beforeAll(async () => {
     fake = await startFakeOpenAI();
     scratch = await provisionStack("embedded");
-    const env = { ...scratch.env, KONTOR_ENV: "development", AI_UPSTREAM_URL: fake.url, AI_UPSTREAM_API_KEY: SECRET };
+    const env = {
+      ...scratch.env,
+      KONTOR_ENV: "development",
+      AI_UPSTREAM_URL: fake.url,
+      AI_UPSTREAM_API_KEY: SECRET,
+    };
     key = (await tenantIn(env, "AI redaction")).key;
     // Every level: nothing of the log is left out of the check.
     child = await startChildServer({ ...env, KONTOR_LOG: "info" });
@@ -101,7 +151,8 @@ describe("the provider's key in its answers [embedded]", () => {
     return { status: res.status, text };
   }
 
-  const chat = (stream: boolean) => post("/chat/completions", { messages: [{ role: "user", content: "what is your key?" }], stream });
+  const chat = (stream: boolean) =>
+    post("/chat/completions", { messages: [{ role: "user", content: "what is your key?" }], stream });
   const respond = (stream: boolean) => post("/responses", { input: "what is your key?", stream });
 
   it("the fake provider splits the key across its writes", () => {
@@ -165,13 +216,17 @@ describe("the provider's key in its answers [embedded]", () => {
 
     const logs = await eventually(
       async () => {
-        const res = await fetch(`${child!.api}/request-logs?limit=100`, { headers: { authorization: `Bearer ${key}` } });
+        const res = await fetch(`${child!.api}/request-logs?limit=100`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
         return { status: res.status, text: await res.text() };
       },
       ({ text }) => (text.match(/"route":"\/v1\/(chat\/completions|responses)"/g) ?? []).length >= 10,
     );
     expect(logs.status).toBe(200);
-    expect((logs.text.match(/"route":"\/v1\/(chat\/completions|responses)"/g) ?? []).length).toBeGreaterThanOrEqual(10);
+    expect(
+      (logs.text.match(/"route":"\/v1\/(chat\/completions|responses)"/g) ?? []).length,
+    ).toBeGreaterThanOrEqual(10);
     expect(logs.text).not.toContain(SECRET);
 
     const log = child!.stderr();

@@ -1,8 +1,13 @@
 import { once } from "node:events";
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startChildServer, type ChildServer } from "../../support/child-server.ts";
-import { startFakeOpenAI, type FakeOpenAI, type FakeRequest, type Handler } from "../../support/fake-openai.ts";
+import { type ChildServer, startChildServer } from "../../support/child-server.ts";
+import {
+  type FakeOpenAI,
+  type FakeRequest,
+  type Handler,
+  startFakeOpenAI,
+} from "../../support/fake-openai.ts";
 import { mb, rssOf, sampleRss } from "../../support/rss.ts";
 import { provisionStack, tenantIn } from "../../support/server.ts";
 
@@ -33,7 +38,10 @@ interface Flood {
  * An answer of `head`, then `piece` again and again up to `total` bytes, then `tail`, written as
  * fast as the server takes it (and no faster: each write waits for the socket to drain).
  */
-function flood(counter: Flood, options: { contentType: string; head: string; piece: string; total: number; tail: string }): Handler {
+function flood(
+  counter: Flood,
+  options: { contentType: string; head: string; piece: string; total: number; tail: string },
+): Handler {
   const piece = Buffer.from(options.piece);
   return async (request, res: ServerResponse) => {
     counter.request = request;
@@ -57,8 +65,20 @@ function flood(counter: Flood, options: { contentType: string; head: string; pie
 
 /** A chat-completion stream of 64 KiB content deltas, `total` bytes of them. */
 const deltaStream = (counter: Flood, total = FLOOD) => {
-  const chunk = { id: "chatcmpl-flood", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta: { content: "x".repeat(64 * 1024) }, finish_reason: null }] };
-  return flood(counter, { contentType: "text/event-stream", head: "", piece: `data: ${JSON.stringify(chunk)}\n\n`, total, tail: "data: [DONE]\n\n" });
+  const chunk = {
+    id: "chatcmpl-flood",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "gpt-4o-mini",
+    choices: [{ index: 0, delta: { content: "x".repeat(64 * 1024) }, finish_reason: null }],
+  };
+  return flood(counter, {
+    contentType: "text/event-stream",
+    head: "",
+    piece: `data: ${JSON.stringify(chunk)}\n\n`,
+    total,
+    tail: "data: [DONE]\n\n",
+  });
 };
 
 /** One chat.completion JSON object whose content is `total` bytes long. */
@@ -73,7 +93,13 @@ const hugeCompletion = (counter: Flood) =>
 
 /** One stream event that never ends: `data: …` without the blank line. */
 const endlessEvent = (counter: Flood) =>
-  flood(counter, { contentType: "text/event-stream", head: 'data: {"choices":[{"index":0,"delta":{"content":"', piece: "x".repeat(MiB), total: FLOOD, tail: '"}}]}\n\n' });
+  flood(counter, {
+    contentType: "text/event-stream",
+    head: 'data: {"choices":[{"index":0,"delta":{"content":"',
+    piece: "x".repeat(MiB),
+    total: FLOOD,
+    tail: '"}}]}\n\n',
+  });
 
 describe("upstream answers in a server process's memory [embedded]", () => {
   let scratch: Awaited<ReturnType<typeof provisionStack>>;
@@ -84,12 +110,20 @@ describe("upstream answers in a server process's memory [embedded]", () => {
   beforeAll(async () => {
     fake = await startFakeOpenAI();
     scratch = await provisionStack("embedded");
-    const env = { ...scratch.env, KONTOR_ENV: "development", AI_UPSTREAM_URL: fake.url, AI_UPSTREAM_API_KEY: "sk-limits-test-key" };
+    const env = {
+      ...scratch.env,
+      KONTOR_ENV: "development",
+      AI_UPSTREAM_URL: fake.url,
+      AI_UPSTREAM_API_KEY: "sk-limits-test-key",
+    };
     key = (await tenantIn(env, "AI limits")).key;
     child = await startChildServer(env);
     // Warm-up: the AI routes' code is loaded and compiled before any baseline is taken.
     for (const path of ["/chat/completions", "/responses"]) {
-      const res = await post(path, path === "/responses" ? { input: "hi" } : { messages: [{ role: "user", content: "hi" }] });
+      const res = await post(
+        path,
+        path === "/responses" ? { input: "hi" } : { messages: [{ role: "user", content: "hi" }] },
+      );
       expect(res.status, path).toBe(200);
       await res.text();
     }
@@ -109,7 +143,10 @@ describe("upstream answers in a server process's memory [embedded]", () => {
     });
 
   /** A request whose answer's head is read, then nothing more: the socket is paused. */
-  async function stalled(path: string, body: Record<string, unknown>): Promise<{ res: IncomingMessage; close: () => void }> {
+  async function stalled(
+    path: string,
+    body: Record<string, unknown>,
+  ): Promise<{ res: IncomingMessage; close: () => void }> {
     const req = httpRequest(`${child!.api}${path}`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -123,7 +160,9 @@ describe("upstream answers in a server process's memory [embedded]", () => {
   }
 
   /** The server's RSS while `run` runs (sampled), and its growth over `baseline`. */
-  async function watched<T>(run: () => Promise<T>): Promise<{ result: T; baseline: number; peak: number; growth: number }> {
+  async function watched<T>(
+    run: () => Promise<T>,
+  ): Promise<{ result: T; baseline: number; peak: number; growth: number }> {
     const pid = child!.child.pid!;
     const baseline = rssOf(pid);
     const sampling = sampleRss(pid);
@@ -136,7 +175,9 @@ describe("upstream answers in a server process's memory [embedded]", () => {
     }
   }
 
-  it("a /v1/responses stream whose client does not read stops reading the provider: RSS stays flat", { timeout: 30_000 }, async () => {
+  it("a /v1/responses stream whose client does not read stops reading the provider: RSS stays flat", {
+    timeout: 30_000,
+  }, async () => {
     const counter: Flood = { sent: 0 };
     fake.next(deltaStream(counter));
     const { result, baseline, peak, growth } = await watched(async () => {
@@ -148,7 +189,9 @@ describe("upstream answers in a server process's memory [embedded]", () => {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       return { close, after4s, after6s: counter.sent };
     });
-    console.info(`/responses stream, client not reading: RSS ${mb(baseline)} → peak ${mb(peak)} (+${mb(growth)}); provider sent ${mb(result.after6s)} of ${mb(FLOOD)}`);
+    console.info(
+      `/responses stream, client not reading: RSS ${mb(baseline)} → peak ${mb(peak)} (+${mb(growth)}); provider sent ${mb(result.after6s)} of ${mb(FLOOD)}`,
+    );
     expect(growth, "RSS growth").toBeLessThan(RSS_BOUND);
     // The provider is held back: far less than the flood left it, and nothing more once the buffers are full.
     expect(result.after6s).toBeLessThan(64 * MiB);
@@ -158,11 +201,16 @@ describe("upstream answers in a server process's memory [embedded]", () => {
     expect(await counter.request!.settled).toBe(true);
   });
 
-  it("a /v1/chat/completions stream whose client does not read stays bounded too", { timeout: 30_000 }, async () => {
+  it("a /v1/chat/completions stream whose client does not read stays bounded too", {
+    timeout: 30_000,
+  }, async () => {
     const counter: Flood = { sent: 0 };
     fake.next(deltaStream(counter));
     const { result, growth } = await watched(async () => {
-      const { res, close } = await stalled("/chat/completions", { messages: [{ role: "user", content: "hi" }], stream: true });
+      const { res, close } = await stalled("/chat/completions", {
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      });
       expect(res.statusCode).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       return { close, sent: counter.sent };
@@ -174,15 +222,22 @@ describe("upstream answers in a server process's memory [embedded]", () => {
   });
 
   for (const path of ["/chat/completions", "/responses"]) {
-    it(`a non-streamed answer past 16 MiB to ${path} is a 502 upstream_error, read no further`, { timeout: 30_000 }, async () => {
+    it(`a non-streamed answer past 16 MiB to ${path} is a 502 upstream_error, read no further`, {
+      timeout: 30_000,
+    }, async () => {
       const counter: Flood = { sent: 0 };
       fake.next(hugeCompletion(counter));
       const body = path === "/responses" ? { input: "hi" } : { messages: [{ role: "user", content: "hi" }] };
       const { result, baseline, peak, growth } = await watched(async () => {
         const res = await post(path, body);
-        return { status: res.status, body: (await res.json()) as { error: { code: string; message: string } } };
+        return {
+          status: res.status,
+          body: (await res.json()) as { error: { code: string; message: string } },
+        };
       });
-      console.info(`${path}, ${mb(FLOOD)} JSON answer: RSS ${mb(baseline)} → peak ${mb(peak)} (+${mb(growth)}); provider sent ${mb(counter.sent)}`);
+      console.info(
+        `${path}, ${mb(FLOOD)} JSON answer: RSS ${mb(baseline)} → peak ${mb(peak)} (+${mb(growth)}); provider sent ${mb(counter.sent)}`,
+      );
       expect(result.status).toBe(502);
       expect(result.body.error.code).toBe("upstream_error");
       expect(result.body.error.message).toMatch(/16 MiB/);
@@ -192,22 +247,31 @@ describe("upstream answers in a server process's memory [embedded]", () => {
     });
   }
 
-  it("a stream event that never ends is cut off past 1 MiB: the stream ends with an error event", { timeout: 30_000 }, async () => {
+  it("a stream event that never ends is cut off past 1 MiB: the stream ends with an error event", {
+    timeout: 30_000,
+  }, async () => {
     const counter: Flood = { sent: 0 };
     fake.next(endlessEvent(counter));
     const { result, growth } = await watched(async () => {
-      const res = await post("/chat/completions", { messages: [{ role: "user", content: "hi" }], stream: true });
+      const res = await post("/chat/completions", {
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      });
       return { status: res.status, text: await res.text() };
     });
     expect(result.status).toBe(200);
     expect(result.text.length, result.text.slice(0, 200)).toBeLessThan(MiB);
     const events = result.text.split("\n\n").filter(Boolean);
-    expect(JSON.parse(events.at(-1)!.slice("data: ".length))).toMatchObject({ error: { code: "upstream_error" } });
+    expect(JSON.parse(events.at(-1)!.slice("data: ".length))).toMatchObject({
+      error: { code: "upstream_error" },
+    });
     expect(growth, "RSS growth").toBeLessThan(RSS_BOUND);
     expect(await counter.request!.settled).toBe(true);
   });
 
-  it("a /v1/responses stream gathers at most 16 MiB of text: past it, response.failed", { timeout: 30_000 }, async () => {
+  it("a /v1/responses stream gathers at most 16 MiB of text: past it, response.failed", {
+    timeout: 30_000,
+  }, async () => {
     const counter: Flood = { sent: 0 };
     fake.next(deltaStream(counter, 48 * MiB));
     const { result, growth } = await watched(async () => {

@@ -6,15 +6,15 @@
  * With B's Redis stopped, B stops serving cached credentials, so a revocation it cannot hear of
  * still holds at once; once Redis is back, B hears again.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWorkspace } from "../../../server/accounts/workspaces.ts";
 import { createApiKey } from "../../../server/auth/api-keys.ts";
 import { loadConfig } from "../../../server/runtime/config.ts";
-import { startServer, type RunningServer } from "../../../server/runtime/server.ts";
-import { createWorkspace } from "../../../server/accounts/workspaces.ts";
+import { type RunningServer, startServer } from "../../../server/runtime/server.ts";
 import { registerAnonymous } from "../../support/agent-flow.ts";
-import { freePort, spawnEntry, startChildServer, type ChildServer } from "../../support/child-server.ts";
+import { type ChildServer, freePort, spawnEntry, startChildServer } from "../../support/child-server.ts";
 import { DashboardClient, PASSWORD } from "../../support/dashboard-session.ts";
 import { raw } from "../../support/http.ts";
 import { provisionStack } from "../../support/server.ts";
@@ -25,7 +25,11 @@ const BOUND_MS = 1_000;
 const unique = (label: string) => `${label}-${randomBytes(4).toString("hex")}@example.com`;
 
 /** Polls `url` with `headers` until it answers 401, and says how long that took. */
-async function msUntilRefused(url: string, headers: Record<string, string>, boundMs = BOUND_MS * 5): Promise<number> {
+async function msUntilRefused(
+  url: string,
+  headers: Record<string, string>,
+  boundMs = BOUND_MS * 5,
+): Promise<number> {
   const started = Date.now();
   for (;;) {
     const res = await fetch(url, { headers });
@@ -42,10 +46,16 @@ async function privateRedis() {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+    child = spawn(
+      "redis-server",
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      { stdio: "ignore" },
+    );
     for (let i = 0; i < 100; i++) {
       const up = await new Promise<boolean>((resolve) => {
-        const probe = spawn("redis-cli", ["-p", String(port), "ping"], { stdio: ["ignore", "pipe", "ignore"] });
+        const probe = spawn("redis-cli", ["-p", String(port), "ping"], {
+          stdio: ["ignore", "pipe", "ignore"],
+        });
         let out = "";
         probe.stdout!.on("data", (d: Buffer) => (out += d));
         probe.once("close", () => resolve(out.includes("PONG")));
@@ -76,10 +86,20 @@ describe.runIf(postgres)("revocation across processes [postgres]", () => {
 
   beforeAll(async () => {
     scratch = await provisionStack("postgres");
-    a = await startServer(loadConfig({ PORT: "0", KONTOR_ENV: "development", KONTOR_LOG: "silent", ...scratch.env }), { publicUrlFromPort: true });
+    a = await startServer(
+      loadConfig({ PORT: "0", KONTOR_ENV: "development", KONTOR_LOG: "silent", ...scratch.env }),
+      { publicUrlFromPort: true },
+    );
     b = await startChildServer({ ...scratch.env, KONTOR_ENV: "development" });
     ownerEmail = unique("owner");
-    workspaceId = (await createWorkspace(a.db.prisma, { name: "Two processes", plan: "pro", ownerEmail, ownerPassword: PASSWORD })).workspace_id;
+    workspaceId = (
+      await createWorkspace(a.db.prisma, {
+        name: "Two processes",
+        plan: "pro",
+        ownerEmail,
+        ownerPassword: PASSWORD,
+      })
+    ).workspace_id;
   }, 120_000);
 
   afterAll(async () => {
@@ -91,7 +111,10 @@ describe.runIf(postgres)("revocation across processes [postgres]", () => {
   /** A key warm in B's cache. */
   async function keyWarmOnB() {
     const key = await createApiKey(a.db.prisma, { workspaceId, scopes: ["leads.read"] });
-    for (let i = 0; i < 2; i++) expect((await raw(`${b.api}/workspace`, { headers: { authorization: `Bearer ${key.key}` } })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await raw(`${b.api}/workspace`, { headers: { authorization: `Bearer ${key.key}` } })).status,
+      ).toBe(200);
     return key;
   }
 
@@ -101,11 +124,17 @@ describe.runIf(postgres)("revocation across processes [postgres]", () => {
     const exchanged = await raw(`${a.url}/oauth2/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion: agent.identity_assertion }).toString(),
+      body: new URLSearchParams({
+        grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        assertion: agent.identity_assertion,
+      }).toString(),
     });
     expect(exchanged.status, exchanged.text).toBe(200);
     const token = exchanged.json.access_token as string;
-    for (let i = 0; i < 2; i++) expect((await raw(`${b.api}/workspace`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await raw(`${b.api}/workspace`, { headers: { authorization: `Bearer ${token}` } })).status,
+      ).toBe(200);
     return { agent, token };
   }
 
@@ -113,34 +142,59 @@ describe.runIf(postgres)("revocation across processes [postgres]", () => {
     const key = await keyWarmOnB();
     const owner = new DashboardClient(a.url);
     expect((await owner.signIn(ownerEmail)).status).toBe(200);
-    const revoked = await owner.graphql(`mutation ($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: key.id });
+    const revoked = await owner.graphql(`mutation ($id: ID!) { revokeApiKey(id: $id) { id } }`, {
+      id: key.id,
+    });
     expect(revoked.json.errors).toBeUndefined();
-    expect(await msUntilRefused(`${b.api}/workspace`, { authorization: `Bearer ${key.key}` })).toBeLessThanOrEqual(BOUND_MS);
+    expect(
+      await msUntilRefused(`${b.api}/workspace`, { authorization: `Bearer ${key.key}` }),
+    ).toBeLessThanOrEqual(BOUND_MS);
     // And A, which answered, never accepts it again.
-    expect((await raw(`${a.url}/v1/workspace`, { headers: { authorization: `Bearer ${key.key}` } })).status).toBe(401);
+    expect(
+      (await raw(`${a.url}/v1/workspace`, { headers: { authorization: `Bearer ${key.key}` } })).status,
+    ).toBe(401);
   });
 
   it("an API key revoked by the CLI, a process of its own, is refused by B within 1 s", async () => {
     const key = await keyWarmOnB();
-    const cli = spawnEntry("server/cli.ts", { ...scratch.env, KONTOR_LOG: "silent" }, ["keys", "revoke", key.id, "--json"]);
+    const cli = spawnEntry("server/cli.ts", { ...scratch.env, KONTOR_LOG: "silent" }, [
+      "keys",
+      "revoke",
+      key.id,
+      "--json",
+    ]);
     const exit = await cli.exited;
     expect(exit.code, cli.stderr()).toBe(0);
     expect(JSON.parse(cli.stdout())).toEqual({ id: key.id, revoked: true });
-    expect(await msUntilRefused(`${b.api}/workspace`, { authorization: `Bearer ${key.key}` })).toBeLessThanOrEqual(BOUND_MS);
+    expect(
+      await msUntilRefused(`${b.api}/workspace`, { authorization: `Bearer ${key.key}` }),
+    ).toBeLessThanOrEqual(BOUND_MS);
   });
 
   it("an agent token revoked at A's /oauth2/revoke is refused by B within 1 s", async () => {
     const { token } = await agentWarmOnB();
-    const revoked = await raw(`${a.url}/oauth2/revoke`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${token}` });
+    const revoked = await raw(`${a.url}/oauth2/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `token=${token}`,
+    });
     expect(revoked.status).toBe(200);
-    expect(await msUntilRefused(`${b.api}/workspace`, { authorization: `Bearer ${token}` })).toBeLessThanOrEqual(BOUND_MS);
+    expect(
+      await msUntilRefused(`${b.api}/workspace`, { authorization: `Bearer ${token}` }),
+    ).toBeLessThanOrEqual(BOUND_MS);
   });
 
   it("a registration revoked at A with its identity assertion: B refuses its tokens within 1 s", async () => {
     const { agent, token } = await agentWarmOnB();
-    const revoked = await raw(`${a.url}/oauth2/revoke`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${agent.identity_assertion}` });
+    const revoked = await raw(`${a.url}/oauth2/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `token=${agent.identity_assertion}`,
+    });
     expect(revoked.status).toBe(200);
-    expect(await msUntilRefused(`${b.api}/workspace`, { authorization: `Bearer ${token}` })).toBeLessThanOrEqual(BOUND_MS);
+    expect(
+      await msUntilRefused(`${b.api}/workspace`, { authorization: `Bearer ${token}` }),
+    ).toBeLessThanOrEqual(BOUND_MS);
   });
 
   it("a session signed out on A is refused by B at once", async () => {
@@ -174,7 +228,9 @@ describe.runIf(postgres)("revocation across processes [postgres]", () => {
       await redis.stop();
       // C's subscription is gone: a revocation written now reaches no process's channel.
       await a.db.prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
-      expect(await msUntilRefused(`${c.api}/workspace`, { authorization: `Bearer ${key.key}` })).toBeLessThanOrEqual(BOUND_MS);
+      expect(
+        await msUntilRefused(`${c.api}/workspace`, { authorization: `Bearer ${key.key}` }),
+      ).toBeLessThanOrEqual(BOUND_MS);
 
       await redis.start();
       const next = await createApiKey(a.db.prisma, { workspaceId, scopes: ["leads.read"] });
@@ -182,7 +238,14 @@ describe.runIf(postgres)("revocation across processes [postgres]", () => {
       const publisher = new (await import("ioredis")).Redis(redis.url);
       try {
         const deadline = Date.now() + 10_000;
-        while ((await publisher.pubsub("NUMSUB", `kontor:{${(await a.db.prisma.deployment.findFirstOrThrow()).id}}:revocations`))[1] === 0) {
+        while (
+          (
+            await publisher.pubsub(
+              "NUMSUB",
+              `kontor:{${(await a.db.prisma.deployment.findFirstOrThrow()).id}}:revocations`,
+            )
+          )[1] === 0
+        ) {
           expect(Date.now()).toBeLessThan(deadline);
           await new Promise((r) => setTimeout(r, 50));
         }
@@ -191,8 +254,13 @@ describe.runIf(postgres)("revocation across processes [postgres]", () => {
         // Written behind the bus's back: C, hearing again, serves its cached copy (this is what the bus is for).
         expect((await onC(next.key)).status).toBe(200);
         const namespace = `kontor:{${(await a.db.prisma.deployment.findFirstOrThrow()).id}}:`;
-        await publisher.publish(`${namespace}revocations`, JSON.stringify({ from: "test", kind: "api_key", ids: [next.id] }));
-        expect(await msUntilRefused(`${c.api}/workspace`, { authorization: `Bearer ${next.key}` })).toBeLessThanOrEqual(BOUND_MS);
+        await publisher.publish(
+          `${namespace}revocations`,
+          JSON.stringify({ from: "test", kind: "api_key", ids: [next.id] }),
+        );
+        expect(
+          await msUntilRefused(`${c.api}/workspace`, { authorization: `Bearer ${next.key}` }),
+        ).toBeLessThanOrEqual(BOUND_MS);
       } finally {
         publisher.disconnect();
       }

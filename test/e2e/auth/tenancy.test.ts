@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { expectHidden, ids } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
-import { expectHidden, ids } from "../../support/assertions.ts";
 
 /** Ids that never existed anywhere, of the right shape. */
 const NEVER = { lead: "lead_01J00000000000000000000000", client: "cli_01J00000000000000000000000" };
@@ -68,10 +68,17 @@ e2e("tenancy", (server) => {
       });
       expect(client.status).toBe(201);
       side.client = client.body.id;
-      const lead = await api.post("/leads", { full_name: `${label} SharedLead`, company_name: "SharedCo", email: `${label.toLowerCase()}-lead@shared.example` });
+      const lead = await api.post("/leads", {
+        full_name: `${label} SharedLead`,
+        company_name: "SharedCo",
+        email: `${label.toLowerCase()}-lead@shared.example`,
+      });
       expect(lead.status).toBe(201);
       side.lead = lead.body.id;
-      const toConvert = await api.post("/leads", { full_name: `${label} Converted`, company_name: "SharedCo" });
+      const toConvert = await api.post("/leads", {
+        full_name: `${label} Converted`,
+        company_name: "SharedCo",
+      });
       const converted = await api.post(`/leads/${toConvert.body.id}/convert`);
       expect(converted.status).toBe(200);
       side.convertedLead = toConvert.body.id;
@@ -90,7 +97,11 @@ e2e("tenancy", (server) => {
       expect(theirs.body.name).not.toBe(mine.body.name);
 
       const overGraphql = await gqlA(`{ workspace { object id name } }`);
-      expect(overGraphql.data.workspace).toEqual({ object: "workspace", id: a.workspaceId, name: mine.body.name });
+      expect(overGraphql.data.workspace).toEqual({
+        object: "workspace",
+        id: a.workspaceId,
+        name: mine.body.name,
+      });
     });
 
     it("cannot be pointed at another workspace", async () => {
@@ -106,13 +117,22 @@ e2e("tenancy", (server) => {
       expect(all.status).toBe(200);
       expect(ids(all.body).sort()).toEqual([A.lead, A.convertedLead].sort());
 
-      for (const query of ["search=shared", "search=SharedCo", "search=bravo", "search=bravo-lead%40shared", "stage=won", "stage=new"]) {
+      for (const query of [
+        "search=shared",
+        "search=SharedCo",
+        "search=bravo",
+        "search=bravo-lead%40shared",
+        "stage=won",
+        "stage=new",
+      ]) {
         const res = await apiA.get(`/leads?${query}`);
         expect(res.status, query).toBe(200);
         for (const id of [B.lead, B.convertedLead]) expect(ids(res.body), query).not.toContain(id);
       }
       expect(ids((await apiA.get("/leads?search=bravo")).body)).toEqual([]);
-      expect(ids((await apiA.get("/leads?search=sharedco")).body).sort()).toEqual([A.lead, A.convertedLead].sort());
+      expect(ids((await apiA.get("/leads?search=sharedco")).body).sort()).toEqual(
+        [A.lead, A.convertedLead].sort(),
+      );
       expect(ids((await apiA.get("/leads?stage=won")).body)).toEqual([A.convertedLead]);
     });
 
@@ -125,20 +145,40 @@ e2e("tenancy", (server) => {
 
     it("PATCH /leads/{id} with B's id is 404 and changes nothing", async () => {
       for (const body of [{ stage: "lost", notes: "hijacked" }, { first_name: "Mallory" }, {}]) {
-        expectHidden(await apiA.patch(`/leads/${B.lead}`, body), await apiA.patch(`/leads/${NEVER.lead}`, body), B.lead, NEVER.lead);
+        expectHidden(
+          await apiA.patch(`/leads/${B.lead}`, body),
+          await apiA.patch(`/leads/${NEVER.lead}`, body),
+          B.lead,
+          NEVER.lead,
+        );
       }
       await expectBUnchanged();
     });
 
     it("DELETE /leads/{id} with B's id is 404 and deletes nothing", async () => {
-      expectHidden(await apiA.delete(`/leads/${B.lead}`), await apiA.delete(`/leads/${NEVER.lead}`), B.lead, NEVER.lead);
-      expectHidden(await apiA.delete(`/leads/${B.convertedLead}`), await apiA.delete(`/leads/${NEVER.lead}`), B.convertedLead, NEVER.lead);
+      expectHidden(
+        await apiA.delete(`/leads/${B.lead}`),
+        await apiA.delete(`/leads/${NEVER.lead}`),
+        B.lead,
+        NEVER.lead,
+      );
+      expectHidden(
+        await apiA.delete(`/leads/${B.convertedLead}`),
+        await apiA.delete(`/leads/${NEVER.lead}`),
+        B.convertedLead,
+        NEVER.lead,
+      );
       await expectBUnchanged();
     });
 
     it("POST /leads/{id}/convert with B's id is 404 and creates no client on either side", async () => {
       const clientsOfA = ids((await apiA.get("/clients?limit=100")).body);
-      expectHidden(await apiA.post(`/leads/${B.lead}/convert`), await apiA.post(`/leads/${NEVER.lead}/convert`), B.lead, NEVER.lead);
+      expectHidden(
+        await apiA.post(`/leads/${B.lead}/convert`),
+        await apiA.post(`/leads/${NEVER.lead}/convert`),
+        B.lead,
+        NEVER.lead,
+      );
       // An already-converted lead of B answers 404 too, not invalid_state (which would reveal it).
       expectHidden(
         await apiA.post(`/leads/${B.convertedLead}/convert`),
@@ -154,15 +194,30 @@ e2e("tenancy", (server) => {
       const made = await apiA.post("/leads", { full_name: "Alpha NewLead", company_name: "SharedCo" });
       expect(made.status).toBe(201);
       expect((await apiA.get(`/leads/${made.body.id}`)).status).toBe(200);
-      expectHidden(await apiB.get(`/leads/${made.body.id}`), await apiB.get(`/leads/${NEVER.lead}`), made.body.id, NEVER.lead);
+      expectHidden(
+        await apiB.get(`/leads/${made.body.id}`),
+        await apiB.get(`/leads/${NEVER.lead}`),
+        made.body.id,
+        NEVER.lead,
+      );
       expect(ids((await apiB.get("/leads?search=alpha")).body)).toEqual([]);
       expect((await apiA.delete(`/leads/${made.body.id}`)).status).toBe(200);
       await expectBUnchanged();
     });
 
     it("B is equally blind to A's leads", async () => {
-      expectHidden(await apiB.get(`/leads/${A.lead}`), await apiB.get(`/leads/${NEVER.lead}`), A.lead, NEVER.lead);
-      expectHidden(await apiB.patch(`/leads/${A.lead}`, { notes: "x" }), await apiB.patch(`/leads/${NEVER.lead}`, { notes: "x" }), A.lead, NEVER.lead);
+      expectHidden(
+        await apiB.get(`/leads/${A.lead}`),
+        await apiB.get(`/leads/${NEVER.lead}`),
+        A.lead,
+        NEVER.lead,
+      );
+      expectHidden(
+        await apiB.patch(`/leads/${A.lead}`, { notes: "x" }),
+        await apiB.patch(`/leads/${NEVER.lead}`, { notes: "x" }),
+        A.lead,
+        NEVER.lead,
+      );
       expect((await apiA.get(`/leads/${A.lead}`)).body.notes).toBeNull();
     });
   });
@@ -172,7 +227,13 @@ e2e("tenancy", (server) => {
       const all = await apiA.get("/clients?limit=100");
       expect(all.status).toBe(200);
       expect(ids(all.body).sort()).toEqual([A.client, A.convertedClient].sort());
-      for (const query of ["search=shared", "search=SharedCo", "search=bravo", "search=bravo%40shared.example", "search=converted"]) {
+      for (const query of [
+        "search=shared",
+        "search=SharedCo",
+        "search=bravo",
+        "search=bravo%40shared.example",
+        "search=converted",
+      ]) {
         const res = await apiA.get(`/clients?${query}`);
         expect(res.status, query).toBe(200);
         for (const id of [B.client, B.convertedClient]) expect(ids(res.body), query).not.toContain(id);
@@ -183,7 +244,12 @@ e2e("tenancy", (server) => {
 
     it("GET /clients/{id} with B's id is 404 not_found, exactly like an id that never existed", async () => {
       for (const id of [B.client, B.convertedClient]) {
-        expectHidden(await apiA.get(`/clients/${id}`), await apiA.get(`/clients/${NEVER.client}`), id, NEVER.client);
+        expectHidden(
+          await apiA.get(`/clients/${id}`),
+          await apiA.get(`/clients/${NEVER.client}`),
+          id,
+          NEVER.client,
+        );
       }
       await expectBUnchanged();
     });
@@ -202,7 +268,12 @@ e2e("tenancy", (server) => {
 
     it("DELETE /clients/{id} with B's id is 404 and deletes nothing (B's lead keeps its client)", async () => {
       for (const id of [B.client, B.convertedClient]) {
-        expectHidden(await apiA.delete(`/clients/${id}`), await apiA.delete(`/clients/${NEVER.client}`), id, NEVER.client);
+        expectHidden(
+          await apiA.delete(`/clients/${id}`),
+          await apiA.delete(`/clients/${NEVER.client}`),
+          id,
+          NEVER.client,
+        );
       }
       expect((await apiB.get(`/leads/${B.convertedLead}`)).body.client_id).toBe(B.convertedClient);
       await expectBUnchanged();
@@ -211,15 +282,30 @@ e2e("tenancy", (server) => {
     it("POST /clients creates in the caller's workspace only", async () => {
       const made = await apiA.post("/clients", { name: "Alpha Fresh", company_name: "SharedCo" });
       expect(made.status).toBe(201);
-      expectHidden(await apiB.get(`/clients/${made.body.id}`), await apiB.get(`/clients/${NEVER.client}`), made.body.id, NEVER.client);
+      expectHidden(
+        await apiB.get(`/clients/${made.body.id}`),
+        await apiB.get(`/clients/${NEVER.client}`),
+        made.body.id,
+        NEVER.client,
+      );
       expect(ids((await apiB.get("/clients?search=alpha")).body)).toEqual([]);
       expect((await apiA.delete(`/clients/${made.body.id}`)).status).toBe(200);
       await expectBUnchanged();
     });
 
     it("B is equally blind to A's clients", async () => {
-      expectHidden(await apiB.get(`/clients/${A.client}`), await apiB.get(`/clients/${NEVER.client}`), A.client, NEVER.client);
-      expectHidden(await apiB.delete(`/clients/${A.client}`), await apiB.delete(`/clients/${NEVER.client}`), A.client, NEVER.client);
+      expectHidden(
+        await apiB.get(`/clients/${A.client}`),
+        await apiB.get(`/clients/${NEVER.client}`),
+        A.client,
+        NEVER.client,
+      );
+      expectHidden(
+        await apiB.delete(`/clients/${A.client}`),
+        await apiB.delete(`/clients/${NEVER.client}`),
+        A.client,
+        NEVER.client,
+      );
       expect((await apiA.get(`/clients/${A.client}`)).status).toBe(200);
     });
   });
@@ -245,10 +331,13 @@ e2e("tenancy", (server) => {
     });
 
     it("one document mixing own and foreign ids gets its own object and null for the other", async () => {
-      const res = await gqlA(`query ($mine: ID!, $theirs: ID!) { mine: client(id: $mine) { id name } theirs: client(id: $theirs) { id name } }`, {
-        mine: A.client,
-        theirs: B.client,
-      });
+      const res = await gqlA(
+        `query ($mine: ID!, $theirs: ID!) { mine: client(id: $mine) { id name } theirs: client(id: $theirs) { id name } }`,
+        {
+          mine: A.client,
+          theirs: B.client,
+        },
+      );
       expect(res.data).toEqual({ mine: { id: A.client, name: "Alpha Shared Client" }, theirs: null });
       expect(res.errors?.map((e) => [e.path, e.extensions.code])).toEqual([[["theirs"], "not_found"]]);
     });
@@ -283,24 +372,38 @@ e2e("tenancy", (server) => {
       ] as const) {
         const res = await gqlA(mutation, { id });
         expect(res.data, mutation).toBeNull();
-        expect(res.errors?.[0]?.extensions, mutation).toMatchObject({ code: "not_found", type: "invalid_request_error" });
+        expect(res.errors?.[0]?.extensions, mutation).toMatchObject({
+          code: "not_found",
+          type: "invalid_request_error",
+        });
         expect(res.errors?.[0]?.message).toContain(id);
       }
       await expectBUnchanged();
     });
 
     it("nested lead { client } reaches only the caller's own client", async () => {
-      const own = await gqlA(`query ($id: ID!) { lead(id: $id) { id client_id client { id name } } }`, { id: A.convertedLead });
+      const own = await gqlA(`query ($id: ID!) { lead(id: $id) { id client_id client { id name } } }`, {
+        id: A.convertedLead,
+      });
       expect(own.errors).toBeUndefined();
-      expect(own.data.lead).toEqual({ id: A.convertedLead, client_id: A.convertedClient, client: { id: A.convertedClient, name: "Alpha Converted" } });
+      expect(own.data.lead).toEqual({
+        id: A.convertedLead,
+        client_id: A.convertedClient,
+        client: { id: A.convertedClient, name: "Alpha Converted" },
+      });
 
-      const foreign = await gqlA(`query ($id: ID!) { lead(id: $id) { id client_id client { id name email } } }`, { id: B.convertedLead });
+      const foreign = await gqlA(
+        `query ($id: ID!) { lead(id: $id) { id client_id client { id name email } } }`,
+        { id: B.convertedLead },
+      );
       expect(foreign.data).toEqual({ lead: null });
       expect(foreign.errors?.[0]?.extensions.code).toBe("not_found");
 
       const listed = await gqlA(`{ leads(limit: 100) { data { id client_id client { id name } } } }`);
       expect(listed.errors).toBeUndefined();
-      const reached = listed.data.leads.data.flatMap((lead: { client: { id: string } | null }) => (lead.client ? [lead.client.id] : []));
+      const reached = listed.data.leads.data.flatMap((lead: { client: { id: string } | null }) =>
+        lead.client ? [lead.client.id] : [],
+      );
       expect(reached).toEqual([A.convertedClient]);
       const serialized = JSON.stringify(listed.data);
       for (const id of Object.values(B)) expect(serialized).not.toContain(id);
@@ -317,7 +420,12 @@ e2e("tenancy", (server) => {
   describe("afterwards", () => {
     it("B's objects are exactly as before, and A's own objects still work", async () => {
       await expectBUnchanged();
-      for (const path of [`/leads/${A.lead}`, `/leads/${A.convertedLead}`, `/clients/${A.client}`, `/clients/${A.convertedClient}`]) {
+      for (const path of [
+        `/leads/${A.lead}`,
+        `/leads/${A.convertedLead}`,
+        `/clients/${A.client}`,
+        `/clients/${A.convertedClient}`,
+      ]) {
         expect((await apiA.get(path)).status, path).toBe(200);
       }
     });

@@ -54,7 +54,12 @@ e2e("leads", (server) => {
     it("defaults stage to new and priority to medium", async () => {
       const res = await api.post("/leads", { first_name: "Alan" });
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ stage: "new", priority: "medium", last_name: null, estimated_value: null });
+      expect(res.body).toMatchObject({
+        stage: "new",
+        priority: "medium",
+        last_name: null,
+        estimated_value: null,
+      });
     });
 
     it("splits full_name at the first space when first_name is absent", async () => {
@@ -84,7 +89,11 @@ e2e("leads", (server) => {
       const before = (await api.get("/leads?limit=100")).body.data.length;
       const res = await api.post("/leads", body);
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param });
+      expect(res.body.error).toMatchObject({
+        type: "invalid_request_error",
+        code: "validation_failed",
+        param,
+      });
       expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
       expect((await api.get("/leads?limit=100")).body.data.length).toBe(before);
     });
@@ -92,12 +101,24 @@ e2e("leads", (server) => {
 
   describe("read, update, delete", () => {
     it("retrieves, patches (null clears, stage change stamps stage_changed_at) and deletes", async () => {
-      const created = (await api.post("/leads", { first_name: "Katherine", notes: "call", estimated_value: 10 })).body;
+      const created = (
+        await api.post("/leads", { first_name: "Katherine", notes: "call", estimated_value: 10 })
+      ).body;
       expect((await api.get(`/leads/${created.id}`)).body).toEqual(created);
 
-      const patched = await api.patch(`/leads/${created.id}`, { notes: null, estimated_value: null, last_name: "Johnson" });
+      const patched = await api.patch(`/leads/${created.id}`, {
+        notes: null,
+        estimated_value: null,
+        last_name: "Johnson",
+      });
       expect(patched.status).toBe(200);
-      expect(patched.body).toMatchObject({ notes: null, estimated_value: null, last_name: "Johnson", stage: "new", stage_changed_at: null });
+      expect(patched.body).toMatchObject({
+        notes: null,
+        estimated_value: null,
+        last_name: "Johnson",
+        stage: "new",
+        stage_changed_at: null,
+      });
 
       const moved = await api.patch(`/leads/${created.id}`, { stage: "proposal" });
       expect(moved.body.stage).toBe("proposal");
@@ -147,7 +168,9 @@ e2e("leads", (server) => {
 
   describe("convert", () => {
     it("creates a client from the lead, links it and moves the lead to won", async () => {
-      const lead = (await api.post("/leads", { full_name: "Hedy Lamarr", email: "hedy@example.com", company_name: "MGM" })).body;
+      const lead = (
+        await api.post("/leads", { full_name: "Hedy Lamarr", email: "hedy@example.com", company_name: "MGM" })
+      ).body;
       const res = await api.post(`/leads/${lead.id}/convert`);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ id: lead.id, stage: "won" });
@@ -156,7 +179,12 @@ e2e("leads", (server) => {
 
       const client = await api.get(`/clients/${res.body.client_id}`);
       expect(client.status).toBe(200);
-      expect(client.body).toMatchObject({ object: "client", name: "Hedy Lamarr", email: "hedy@example.com", company_name: "MGM" });
+      expect(client.body).toMatchObject({
+        object: "client",
+        name: "Hedy Lamarr",
+        email: "hedy@example.com",
+        company_name: "MGM",
+      });
 
       const again = await api.post(`/leads/${lead.id}/convert`);
       expect(again.status).toBe(400);
@@ -182,7 +210,15 @@ e2e("leads", (server) => {
       const client = rest(server().api, own.key);
       ids = [];
       for (const [i, stage] of ["new", "won", "new", "lost", "new"].entries()) {
-        ids.push((await client.post("/leads", { first_name: `Person${i}`, company_name: i === 3 ? "Acme Widgets" : null, stage })).body.id);
+        ids.push(
+          (
+            await client.post("/leads", {
+              first_name: `Person${i}`,
+              company_name: i === 3 ? "Acme Widgets" : null,
+              stage,
+            })
+          ).body.id,
+        );
       }
     });
 
@@ -229,9 +265,14 @@ e2e("leads", (server) => {
 
   describe("over GraphQL", () => {
     it("speaks the same vocabulary and sees what REST wrote", async () => {
-      const created = (await api.post("/leads", { first_name: "Barbara", last_name: "Liskov", stage: "contacted" })).body;
+      const created = (
+        await api.post("/leads", { first_name: "Barbara", last_name: "Liskov", stage: "contacted" })
+      ).body;
       const gql = graphql(server().url, tenant.key);
-      const read = await gql(`query ($id: ID!) { lead(id: $id) { object id first_name last_name stage priority created_at } }`, { id: created.id });
+      const read = await gql(
+        `query ($id: ID!) { lead(id: $id) { object id first_name last_name stage priority created_at } }`,
+        { id: created.id },
+      );
       expect(read.errors).toBeUndefined();
       expect(read.data.lead).toEqual({
         object: "lead",
@@ -243,7 +284,9 @@ e2e("leads", (server) => {
         created_at: created.created_at,
       });
 
-      const made = await gql(`mutation { createLead(full_name: "Frances Allen", stage: won) { id first_name last_name stage } }`);
+      const made = await gql(
+        `mutation { createLead(full_name: "Frances Allen", stage: won) { id first_name last_name stage } }`,
+      );
       expect(made.data.createLead).toMatchObject({ first_name: "Frances", last_name: "Allen", stage: "won" });
       expect((await api.get(`/leads/${made.data.createLead.id}`)).status).toBe(200);
 
@@ -256,10 +299,16 @@ e2e("leads", (server) => {
       const gql = graphql(server().url, tenant.key);
       const missing = await gql(`{ lead(id: "lead_01J00000000000000000000000") { id } }`);
       expect(missing.data).toEqual({ lead: null });
-      expect(missing.errors?.[0]?.extensions).toMatchObject({ code: "not_found", request_id: expect.stringMatching(/^req_/) });
+      expect(missing.errors?.[0]?.extensions).toMatchObject({
+        code: "not_found",
+        request_id: expect.stringMatching(/^req_/),
+      });
 
       const invalid = await gql(`mutation { createLead(first_name: "") { id } }`);
-      expect(invalid.errors?.[0]?.extensions).toMatchObject({ code: "validation_failed", param: "first_name" });
+      expect(invalid.errors?.[0]?.extensions).toMatchObject({
+        code: "validation_failed",
+        param: "first_name",
+      });
 
       const badLimit = await gql(`{ leads(limit: 500) { data { id } } }`);
       expect(badLimit.errors?.[0]?.extensions).toMatchObject({ code: "validation_failed", param: "limit" });

@@ -1,29 +1,40 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { PrismaClient } from "../../../schema/generated/prisma/client.ts";
-import { MAX_ACCOUNT_BODY_BYTES } from "../../../server/dashboard/accounts.ts";
-import { SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_UPS_PER_IP } from "../../../server/auth/sessions.ts";
 import { createWorkspace } from "../../../server/accounts/workspaces.ts";
-import { DashboardClient, PASSWORD, type JsonAnswer } from "../../support/dashboard-session.ts";
+import { SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_UPS_PER_IP } from "../../../server/auth/sessions.ts";
+import { MAX_ACCOUNT_BODY_BYTES } from "../../../server/dashboard/accounts.ts";
+import { DashboardClient, type JsonAnswer, PASSWORD } from "../../support/dashboard-session.ts";
 import { e2e } from "../../support/suite.ts";
 
 const unique = (label: string) => `${label}-${randomBytes(4).toString("hex")}@example.com`;
 
 /** A user and their own workspace, written straight into the database (sign-ups are limited per IP). */
 async function existingUser(db: PrismaClient, email = unique("user"), name = "Existing Co") {
-  const created = await createWorkspace(db, { name, plan: "pro", ownerEmail: email, ownerPassword: PASSWORD });
+  const created = await createWorkspace(db, {
+    name,
+    plan: "pro",
+    ownerEmail: email,
+    ownerPassword: PASSWORD,
+  });
   return { email, userId: created.owner_id, workspaceId: created.workspace_id };
 }
 
 /** The error shape of the account API, and the headers every answer carries. */
 function expectError(answer: JsonAnswer, status: number, type: string, code: string, param?: string) {
   expect(answer.status, answer.text).toBe(status);
-  expect(answer.json.error).toMatchObject({ type, code, message: expect.any(String), ...(param !== undefined && { param }) });
+  expect(answer.json.error).toMatchObject({
+    type,
+    code,
+    message: expect.any(String),
+    ...(param !== undefined && { param }),
+  });
   expect(answer.json.error.request_id).toBe(answer.headers.get("x-request-id"));
   expect(answer.headers.get("cache-control")).toBe("no-store");
 }
 
-const cookieLine = (answer: JsonAnswer, name: string) => answer.headers.getSetCookie().find((line) => line.startsWith(`${name}=`));
+const cookieLine = (answer: JsonAnswer, name: string) =>
+  answer.headers.getSetCookie().find((line) => line.startsWith(`${name}=`));
 
 e2e("dashboard accounts", (server) => {
   const db = () => server().running.db.prisma;
@@ -35,7 +46,12 @@ e2e("dashboard accounts", (server) => {
       const visitor = client();
       const first = await visitor.session();
       expect(first.status).toBe(200);
-      expect(first.json).toEqual({ user: null, csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expires_at: null, workspaces: [] });
+      expect(first.json).toEqual({
+        user: null,
+        csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        expires_at: null,
+        workspaces: [],
+      });
       expect(first.headers.get("cache-control")).toBe("no-store");
       expect(first.headers.get("x-request-id")).toMatch(/^req_/);
       expect(first.headers.get("content-type")).toMatch(/^application\/json/);
@@ -56,7 +72,12 @@ e2e("dashboard accounts", (server) => {
       const wrong = await visitor.api("GET", "/sign-in");
       expectError(wrong, 405, "invalid_request_error", "method_not_allowed");
       expect(wrong.headers.get("allow")).toBe("POST");
-      expectError(await visitor.api("DELETE", "/session"), 405, "invalid_request_error", "method_not_allowed");
+      expectError(
+        await visitor.api("DELETE", "/session"),
+        405,
+        "invalid_request_error",
+        "method_not_allowed",
+      );
     });
   });
 
@@ -69,11 +90,20 @@ e2e("dashboard accounts", (server) => {
       expect(answer.status, answer.text).toBe(201);
       expect(answer.headers.get("cache-control")).toBe("no-store");
       expect(answer.json).toEqual({
-        user: { id: expect.stringMatching(/^usr_/), email: email.toLowerCase(), created_at: expect.any(String) },
+        user: {
+          id: expect.stringMatching(/^usr_/),
+          email: email.toLowerCase(),
+          created_at: expect.any(String),
+        },
         csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         expires_at: expect.any(String),
         workspaces: [
-          { id: expect.stringMatching(/^ws_/), name: `${email.slice(0, email.indexOf("@")).toLowerCase()}'s workspace`, plan: "free", role: "owner" },
+          {
+            id: expect.stringMatching(/^ws_/),
+            name: `${email.slice(0, email.indexOf("@")).toLowerCase()}'s workspace`,
+            plan: "free",
+            role: "owner",
+          },
         ],
       });
       expect(answer.json.csrf_token).not.toBe(pre);
@@ -97,9 +127,15 @@ e2e("dashboard accounts", (server) => {
 
     it("names the workspace as asked", async () => {
       const visitor = client();
-      const answer = await visitor.signUp({ email: unique("named"), password: PASSWORD, workspace_name: "  Lovelace Analytics  " });
+      const answer = await visitor.signUp({
+        email: unique("named"),
+        password: PASSWORD,
+        workspace_name: "  Lovelace Analytics  ",
+      });
       expect(answer.status, answer.text).toBe(201);
-      expect(answer.json.workspaces).toEqual([expect.objectContaining({ name: "Lovelace Analytics", plan: "free", role: "owner" })]);
+      expect(answer.json.workspaces).toEqual([
+        expect.objectContaining({ name: "Lovelace Analytics", plan: "free", role: "owner" }),
+      ]);
     });
 
     it("refuses a missing or wrong CSRF token, and writes nothing", async () => {
@@ -107,13 +143,23 @@ e2e("dashboard accounts", (server) => {
       const visitor = client();
       await visitor.session();
       expectError(
-        await visitor.api("POST", "/sign-up", { email: unique("nocsrf"), password: PASSWORD }, { csrf: null }),
+        await visitor.api(
+          "POST",
+          "/sign-up",
+          { email: unique("nocsrf"), password: PASSWORD },
+          { csrf: null },
+        ),
         403,
         "permission_error",
         "csrf_failed",
       );
       expectError(
-        await visitor.api("POST", "/sign-up", { email: unique("badcsrf"), password: PASSWORD }, { csrf: "x".repeat(43) }),
+        await visitor.api(
+          "POST",
+          "/sign-up",
+          { email: unique("badcsrf"), password: PASSWORD },
+          { csrf: "x".repeat(43) },
+        ),
         403,
         "permission_error",
         "csrf_failed",
@@ -121,7 +167,12 @@ e2e("dashboard accounts", (server) => {
       // The header without the cookie it doubles is no proof either.
       const cookieless = client();
       cookieless.csrf = visitor.csrf;
-      expectError(await cookieless.api("POST", "/sign-up", { email: unique("nocookie"), password: PASSWORD }), 403, "permission_error", "csrf_failed");
+      expectError(
+        await cookieless.api("POST", "/sign-up", { email: unique("nocookie"), password: PASSWORD }),
+        403,
+        "permission_error",
+        "csrf_failed",
+      );
       expect(await userCount()).toBe(before);
     });
 
@@ -145,16 +196,28 @@ e2e("dashboard accounts", (server) => {
         [{ email: unique("extra"), password: PASSWORD, is_admin: true }, "is_admin"],
       ];
       for (const [body, param] of cases) {
-        expectError(await visitor.api("POST", "/sign-up", body), 400, "invalid_request_error", "validation_failed", param);
+        expectError(
+          await visitor.api("POST", "/sign-up", body),
+          400,
+          "invalid_request_error",
+          "validation_failed",
+          param,
+        );
       }
       expectError(
-        await visitor.api("POST", "/sign-up", undefined, { raw: "{not json", headers: { "content-type": "application/json" } }),
+        await visitor.api("POST", "/sign-up", undefined, {
+          raw: "{not json",
+          headers: { "content-type": "application/json" },
+        }),
         400,
         "invalid_request_error",
         "invalid_json",
       );
       expectError(
-        await visitor.api("POST", "/sign-up", undefined, { raw: "[1]", headers: { "content-type": "application/json" } }),
+        await visitor.api("POST", "/sign-up", undefined, {
+          raw: "[1]",
+          headers: { "content-type": "application/json" },
+        }),
         400,
         "invalid_request_error",
         "invalid_json",
@@ -168,9 +231,16 @@ e2e("dashboard accounts", (server) => {
         "invalid_request_error",
         "unsupported_media_type",
       );
-      const huge = JSON.stringify({ email: unique("huge"), password: PASSWORD, workspace_name: "w".repeat(MAX_ACCOUNT_BODY_BYTES) });
+      const huge = JSON.stringify({
+        email: unique("huge"),
+        password: PASSWORD,
+        workspace_name: "w".repeat(MAX_ACCOUNT_BODY_BYTES),
+      });
       expectError(
-        await visitor.api("POST", "/sign-up", undefined, { raw: huge, headers: { "content-type": "application/json" } }),
+        await visitor.api("POST", "/sign-up", undefined, {
+          raw: huge,
+          headers: { "content-type": "application/json" },
+        }),
         413,
         "invalid_request_error",
         "payload_too_large",
@@ -182,7 +252,13 @@ e2e("dashboard accounts", (server) => {
       const taken = await existingUser(db());
       const before = await userCount();
       const visitor = client();
-      expectError(await visitor.signUp({ email: taken.email.toUpperCase(), password: PASSWORD }), 409, "invalid_request_error", "email_taken", "email");
+      expectError(
+        await visitor.signUp({ email: taken.email.toUpperCase(), password: PASSWORD }),
+        409,
+        "invalid_request_error",
+        "email_taken",
+        "email",
+      );
       expect(await userCount()).toBe(before);
       expect(cookieLine(await visitor.session(), "kontor_session")).toBeUndefined();
     });
@@ -212,8 +288,19 @@ e2e("dashboard accounts", (server) => {
       const user = await existingUser(db());
       const visitor = client();
       await visitor.session();
-      expectError(await visitor.api("POST", "/sign-in", { email: user.email, password: PASSWORD }, { csrf: null }), 403, "permission_error", "csrf_failed");
-      expectError(await visitor.api("POST", "/sign-in", { email: user.email }), 400, "invalid_request_error", "validation_failed", "password");
+      expectError(
+        await visitor.api("POST", "/sign-in", { email: user.email, password: PASSWORD }, { csrf: null }),
+        403,
+        "permission_error",
+        "csrf_failed",
+      );
+      expectError(
+        await visitor.api("POST", "/sign-in", { email: user.email }),
+        400,
+        "invalid_request_error",
+        "validation_failed",
+        "password",
+      );
       expectError(
         await visitor.api("POST", "/sign-in", { email: user.email, password: 12345678901234 }),
         400,
@@ -235,7 +322,12 @@ e2e("dashboard accounts", (server) => {
       const user = await existingUser(db());
       const visitor = client();
       for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
-        expectError(await visitor.signIn(user.email, `wrong password ${i}`), 401, "authentication_error", "invalid_credentials");
+        expectError(
+          await visitor.signIn(user.email, `wrong password ${i}`),
+          401,
+          "authentication_error",
+          "invalid_credentials",
+        );
       }
       const limited = await visitor.signIn(user.email);
       expectError(limited, 429, "rate_limit_error", "rate_limit_exceeded");
@@ -248,7 +340,12 @@ e2e("dashboard accounts", (server) => {
       const visitor = client();
       await visitor.signIn(user.email);
       const stale = visitor.cookieHeader();
-      expectError(await visitor.api("POST", "/sign-out", undefined, { csrf: "wrong" }), 403, "permission_error", "csrf_failed");
+      expectError(
+        await visitor.api("POST", "/sign-out", undefined, { csrf: "wrong" }),
+        403,
+        "permission_error",
+        "csrf_failed",
+      );
       expect(await db().session.count({ where: { userId: user.userId } })).toBe(1);
 
       const out = await visitor.api("POST", "/sign-out");
@@ -269,17 +366,26 @@ e2e("dashboard accounts", (server) => {
       const user = await existingUser(db());
       const visitor = client();
       await visitor.signIn(user.email);
-      await db().session.updateMany({ where: { userId: user.userId }, data: { expiresAt: new Date(Date.now() - 1000) } });
+      await db().session.updateMany({
+        where: { userId: user.userId },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
       const now = await visitor.session();
       expect(now.json.user).toBeNull();
       expect(now.json.csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
       const graphql = await fetch(`${server().url}/graphql`, {
         method: "POST",
-        headers: { cookie: visitor.cookieHeader(), "content-type": "application/json", "x-csrf-token": "anything" },
+        headers: {
+          cookie: visitor.cookieHeader(),
+          "content-type": "application/json",
+          "x-csrf-token": "anything",
+        },
         body: JSON.stringify({ query: "{ viewer { user { id } } }" }),
       });
       expect(graphql.status).toBe(401);
-      expect(((await graphql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe("session_expired");
+      expect(
+        ((await graphql.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code,
+      ).toBe("session_expired");
     });
   });
 
@@ -298,7 +404,12 @@ e2e("dashboard accounts", (server) => {
       expect((await here.session()).json.user.id).toBe(user.userId);
       expect((await elsewhere.session()).json.user).toBeNull();
       expect(await db().session.count({ where: { userId: user.userId } })).toBe(1);
-      expectError(await client().signIn(user.email, PASSWORD), 401, "authentication_error", "invalid_credentials");
+      expectError(
+        await client().signIn(user.email, PASSWORD),
+        401,
+        "authentication_error",
+        "invalid_credentials",
+      );
       expect((await client().signIn(user.email, next)).status).toBe(200);
     });
 
@@ -308,7 +419,10 @@ e2e("dashboard accounts", (server) => {
       await here.signIn(user.email);
       const hash = (await db().user.findUniqueOrThrow({ where: { id: user.userId } })).passwordHash;
       expectError(
-        await here.api("POST", "/password", { current_password: "not it at all", new_password: "another passphrase" }),
+        await here.api("POST", "/password", {
+          current_password: "not it at all",
+          new_password: "another passphrase",
+        }),
         400,
         "invalid_request_error",
         "validation_failed",
@@ -328,9 +442,20 @@ e2e("dashboard accounts", (server) => {
         "validation_failed",
         "new_password",
       );
-      expectError(await here.api("POST", "/password", { current_password: PASSWORD }), 400, "invalid_request_error", "validation_failed", "new_password");
       expectError(
-        await here.api("POST", "/password", { current_password: PASSWORD, new_password: "another passphrase" }, { csrf: null }),
+        await here.api("POST", "/password", { current_password: PASSWORD }),
+        400,
+        "invalid_request_error",
+        "validation_failed",
+        "new_password",
+      );
+      expectError(
+        await here.api(
+          "POST",
+          "/password",
+          { current_password: PASSWORD, new_password: "another passphrase" },
+          { csrf: null },
+        ),
         403,
         "permission_error",
         "csrf_failed",
@@ -338,7 +463,10 @@ e2e("dashboard accounts", (server) => {
       const visitor = client();
       await visitor.session();
       expectError(
-        await visitor.api("POST", "/password", { current_password: PASSWORD, new_password: "another passphrase" }),
+        await visitor.api("POST", "/password", {
+          current_password: PASSWORD,
+          new_password: "another passphrase",
+        }),
         401,
         "authentication_error",
         "session_required",
@@ -353,13 +481,20 @@ e2e("dashboard accounts", (server) => {
       const owner = await existingUser(db(), unique("owner"), "Inviting Co");
       const dashboard = client();
       await dashboard.signIn(owner.email);
-      const made = await dashboard.graphql(`mutation($input: InviteMemberInput!) { inviteMember(input: $input) { invitation { id email role } accept_url } }`, {
-        input: { email, role },
-      });
+      const made = await dashboard.graphql(
+        `mutation($input: InviteMemberInput!) { inviteMember(input: $input) { invitation { id email role } accept_url } }`,
+        {
+          input: { email, role },
+        },
+      );
       expect(made.json.errors, JSON.stringify(made.json)).toBeUndefined();
       const url = made.json.data.inviteMember.accept_url as string;
       expect(url).toMatch(new RegExp(`^${server().url}/dashboard/invitations#token=inv_[0-9A-Za-z]{43}$`));
-      return { owner, token: url.slice(url.indexOf("#token=") + 7), id: made.json.data.inviteMember.invitation.id as string };
+      return {
+        owner,
+        token: url.slice(url.indexOf("#token=") + 7),
+        id: made.json.data.inviteMember.invitation.id as string,
+      };
     }
 
     it("a signed-in user with the invited e-mail accepts: they join with the invited role, once", async () => {
@@ -373,7 +508,13 @@ e2e("dashboard accounts", (server) => {
         { id: invitee.workspaceId, name: "Invitee Own", plan: "pro", role: "owner" },
         { id: owner.workspaceId, name: "Inviting Co", plan: "pro", role: "member" },
       ]);
-      expectError(await dashboard.api("POST", "/invitations/accept", { token }), 400, "invalid_request_error", "invitation_invalid", "token");
+      expectError(
+        await dashboard.api("POST", "/invitations/accept", { token }),
+        400,
+        "invalid_request_error",
+        "invitation_invalid",
+        "token",
+      );
     });
 
     it("refuses another e-mail's invitation, an unknown, revoked or expired one, no session and no CSRF token; nothing is written", async () => {
@@ -381,18 +522,61 @@ e2e("dashboard accounts", (server) => {
       const stranger = await existingUser(db());
       const dashboard = client();
       await dashboard.signIn(stranger.email);
-      expectError(await dashboard.api("POST", "/invitations/accept", { token }), 400, "invalid_request_error", "invitation_invalid", "token");
-      expectError(await dashboard.api("POST", "/invitations/accept", { token: "inv_nope" }), 400, "invalid_request_error", "invitation_invalid", "token");
-      expectError(await dashboard.api("POST", "/invitations/accept", { token: "x".repeat(5000) }), 400, "invalid_request_error", "invitation_invalid", "token");
-      expectError(await dashboard.api("POST", "/invitations/accept", {}), 400, "invalid_request_error", "validation_failed", "token");
-      expectError(await dashboard.api("POST", "/invitations/accept", { token }, { csrf: null }), 403, "permission_error", "csrf_failed");
-      expectError(await client().api("POST", "/invitations/accept", { token }), 401, "authentication_error", "session_required");
+      expectError(
+        await dashboard.api("POST", "/invitations/accept", { token }),
+        400,
+        "invalid_request_error",
+        "invitation_invalid",
+        "token",
+      );
+      expectError(
+        await dashboard.api("POST", "/invitations/accept", { token: "inv_nope" }),
+        400,
+        "invalid_request_error",
+        "invitation_invalid",
+        "token",
+      );
+      expectError(
+        await dashboard.api("POST", "/invitations/accept", { token: "x".repeat(5000) }),
+        400,
+        "invalid_request_error",
+        "invitation_invalid",
+        "token",
+      );
+      expectError(
+        await dashboard.api("POST", "/invitations/accept", {}),
+        400,
+        "invalid_request_error",
+        "validation_failed",
+        "token",
+      );
+      expectError(
+        await dashboard.api("POST", "/invitations/accept", { token }, { csrf: null }),
+        403,
+        "permission_error",
+        "csrf_failed",
+      );
+      expectError(
+        await client().api("POST", "/invitations/accept", { token }),
+        401,
+        "authentication_error",
+        "session_required",
+      );
       expect(await db().membership.count({ where: { workspaceId: owner.workspaceId } })).toBe(1);
       expect((await db().invitation.findUniqueOrThrow({ where: { id } })).acceptedAt).toBeNull();
 
       const expired = await invite(stranger.email);
-      await db().invitation.update({ where: { id: expired.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
-      expectError(await dashboard.api("POST", "/invitations/accept", { token: expired.token }), 400, "invalid_request_error", "invitation_invalid", "token");
+      await db().invitation.update({
+        where: { id: expired.id },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
+      expectError(
+        await dashboard.api("POST", "/invitations/accept", { token: expired.token }),
+        400,
+        "invalid_request_error",
+        "invitation_invalid",
+        "token",
+      );
       expect(await db().membership.count({ where: { userId: stranger.userId } })).toBe(1);
     });
 
@@ -426,11 +610,17 @@ e2e("dashboard sign-up limit", (server) => {
   it(`allows ${SIGN_UPS_PER_IP} sign-ups per IP an hour, then 429 with Retry-After, writing nothing`, async () => {
     const prisma = server().running.db.prisma;
     for (let i = 0; i < SIGN_UPS_PER_IP; i++) {
-      const answer = await new DashboardClient(server().url).signUp({ email: unique(`limit${i}`), password: PASSWORD });
+      const answer = await new DashboardClient(server().url).signUp({
+        email: unique(`limit${i}`),
+        password: PASSWORD,
+      });
       expect(answer.status, answer.text).toBe(201);
     }
     const before = await prisma.user.count();
-    const limited = await new DashboardClient(server().url).signUp({ email: unique("one-too-many"), password: PASSWORD });
+    const limited = await new DashboardClient(server().url).signUp({
+      email: unique("one-too-many"),
+      password: PASSWORD,
+    });
     expectError(limited, 429, "rate_limit_error", "rate_limit_exceeded");
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await prisma.user.count()).toBe(before);

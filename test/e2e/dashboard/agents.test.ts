@@ -1,9 +1,17 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_GRANT_TYPE, decide, granted, identity, registerServiceAuth, tokenClient } from "../../support/agent-flow.ts";
+import {
+  CLAIM_GRANT_TYPE,
+  decide,
+  granted,
+  identity,
+  registerServiceAuth,
+  tokenClient,
+} from "../../support/agent-flow.ts";
 import {
   addMember,
   createUser,
+  type DashboardPage,
   expectLabelled,
   launchChromium,
   openDashboard,
@@ -13,7 +21,6 @@ import {
   sessionGraphqlRaw,
   signInApi,
   signInUi,
-  type DashboardPage,
   type TestUser,
 } from "../../support/dashboard.ts";
 import { IdJagProvider } from "../../support/idjag-provider.ts";
@@ -34,7 +41,11 @@ let browser: Browser;
 let trustedThenDeleted: IdJagProvider;
 let switchedOff: IdJagProvider;
 beforeAll(async () => {
-  [browser, trustedThenDeleted, switchedOff] = await Promise.all([launchChromium(), IdJagProvider.start(), IdJagProvider.start()]);
+  [browser, trustedThenDeleted, switchedOff] = await Promise.all([
+    launchChromium(),
+    IdJagProvider.start(),
+    IdJagProvider.start(),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([browser?.close(), trustedThenDeleted?.close(), switchedOff?.close()]);
@@ -48,9 +59,19 @@ const OWNER_REQUIRED = "Only an owner of the workspace may do this";
 const CREATE_PROVIDER = `mutation($issuer: String!, $jwks_url: String!) { createTrustedProvider(issuer: $issuer, jwks_url: $jwks_url) { id } }`;
 
 /** A real registration attempt with an ID-JAG of `provider` for `sub`: the status and OAuth error code. */
-async function registerWithIdJag(server: TestServer, provider: IdJagProvider, sub: string, claims: Record<string, unknown> = {}) {
+async function registerWithIdJag(
+  server: TestServer,
+  provider: IdJagProvider,
+  sub: string,
+  claims: Record<string, unknown> = {},
+) {
   const assertion = await provider.idJag(server.url, sub, claims);
-  const res = await identity(server, { type: "identity_assertion", assertion_type: ID_JAG, assertion, agent_name: "Provider agent" });
+  const res = await identity(server, {
+    type: "identity_assertion",
+    assertion_type: ID_JAG,
+    assertion,
+    agent_name: "Provider agent",
+  });
   return { status: res.status, error: (res.json as { error?: string } | null)?.error };
 }
 
@@ -85,8 +106,10 @@ e2e("the dashboard's agents", (server) => {
     return dashboard;
   };
 
-  const providerRow = (page: Page, issuer: string) => page.getByRole("table", { name: "Trusted providers" }).getByRole("row").filter({ hasText: issuer });
-  const agentRow = (page: Page, name: string) => page.getByRole("table", { name: "Agent registrations" }).getByRole("row").filter({ hasText: name });
+  const providerRow = (page: Page, issuer: string) =>
+    page.getByRole("table", { name: "Trusted providers" }).getByRole("row").filter({ hasText: issuer });
+  const agentRow = (page: Page, name: string) =>
+    page.getByRole("table", { name: "Agent registrations" }).getByRole("row").filter({ hasText: name });
 
   it("shows the plan's agent limits, trusts a loopback ID-JAG provider and deletes it; a bad issuer is refused under its field and nothing is created", async () => {
     const dashboard = await openAgents(owner);
@@ -102,18 +125,25 @@ e2e("the dashboard's agents", (server) => {
     expect(await fact(page, "Token lifetime")).toBe("4 hours");
     await page.getByText("No provider is trusted.").waitFor();
     await page.getByText("No agent has registered with this workspace yet.").waitFor();
-    expect(await expectLabelled(page)).toEqual(expect.arrayContaining(["Issuer", "JWKS URL", "Maximum sign-in age (seconds)", "Show"]));
+    expect(await expectLabelled(page)).toEqual(
+      expect.arrayContaining(["Issuer", "JWKS URL", "Maximum sign-in age (seconds)", "Show"]),
+    );
     await screenshots(page, "agents-empty");
 
     // Not https and not a loopback http URL: the API's own message, under the Issuer field.
     const session = await signInApi(server(), owner.email);
     const bad = { issuer: "ftp://localhost/idp", jwks_url: provider.jwksUrl };
     const refusal = await sessionGraphqlRaw(server(), session, CREATE_PROVIDER, bad, owner.workspaceId);
-    expect(refusal.body.errors?.[0]?.extensions).toMatchObject({ code: "validation_failed", param: "issuer" });
+    expect(refusal.body.errors?.[0]?.extensions).toMatchObject({
+      code: "validation_failed",
+      param: "issuer",
+    });
     await page.getByLabel("Issuer", { exact: true }).fill(bad.issuer);
     await page.getByLabel("JWKS URL", { exact: true }).fill(bad.jwks_url);
     await page.getByRole("button", { name: "Trust provider" }).click();
-    await expect.poll(() => page.getByLabel("Issuer", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+    await expect
+      .poll(() => page.getByLabel("Issuer", { exact: true }).getAttribute("aria-invalid"))
+      .toBe("true");
     expect(await fieldErrorOf(page, "Issuer").textContent()).toBe(refusal.body.errors![0]!.message);
     expect(await fieldErrorOf(page, "JWKS URL").count()).toBe(0);
     expect(await page.getByRole("alert").count()).toBe(0);
@@ -145,9 +175,15 @@ e2e("the dashboard's agents", (server) => {
     await expect.poll(() => fact(page, "Trusted providers")).toBe("1 of 1");
     // Trusted for real, sign-in age included: an ID-JAG without auth_time is refused, a fresh sign-in
     // gets the agent as far as the user's confirmation.
-    expect(await registerWithIdJag(server(), provider, "deleted-later")).toEqual({ status: 401, error: "login_required" });
+    expect(await registerWithIdJag(server(), provider, "deleted-later")).toEqual({
+      status: 401,
+      error: "login_required",
+    });
     const signedIn = { auth_time: Math.floor(Date.now() / 1000) };
-    expect(await registerWithIdJag(server(), provider, "deleted-later", signedIn)).toEqual({ status: 401, error: "interaction_required" });
+    expect(await registerWithIdJag(server(), provider, "deleted-later", signedIn)).toEqual({
+      status: 401,
+      error: "interaction_required",
+    });
     await screenshots(page, "agents-provider");
 
     // Deleted after a confirmation: its ID-JAGs are refused from then on.
@@ -161,15 +197,31 @@ e2e("the dashboard's agents", (server) => {
       .waitFor();
     await expect.poll(() => providerRow(page, provider.issuer).count()).toBe(0);
     await expect.poll(() => fact(page, "Trusted providers")).toBe("0 of 1");
-    expect(await registerWithIdJag(server(), provider, "deleted-later", signedIn)).toEqual({ status: 400, error: "issuer_not_enabled" });
+    expect(await registerWithIdJag(server(), provider, "deleted-later", signedIn)).toEqual({
+      status: 400,
+      error: "issuer_not_enabled",
+    });
     await dashboard.close();
   });
 
   it("turns agent access off after a confirmation and on again: while off, a real POST /agent/identity is refused with agent_auth_disabled", async () => {
-    const pro = await createUser(server(), { label: "agents-switch", plan: "pro", workspaceName: "Switchboard" });
+    const pro = await createUser(server(), {
+      label: "agents-switch",
+      plan: "pro",
+      workspaceName: "Switchboard",
+    });
     const session = await signInApi(server(), pro.email);
-    await sessionGraphql(server(), session, CREATE_PROVIDER, { issuer: switchedOff.issuer, jwks_url: switchedOff.jwksUrl }, pro.workspaceId);
-    expect(await registerWithIdJag(server(), switchedOff, "switch-user")).toEqual({ status: 401, error: "interaction_required" });
+    await sessionGraphql(
+      server(),
+      session,
+      CREATE_PROVIDER,
+      { issuer: switchedOff.issuer, jwks_url: switchedOff.jwksUrl },
+      pro.workspaceId,
+    );
+    expect(await registerWithIdJag(server(), switchedOff, "switch-user")).toEqual({
+      status: 401,
+      error: "interaction_required",
+    });
 
     const dashboard = await openAgents(pro);
     const { page } = dashboard;
@@ -185,13 +237,19 @@ e2e("the dashboard's agents", (server) => {
     await page.keyboard.press("Escape");
     await expect.poll(() => page.getByRole("dialog").count()).toBe(0);
     expect(await turnOff.evaluate((button) => button === document.activeElement)).toBe(true);
-    expect(await registerWithIdJag(server(), switchedOff, "switch-user")).toEqual({ status: 401, error: "interaction_required" });
+    expect(await registerWithIdJag(server(), switchedOff, "switch-user")).toEqual({
+      status: 401,
+      error: "interaction_required",
+    });
 
     await turnOff.click();
     await dialog.getByRole("button", { name: "Turn off" }).click();
     await page.getByRole("status").filter({ hasText: "Agent access is off" }).waitFor();
     await page.getByText("AI agents cannot register with this workspace").waitFor();
-    expect(await registerWithIdJag(server(), switchedOff, "switch-user")).toEqual({ status: 403, error: "agent_auth_disabled" });
+    expect(await registerWithIdJag(server(), switchedOff, "switch-user")).toEqual({
+      status: 403,
+      error: "agent_auth_disabled",
+    });
     // Kept after a reload: it is the workspace's setting, not the page's.
     await page.reload();
     await page.getByRole("button", { name: "Turn agent access on" }).waitFor();
@@ -200,7 +258,10 @@ e2e("the dashboard's agents", (server) => {
     await page.getByRole("button", { name: "Turn agent access on" }).click();
     await page.getByRole("status").filter({ hasText: "Agent access is on" }).waitFor();
     await page.getByRole("button", { name: "Turn agent access off" }).waitFor();
-    expect(await registerWithIdJag(server(), switchedOff, "switch-user")).toEqual({ status: 401, error: "interaction_required" });
+    expect(await registerWithIdJag(server(), switchedOff, "switch-user")).toEqual({
+      status: 401,
+      error: "interaction_required",
+    });
     const { agentSettings } = await sessionGraphql<{ agentSettings: { agent_auth_enabled: boolean } }>(
       server(),
       session,
@@ -213,7 +274,11 @@ e2e("the dashboard's agents", (server) => {
   });
 
   it("on the free plan: agent access is off by default, and trusting a provider shows the API's plan_limit_reached message", async () => {
-    const free = await createUser(server(), { label: "agents-free", plan: "free", workspaceName: "Free Agents" });
+    const free = await createUser(server(), {
+      label: "agents-free",
+      plan: "free",
+      workspaceName: "Free Agents",
+    });
     const dashboard = await openAgents(free);
     const { page } = dashboard;
     await page.getByRole("button", { name: "Turn agent access on" }).waitFor();
@@ -232,12 +297,18 @@ e2e("the dashboard's agents", (server) => {
     const alert = page.getByRole("alert");
     await alert.waitFor();
     expect(await alert.getAttribute("data-code")).toBe("plan_limit_reached");
-    expect(await alert.locator(".banner-message").textContent()).toBe("The free plan cannot trust ID-JAG providers; upgrade to add one.");
+    expect(await alert.locator(".banner-message").textContent()).toBe(
+      "The free plan cannot trust ID-JAG providers; upgrade to add one.",
+    );
     expect(await page.getByLabel("Issuer", { exact: true }).getAttribute("aria-invalid")).toBeNull();
     await screenshots(page, "agents-free-limit");
 
     const session = await signInApi(server(), free.email);
-    const { trustedProviders } = await sessionGraphql<{ trustedProviders: { data: unknown[] } }>(server(), session, "{ trustedProviders { data { id } } }");
+    const { trustedProviders } = await sessionGraphql<{ trustedProviders: { data: unknown[] } }>(
+      server(),
+      session,
+      "{ trustedProviders { data { id } } }",
+    );
     expect(trustedProviders.data).toEqual([]);
     expect(await page.getByText("No provider is trusted.").count()).toBe(1);
     await dashboard.close();
@@ -245,9 +316,16 @@ e2e("the dashboard's agents", (server) => {
 
   it("lists an agent claimed for the workspace with its scopes, live tokens and last use; revoking it makes its token fail on /v1 within 5 seconds and shows it revoked", async () => {
     // A real agent: registers for the owner, who confirms it for this workspace; it gets a token and calls /v1.
-    const agent = await registerServiceAuth(server(), owner.email, { agent_name: "Ledger bot", scope: "leads.read clients.read" });
-    expect(await decide(server(), agent.claim, owner.userId, { workspaceId: owner.workspaceId })).toMatchObject({ outcome: "approved" });
-    const token = granted(await tokenClient(server().url)(CLAIM_GRANT_TYPE, { claim_token: agent.claim_token })).access_token;
+    const agent = await registerServiceAuth(server(), owner.email, {
+      agent_name: "Ledger bot",
+      scope: "leads.read clients.read",
+    });
+    expect(
+      await decide(server(), agent.claim, owner.userId, { workspaceId: owner.workspaceId }),
+    ).toMatchObject({ outcome: "approved" });
+    const token = granted(
+      await tokenClient(server().url)(CLAIM_GRANT_TYPE, { claim_token: agent.claim_token }),
+    ).access_token;
     const v1 = () => fetch(`${server().api}/leads`, { headers: { Authorization: `Bearer ${token}` } });
     expect((await v1()).status).toBe(200);
 
@@ -270,7 +348,10 @@ e2e("the dashboard's agents", (server) => {
     expect(cells[0]).toContain(`Service auth, for ${owner.email}`);
     expect(cells[0]).toContain(agent.registration_id);
     expect(cells[1]).toBe("Active");
-    expect(await row.locator("td").nth(2).locator(".tag").allTextContents()).toEqual(["clients.read", "leads.read"]);
+    expect(await row.locator("td").nth(2).locator(".tag").allTextContents()).toEqual([
+      "clients.read",
+      "leads.read",
+    ]);
     expect(cells[3]).toBe("1 of 5");
     expect(await fact(page, "Active agents")).toBe("1 of 10");
     await screenshots(page, "agents-registrations");
@@ -303,18 +384,35 @@ e2e("the dashboard's agents", (server) => {
 
   describe("as a member", () => {
     it("sees agent access, the limits, providers and agents, with every change disabled and the reason given; forced, the API's owner_required message shows and nothing changes", async () => {
-      const crewOwner = await createUser(server(), { label: "agents-crew-owner", plan: "pro", workspaceName: "Agent Crew" });
+      const crewOwner = await createUser(server(), {
+        label: "agents-crew-owner",
+        plan: "pro",
+        workspaceName: "Agent Crew",
+      });
       const member = await createUser(server(), { label: "agents-member" });
       await addMember(server(), crewOwner, member, "member");
       const ownerSession = await signInApi(server(), crewOwner.email);
       const issuer = "http://127.0.0.1:9/crew-idp";
-      await sessionGraphql(server(), ownerSession, CREATE_PROVIDER, { issuer, jwks_url: `${issuer}/jwks.json` }, crewOwner.workspaceId);
-      const agent = await registerServiceAuth(server(), crewOwner.email, { agent_name: "Crew bot", scope: "leads.read" });
-      expect(await decide(server(), agent.claim, crewOwner.userId, { workspaceId: crewOwner.workspaceId })).toMatchObject({ outcome: "approved" });
+      await sessionGraphql(
+        server(),
+        ownerSession,
+        CREATE_PROVIDER,
+        { issuer, jwks_url: `${issuer}/jwks.json` },
+        crewOwner.workspaceId,
+      );
+      const agent = await registerServiceAuth(server(), crewOwner.email, {
+        agent_name: "Crew bot",
+        scope: "leads.read",
+      });
+      expect(
+        await decide(server(), agent.claim, crewOwner.userId, { workspaceId: crewOwner.workspaceId }),
+      ).toMatchObject({ outcome: "approved" });
 
       const dashboard = await openAgents(member, "Agent Crew (member)");
       const { page } = dashboard;
-      const note = page.getByRole("note").filter({ hasText: "Only owners can turn agent access on or off, trust identity providers and revoke agents." });
+      const note = page.getByRole("note").filter({
+        hasText: "Only owners can turn agent access on or off, trust identity providers and revoke agents.",
+      });
       await note.waitFor();
       const reason = await note.getAttribute("id");
       expect(reason).toBeTruthy();
@@ -365,14 +463,20 @@ e2e("the dashboard's agents", (server) => {
       await turnOff.getByRole("button", { name: "Cancel" }).click();
 
       // Nothing changed.
-      const after = await sessionGraphql<{ agentSettings: { agent_auth_enabled: boolean }; agentRegistration: { status: string } }>(
+      const after = await sessionGraphql<{
+        agentSettings: { agent_auth_enabled: boolean };
+        agentRegistration: { status: string };
+      }>(
         server(),
         ownerSession,
         "query($id: ID!) { agentSettings { agent_auth_enabled } agentRegistration(id: $id) { status } }",
         { id: agent.registration_id },
         crewOwner.workspaceId,
       );
-      expect(after).toEqual({ agentSettings: { agent_auth_enabled: true }, agentRegistration: { status: "active" } });
+      expect(after).toEqual({
+        agentSettings: { agent_auth_enabled: true },
+        agentRegistration: { status: "active" },
+      });
       await dashboard.close();
     });
   });

@@ -11,7 +11,6 @@ import {
   distScripts,
   expectLabelled,
   expireSessions,
-  useChromium,
   openDashboard,
   PASSWORD,
   readPng,
@@ -22,6 +21,7 @@ import {
   signInApi,
   signInUi,
   uniqueEmail,
+  useChromium,
   WIDTHS,
 } from "../../support/dashboard.ts";
 import { e2e } from "../../support/suite.ts";
@@ -43,7 +43,10 @@ const entryScript = () => /src="\/dashboard\/assets\/([^"]+\.js)"/.exec(indexHtm
 describe("the dashboard's build", () => {
   it(`stays within its budget: ≤ ${BUDGET_TOTAL_GZIP / 1024} KB gzip of JavaScript in all, ≤ ${BUDGET_ENTRY_GZIP / 1024} KB for the entry chunk`, () => {
     const sizes = Object.fromEntries(
-      distScripts().map((name) => [name, gzipSync(readFileSync(join(DASHBOARD_DIST, "assets", name)), { level: 9 }).byteLength]),
+      distScripts().map((name) => [
+        name,
+        gzipSync(readFileSync(join(DASHBOARD_DIST, "assets", name)), { level: 9 }).byteLength,
+      ]),
     );
     const total = Object.values(sizes).reduce((sum, size) => sum + size, 0);
     expect(Object.keys(sizes).length).toBeGreaterThan(3);
@@ -58,7 +61,10 @@ describe("the dashboard's build", () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/<style|style="/);
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
-    for (const name of distScripts()) expect(readFileSync(join(DASHBOARD_DIST, "assets", name), "utf8"), name).not.toMatch(/https:\/\/(unpkg|cdn|fonts)\./);
+    for (const name of distScripts())
+      expect(readFileSync(join(DASHBOARD_DIST, "assets", name), "utf8"), name).not.toMatch(
+        /https:\/\/(unpkg|cdn|fonts)\./,
+      );
   });
 });
 
@@ -67,7 +73,13 @@ const browser = useChromium();
 e2e("the dashboard app", (server) => {
   describe("serving", () => {
     it("answers every app path with index.html: no-cache, a strict CSP; /dashboard/api is left to the API", async () => {
-      for (const path of ["/dashboard", "/dashboard/", "/dashboard/keys", "/dashboard/no/such/screen", "/dashboard/invitations"]) {
+      for (const path of [
+        "/dashboard",
+        "/dashboard/",
+        "/dashboard/keys",
+        "/dashboard/no/such/screen",
+        "/dashboard/invitations",
+      ]) {
         const response = await fetch(`${server().url}${path}`);
         expect(response.status, path).toBe(200);
         expect(response.headers.get("content-type")).toMatch(/^text\/html/);
@@ -92,13 +104,19 @@ e2e("the dashboard app", (server) => {
       expect(response.status).toBe(200);
       expect(response.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
       expect(response.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
-      expect((await response.arrayBuffer()).byteLength).toBe(readFileSync(join(DASHBOARD_DIST, "assets", entryScript())).byteLength);
+      expect((await response.arrayBuffer()).byteLength).toBe(
+        readFileSync(join(DASHBOARD_DIST, "assets", entryScript())).byteLength,
+      );
       const css = /href="\/dashboard\/assets\/([^"]+\.css)"/.exec(indexHtml())![1]!;
-      expect((await fetch(`${server().url}/dashboard/assets/${css}`)).headers.get("content-type")).toBe("text/css; charset=utf-8");
+      expect((await fetch(`${server().url}/dashboard/assets/${css}`)).headers.get("content-type")).toBe(
+        "text/css; charset=utf-8",
+      );
       // The page and its files are not API requests: the per-IP rate limit leaves them alone (not the accounts API).
       expect(response.headers.get("x-ratelimit-limit")).toBeNull();
       expect((await fetch(`${server().url}/dashboard/keys`)).headers.get("x-ratelimit-limit")).toBeNull();
-      expect((await fetch(`${server().url}/dashboard/api/session`)).headers.get("x-ratelimit-limit")).not.toBeNull();
+      expect(
+        (await fetch(`${server().url}/dashboard/api/session`)).headers.get("x-ratelimit-limit"),
+      ).not.toBeNull();
       const head = await fetch(url, { method: "HEAD" });
       expect(head.status).toBe(200);
       expect(head.headers.get("cache-control")).toContain("immutable");
@@ -164,7 +182,9 @@ e2e("the dashboard app", (server) => {
       expect(await main.textContent()).toContain("Requests per minute, per key120");
       expect(await main.textContent()).toContain("1 GB");
       expect(await page.getByTestId("user-email").textContent()).toBe(email);
-      expect(await page.getByLabel("Workspace").locator("option").allTextContents()).toEqual(["Signed Up Ltd (owner)"]);
+      expect(await page.getByLabel("Workspace").locator("option").allTextContents()).toEqual([
+        "Signed Up Ltd (owner)",
+      ]);
 
       // The storage chart: a canvas Chart.js drew on, read back from the screenshot's pixels.
       const canvas = page.getByRole("img", { name: /^Storage: 0 B used of 1 GB/ });
@@ -207,7 +227,9 @@ e2e("the dashboard app", (server) => {
       for (let attempt = 0; attempt < 8; attempt++) {
         await page.getByLabel("Password").fill(`wrong password ${attempt}`);
         await page.getByRole("button", { name: "Sign in" }).click();
-        await expect.poll(() => page.getByRole("button", { name: "Sign in" }).getAttribute("aria-busy")).toBeNull();
+        await expect
+          .poll(() => page.getByRole("button", { name: "Sign in" }).getAttribute("aria-busy"))
+          .toBeNull();
         if ((await alert.getAttribute("data-code")) === "rate_limit_exceeded") break;
       }
       expect(await alert.getAttribute("data-code")).toBe("rate_limit_exceeded");
@@ -222,7 +244,10 @@ e2e("the dashboard app", (server) => {
       await dashboard.goto("/dashboard/account");
       await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
       expect(await expectLabelled(page)).toEqual(["E-mail", "Password"]);
-      const focused = () => page.evaluate(() => document.activeElement?.getAttribute("autocomplete") ?? document.activeElement?.tagName ?? "");
+      const focused = () =>
+        page.evaluate(
+          () => document.activeElement?.getAttribute("autocomplete") ?? document.activeElement?.tagName ?? "",
+        );
       await page.keyboard.press("Tab");
       expect(await focused()).toBe("username");
       await page.keyboard.type(user.email);
@@ -245,7 +270,9 @@ e2e("the dashboard app", (server) => {
       // The cookie is gone: a protected screen sends the user to sign-in again.
       await dashboard.goto("/dashboard/keys");
       await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
-      const session = await page.evaluate(() => fetch("/dashboard/api/session").then((r) => r.json() as Promise<{ user: unknown }>));
+      const session = await page.evaluate(() =>
+        fetch("/dashboard/api/session").then((r) => r.json() as Promise<{ user: unknown }>),
+      );
       expect(session.user).toBeNull();
       await dashboard.close();
     });
@@ -260,7 +287,9 @@ e2e("the dashboard app", (server) => {
       // The next GraphQL request is refused with session_expired: the app signs out and says why.
       await page.getByRole("link", { name: "Members" }).click();
       await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
-      await expect.poll(() => page.getByRole("status").filter({ hasText: "Your session has expired" }).count()).toBe(1);
+      await expect
+        .poll(() => page.getByRole("status").filter({ hasText: "Your session has expired" }).count())
+        .toBe(1);
       expect(new URL(page.url()).searchParams.get("next")).toBe("/dashboard/members");
       await screenshots(page, "sign-in-expired");
       await page.getByLabel("E-mail").fill(user.email);
@@ -284,17 +313,31 @@ e2e("the dashboard app", (server) => {
       const results = await page.evaluate(async () => {
         const body = JSON.stringify({ query: "{ workspace { id } }" });
         const graphql = async (headers: Record<string, string>) => {
-          const response = await fetch("/graphql", { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body });
+          const response = await fetch("/graphql", {
+            method: "POST",
+            headers: { "Content-Type": "application/json", ...headers },
+            body,
+          });
           const json = (await response.json()) as { errors?: { extensions: { code: string } }[] };
           return { status: response.status, code: json.errors?.[0]?.extensions.code ?? null };
         };
         const rest = await fetch("/v1/workspace");
-        const signOut = await fetch("/dashboard/api/sign-out", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+        const signOut = await fetch("/dashboard/api/sign-out", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: "{}",
+        });
         return {
           missing: await graphql({}),
           wrong: await graphql({ "X-CSRF-Token": "not-the-token" }),
-          rest: { status: rest.status, code: ((await rest.json()) as { error: { code: string } }).error.code },
-          signOut: { status: signOut.status, code: ((await signOut.json()) as { error: { code: string } }).error.code },
+          rest: {
+            status: rest.status,
+            code: ((await rest.json()) as { error: { code: string } }).error.code,
+          },
+          signOut: {
+            status: signOut.status,
+            code: ((await signOut.json()) as { error: { code: string } }).error.code,
+          },
         };
       });
       expect(results).toEqual({
@@ -318,7 +361,12 @@ e2e("the dashboard app", (server) => {
       await signInUi(dashboard, user.email);
       await page.getByRole("link", { name: "Account" }).click();
       await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();
-      expect(await expectLabelled(page)).toEqual(["Workspace", "Current password", "New password", "Repeat the new password"]);
+      expect(await expectLabelled(page)).toEqual([
+        "Workspace",
+        "Current password",
+        "New password",
+        "Repeat the new password",
+      ]);
       await screenshots(page, "account");
 
       const newPassword = "a new and longer passphrase";
@@ -352,7 +400,11 @@ e2e("the dashboard app", (server) => {
 
   describe("workspaces and invitations", () => {
     it("accepts an invitation while signed in, then switches between the user's workspaces (the choice kept across a reload)", async () => {
-      const owner = await createUser(server(), { label: "inviter", plan: "pro", workspaceName: "Inviting Co" });
+      const owner = await createUser(server(), {
+        label: "inviter",
+        plan: "pro",
+        workspaceName: "Inviting Co",
+      });
       const user = await createUser(server(), { label: "invitee", workspaceName: "Own Place" });
       const ownerSession = await signInApi(server(), owner.email);
       const { inviteMember } = await sessionGraphql<{ inviteMember: { accept_url: string } }>(
@@ -378,7 +430,10 @@ e2e("the dashboard app", (server) => {
 
       // Now acting in the workspace joined: a member there.
       const switcher = page.getByLabel("Workspace");
-      expect(await switcher.locator("option").allTextContents()).toEqual(["Own Place (owner)", "Inviting Co (member)"]);
+      expect(await switcher.locator("option").allTextContents()).toEqual([
+        "Own Place (owner)",
+        "Inviting Co (member)",
+      ]);
       await page.getByRole("link", { name: "Go to its overview" }).click();
       await expect.poll(() => page.locator("main").textContent()).toContain("Inviting Co");
       expect(await page.getByTestId("plan").textContent()).toBe("pro");
@@ -458,7 +513,9 @@ e2e("the dashboard app", (server) => {
       await page.getByRole("button", { name: "Accept invitation" }).click();
       await page.getByText("You joined Signing In Co.").waitFor();
       expect(await page.getByLabel("Workspace").inputValue()).toBe(owner.workspaceId);
-      expect(await page.getByLabel("Workspace").locator("option:checked").textContent()).toBe("Signing In Co (owner)");
+      expect(await page.getByLabel("Workspace").locator("option:checked").textContent()).toBe(
+        "Signing In Co (owner)",
+      );
       await dashboard.close();
     });
 
@@ -495,7 +552,16 @@ e2e("the dashboard app", (server) => {
       await page.getByRole("heading", { level: 1, name: "Page not found" }).waitFor();
       await screenshots(page, "not-found");
       // Every screen of the navigation renders at this width without a console error.
-      for (const title of ["Overview", "API keys", "Members", "Logs", "Webhooks", "Agents", "Storage", "Account"]) {
+      for (const title of [
+        "Overview",
+        "API keys",
+        "Members",
+        "Logs",
+        "Webhooks",
+        "Agents",
+        "Storage",
+        "Account",
+      ]) {
         await menu.click();
         await nav.getByRole("link", { name: title }).click();
         await page.getByRole("heading", { level: 1, name: title }).waitFor();
@@ -507,12 +573,19 @@ e2e("the dashboard app", (server) => {
 });
 
 /** The part of a screenshot under a CSS-pixel box (device scale 1). */
-function cropPng(png: ReturnType<typeof readPng>, box: { x: number; y: number; width: number; height: number }) {
+function cropPng(
+  png: ReturnType<typeof readPng>,
+  box: { x: number; y: number; width: number; height: number },
+) {
   const x0 = Math.max(0, Math.floor(box.x));
   const y0 = Math.max(0, Math.floor(box.y));
   const width = Math.min(png.width - x0, Math.ceil(box.width));
   const height = Math.min(png.height - y0, Math.ceil(box.height));
   const pixels = new Uint8Array(width * height * 4);
-  for (let y = 0; y < height; y++) pixels.set(png.pixels.subarray(((y0 + y) * png.width + x0) * 4, ((y0 + y) * png.width + x0 + width) * 4), y * width * 4);
+  for (let y = 0; y < height; y++)
+    pixels.set(
+      png.pixels.subarray(((y0 + y) * png.width + x0) * 4, ((y0 + y) * png.width + x0 + width) * 4),
+      y * width * 4,
+    );
   return { width, height, pixels };
 }

@@ -3,8 +3,8 @@ import { SCOPES } from "../../../schema/lib/scopes.ts";
 import {
   addMember,
   createUser,
+  type DashboardPage,
   expectLabelled,
-  useChromium,
   openDashboard,
   pollUntil,
   screenshots,
@@ -12,8 +12,8 @@ import {
   sessionGraphqlRaw,
   signInApi,
   signInUi,
-  type DashboardPage,
   type TestUser,
+  useChromium,
 } from "../../support/dashboard.ts";
 import { e2e } from "../../support/suite.ts";
 
@@ -36,12 +36,17 @@ e2e("the dashboard's API keys", (server) => {
   });
 
   const v1 = (secret: string, path: string, init: RequestInit = {}) =>
-    fetch(`${server().api}${path}`, { ...init, headers: { Authorization: `Bearer ${secret}`, "Content-Type": "application/json", ...init.headers } });
+    fetch(`${server().api}${path}`, {
+      ...init,
+      headers: { Authorization: `Bearer ${secret}`, "Content-Type": "application/json", ...init.headers },
+    });
 
   /** A key made through the API with the owner's session (for tests whose subject is not creation). */
   const keyViaApi = async (name: string, scopes = ["leads.read"]) => {
     const session = await signInApi(server(), owner.email);
-    const { createApiKey } = await sessionGraphql<{ createApiKey: { api_key: { id: string; prefix: string }; secret: string } }>(
+    const { createApiKey } = await sessionGraphql<{
+      createApiKey: { api_key: { id: string; prefix: string }; secret: string };
+    }>(
       server(),
       session,
       "mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { api_key { id prefix } secret } }",
@@ -58,7 +63,8 @@ e2e("the dashboard's API keys", (server) => {
     return dashboard;
   };
 
-  const row = (dashboard: DashboardPage, name: string) => dashboard.page.getByRole("row").filter({ hasText: name });
+  const row = (dashboard: DashboardPage, name: string) =>
+    dashboard.page.getByRole("row").filter({ hasText: name });
 
   it("creates a key with the chosen scopes, shows its secret once with a copy button, and lists it (name, prefix, scopes, created, last used)", async () => {
     const dashboard = await openKeys();
@@ -113,9 +119,15 @@ e2e("the dashboard's API keys", (server) => {
 
     // The key does what its scopes allow, and no more.
     expect((await v1(secret, "/leads")).status).toBe(200);
-    const lead = await v1(secret, "/leads", { method: "POST", body: JSON.stringify({ full_name: "Keyed Lead" }) });
+    const lead = await v1(secret, "/leads", {
+      method: "POST",
+      body: JSON.stringify({ full_name: "Keyed Lead" }),
+    });
     expect(lead.status).toBe(201);
-    const refused = await v1(secret, "/clients", { method: "POST", body: JSON.stringify({ name: "No Scope" }) });
+    const refused = await v1(secret, "/clients", {
+      method: "POST",
+      body: JSON.stringify({ name: "No Scope" }),
+    });
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("insufficient_scope");
 
@@ -148,7 +160,10 @@ e2e("the dashboard's API keys", (server) => {
     await dialog.getByRole("button", { name: "Revoke key" }).click();
     await page.getByRole("status").filter({ hasText: "Key “Soon revoked” revoked" }).waitFor();
     const revokedAt = Date.now();
-    const took = await pollUntil(async () => (await v1(secret, "/leads")).status === 401, REVOCATION_BOUND_MS);
+    const took = await pollUntil(
+      async () => (await v1(secret, "/leads")).status === 401,
+      REVOCATION_BOUND_MS,
+    );
     expect(took).toBeLessThanOrEqual(REVOCATION_BOUND_MS);
     expect(Date.now() - revokedAt).toBeLessThanOrEqual(REVOCATION_BOUND_MS + 1_000);
     const body = (await (await v1(secret, "/leads")).json()) as { error: { code: string } };
@@ -198,7 +213,10 @@ e2e("the dashboard's API keys", (server) => {
     const third = await secretBox.inputValue();
     expect(new Set([first.secret, second, third]).size).toBe(3);
     await page.getByText(/The old key .* was revoked\./).waitFor();
-    const took = await pollUntil(async () => (await v1(second, "/leads")).status === 401, REVOCATION_BOUND_MS);
+    const took = await pollUntil(
+      async () => (await v1(second, "/leads")).status === 401,
+      REVOCATION_BOUND_MS,
+    );
     expect(took).toBeLessThanOrEqual(REVOCATION_BOUND_MS);
     expect((await v1(third, "/leads")).status).toBe(200);
     // The first key is still in its grace period.
@@ -216,7 +234,10 @@ e2e("the dashboard's API keys", (server) => {
       await page.getByLabel("Workspace").selectOption({ label: "Key Holders (member)" });
       await page.getByRole("link", { name: "API keys" }).click();
       await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
-      await page.getByRole("note").filter({ hasText: "Only owners of the workspace can create, rotate and revoke API keys." }).waitFor();
+      await page
+        .getByRole("note")
+        .filter({ hasText: "Only owners of the workspace can create, rotate and revoke API keys." })
+        .waitFor();
       const create = page.getByRole("button", { name: "Create key" });
       expect(await create.getAttribute("aria-disabled")).toBe("true");
       expect(await page.getByRole("table").count()).toBe(0);
@@ -240,7 +261,13 @@ e2e("the dashboard's API keys", (server) => {
 
       // Nor can the member list the keys, even by asking directly.
       const session = await signInApi(server(), member.email);
-      const listed = await sessionGraphqlRaw(server(), session, "{ apiKeys { data { id } } }", {}, owner.workspaceId);
+      const listed = await sessionGraphqlRaw(
+        server(),
+        session,
+        "{ apiKeys { data { id } } }",
+        {},
+        owner.workspaceId,
+      );
       expect(listed.body.errors?.[0]?.extensions.code).toBe("owner_required");
       const ownerSession = await signInApi(server(), owner.email);
       const keys = await sessionGraphql<{ apiKeys: { data: { name: string }[] } }>(

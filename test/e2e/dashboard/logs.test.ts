@@ -1,15 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flushRequestLogs } from "../../../server/observability/request-log.ts";
 import {
-  addMember,
+  type ApiSession,
   ARTIFACTS,
+  addMember,
   countColour,
   createUser,
+  type DashboardPage,
   distinctColours,
   expectLabelled,
   expireSessions,
-  useChromium,
   openDashboard,
   PASSWORD,
   pollUntil,
@@ -18,9 +19,8 @@ import {
   sessionGraphql,
   signInApi,
   signInUi,
-  type ApiSession,
-  type DashboardPage,
   type TestUser,
+  useChromium,
 } from "../../support/dashboard.ts";
 import { e2e } from "../../support/suite.ts";
 
@@ -81,7 +81,11 @@ e2e("the dashboard's request logs", (server) => {
   let stats: Stats;
   let dashboard: DashboardPage;
 
-  const ids = (filter: (m: Made) => boolean) => made.filter(filter).map((m) => m.id).sort();
+  const ids = (filter: (m: Made) => boolean) =>
+    made
+      .filter(filter)
+      .map((m) => m.id)
+      .sort();
 
   beforeAll(async () => {
     owner = await createUser(server(), { label: "logs-owner", workspaceName: "Log Watchers", plan: "pro" });
@@ -90,7 +94,9 @@ e2e("the dashboard's request logs", (server) => {
       ["a", "Billing sync", ["leads.read", "leads.write"]],
       ["b", "Reporting", ["leads.read"]],
     ] as const) {
-      const { createApiKey } = await sessionGraphql<{ createApiKey: { api_key: { id: string }; secret: string } }>(
+      const { createApiKey } = await sessionGraphql<{
+        createApiKey: { api_key: { id: string }; secret: string };
+      }>(
         server(),
         session,
         "mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { api_key { id } secret } }",
@@ -98,10 +104,20 @@ e2e("the dashboard's request logs", (server) => {
       );
       keys[name] = { id: createApiKey.api_key.id, secret: createApiKey.secret };
     }
-    const call = async (key: "a" | "b", batch: 1 | 2, route: string, path: string, init: RequestInit = {}) => {
+    const call = async (
+      key: "a" | "b",
+      batch: 1 | 2,
+      route: string,
+      path: string,
+      init: RequestInit = {},
+    ) => {
       const response = await fetch(`${server().api}${path}`, {
         ...init,
-        headers: { Authorization: `Bearer ${keys[key].secret}`, "Content-Type": "application/json", ...init.headers },
+        headers: {
+          Authorization: `Bearer ${keys[key].secret}`,
+          "Content-Type": "application/json",
+          ...init.headers,
+        },
       });
       await response.arrayBuffer();
       made.push({ id: response.headers.get("x-request-id")!, key, status: response.status, route, batch });
@@ -113,7 +129,15 @@ e2e("the dashboard's request logs", (server) => {
 
     // Batch 1: 22 requests, 2 of them refused (403).
     await times(12, () => call("a", 1, "/v1/leads", "/leads"), 200);
-    await times(2, () => call("a", 1, "/v1/leads", "/leads", { method: "POST", body: JSON.stringify({ full_name: "Logged Lead" }) }), 201);
+    await times(
+      2,
+      () =>
+        call("a", 1, "/v1/leads", "/leads", {
+          method: "POST",
+          body: JSON.stringify({ full_name: "Logged Lead" }),
+        }),
+      201,
+    );
     await times(6, () => call("b", 1, "/v1/leads", "/leads"), 200);
     await times(2, () => call("b", 1, "/v1/clients", "/clients"), 403);
     // The next whole second: batch 2 arrives after it, batch 1 before it.
@@ -124,7 +148,11 @@ e2e("the dashboard's request logs", (server) => {
     await times(2, () => call("a", 2, "/v1/leads/{id}", `/leads/${MISSING_LEAD}`), 404);
     await times(4, () => call("b", 2, "/v1/leads", "/leads"), 200);
     await times(1, () => call("b", 2, "/v1/leads/{id}", `/leads/${MISSING_LEAD}`), 404);
-    await times(1, () => call("a", 2, "/v1/leads/{id}", `/leads/${MISSING_LEAD}`, { headers: { "User-Agent": UA } }), 404);
+    await times(
+      1,
+      () => call("a", 2, "/v1/leads/{id}", `/leads/${MISSING_LEAD}`, { headers: { "User-Agent": UA } }),
+      404,
+    );
     expect(made.every((m) => /^req_[0-9A-Z]{26}$/.test(m.id))).toBe(true);
 
     // Logs are written in batches after the response: flush, and wait until the API lists them all.
@@ -191,7 +219,8 @@ e2e("the dashboard's request logs", (server) => {
     expect(rate).toContain("(7 errors)");
     expect(Number(rate.split(" %")[0])).toBeCloseTo(stats.error_rate * 100, 2);
     expect(stats.error_rate).toBeCloseTo(7 / 31, 4);
-    const ms = async (id: string) => Number((await page.getByTestId(id).textContent())!.replace(/[^\d.]/g, ""));
+    const ms = async (id: string) =>
+      Number((await page.getByTestId(id).textContent())!.replace(/[^\d.]/g, ""));
     expect(await ms("logs-p50")).toBeCloseTo(stats.latency_ms.p50!, 2);
     expect(await ms("logs-p95")).toBeCloseTo(stats.latency_ms.p95!, 2);
 
@@ -204,10 +233,20 @@ e2e("the dashboard's request logs", (server) => {
     await page.getByText("The figures as tables").click();
     const today = stats.daily.at(-1)!;
     expect(today).toMatchObject({ requests: 31, errors: 7 });
-    const dayCells = await page.getByRole("region", { name: "Requests per day" }).getByRole("row").filter({ hasText: today.date }).locator("td").allTextContents();
+    const dayCells = await page
+      .getByRole("region", { name: "Requests per day" })
+      .getByRole("row")
+      .filter({ hasText: today.date })
+      .locator("td")
+      .allTextContents();
     expect(dayCells.slice(0, 3)).toEqual([today.date, "31", "7"]);
-    const endpointRows = page.getByRole("region", { name: "Top endpoints" }).getByRole("row").filter({ has: page.locator("td") });
-    const endpoints = await endpointRows.evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll("td")].slice(0, 2).map((td) => td.textContent)));
+    const endpointRows = page
+      .getByRole("region", { name: "Top endpoints" })
+      .getByRole("row")
+      .filter({ has: page.locator("td") });
+    const endpoints = await endpointRows.evaluateAll((rows) =>
+      rows.map((row) => [...row.querySelectorAll("td")].slice(0, 2).map((td) => td.textContent)),
+    );
     expect(endpoints).toEqual(stats.top_endpoints.map((e) => [`${e.method} ${e.route}`, String(e.requests)]));
     expect(stats.top_endpoints[0]).toEqual({ method: "GET", route: "/v1/leads", requests: 22 });
     await page.getByText("The figures as tables").click();
@@ -215,7 +254,9 @@ e2e("the dashboard's request logs", (server) => {
     // The table: the newest 25 requests in the API's order, each id an X-Request-Id of a request made here.
     expect(await shownIds()).toEqual(all.slice(0, 25).map((row) => row.request_id));
     expect(made.map((m) => m.id)).toEqual(expect.arrayContaining(await shownIds()));
-    expect(await page.getByRole("status").filter({ hasText: "Showing 25 requests" }).textContent()).toContain("more follow");
+    expect(await page.getByRole("status").filter({ hasText: "Showing 25 requests" }).textContent()).toContain(
+      "more follow",
+    );
     const newest = page.getByRole("row").filter({ hasText: all[0]!.request_id });
     const cells = await newest.locator("td").allTextContents();
     expect(cells[1]).toBe("GET /v1/leads/{id}");
@@ -223,7 +264,15 @@ e2e("the dashboard's request logs", (server) => {
     expect(cells[3]!.replace(/\D/g, "")).toBe(String(all[0]!.latency_ms));
     expect(cells[4]).toBe("Billing sync");
 
-    expect(await expectLabelled(page)).toEqual(["Workspace", "Period", "Key", "Status", "Route", "From", "To"]);
+    expect(await expectLabelled(page)).toEqual([
+      "Workspace",
+      "Period",
+      "Key",
+      "Status",
+      "Route",
+      "From",
+      "To",
+    ]);
     await screenshots(page, "logs");
 
     // Another period: the server's figures over 30 days, kept in the URL.
@@ -242,7 +291,9 @@ e2e("the dashboard's request logs", (server) => {
     await charts.screenshot({ path });
     const png = readPng(path);
     expect(distinctColours(png)).toBeGreaterThan(40);
-    const count = Object.fromEntries(Object.entries(SERIES).map(([name, hex]) => [name, countColour(png, hex, 12)])) as Record<keyof typeof SERIES, number>;
+    const count = Object.fromEntries(
+      Object.entries(SERIES).map(([name, hex]) => [name, countColour(png, hex, 12)]),
+    ) as Record<keyof typeof SERIES, number>;
     // A legend's swatch is about 14 × 12 px: these are bars and lines, not only swatches.
     expect(count.ok, JSON.stringify(count)).toBeGreaterThan(1_000);
     expect(count.failed, JSON.stringify(count)).toBeGreaterThan(300);
@@ -311,13 +362,18 @@ e2e("the dashboard's request logs", (server) => {
     await expect.poll(shownSorted).toEqual(ids((m) => m.key === "a" && m.route === "/v1/leads/{id}"));
     expect(await page.getByLabel("Key", { exact: true }).inputValue()).toBe(keys.a.id);
     expect(await page.getByLabel("Route", { exact: true }).inputValue()).toBe("/v1/leads/{id}");
-    expect(await page.getByLabel("From", { exact: true }).inputValue()).toBe(await localInput(boundary - 60_000));
+    expect(await page.getByLabel("From", { exact: true }).inputValue()).toBe(
+      await localInput(boundary - 60_000),
+    );
     await screenshots(page, "logs-filtered");
   });
 
   /** The label of the key select's option for a key name. */
   async function optionLabel(name: string) {
-    const labels = await dashboard.page.getByLabel("Key", { exact: true }).locator("option").allTextContents();
+    const labels = await dashboard.page
+      .getByLabel("Key", { exact: true })
+      .locator("option")
+      .allTextContents();
     return labels.find((label) => label.startsWith(`${name} · `));
   }
 
@@ -333,27 +389,47 @@ e2e("the dashboard's request logs", (server) => {
     await dialog.waitFor();
     await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Close");
     const fields = Object.fromEntries(
-      await dialog.locator("dl > div").evaluateAll((items) => items.map((item) => [item.querySelector("dt")!.textContent, item.querySelector("dd")!.textContent])),
+      await dialog
+        .locator("dl > div")
+        .evaluateAll((items) =>
+          items.map((item) => [item.querySelector("dt")!.textContent, item.querySelector("dd")!.textContent]),
+        ),
     ) as Record<string, string>;
-    expect(Object.keys(fields)).toEqual(["Request id", "Time", "Method", "Route", "Status", "Latency", "Error code", "Key", "Client IP", "User agent", "Model", "Input tokens", "Output tokens"]);
+    expect(Object.keys(fields)).toEqual([
+      "Request id",
+      "Time",
+      "Method",
+      "Route",
+      "Status",
+      "Latency",
+      "Error code",
+      "Key",
+      "Client IP",
+      "User agent",
+      "Model",
+      "Input tokens",
+      "Output tokens",
+    ]);
     expect(fields["Request id"]).toBe(target.request_id);
-    expect(fields["Time"]).toContain(target.created_at);
-    expect(fields["Method"]).toBe("GET");
-    expect(fields["Route"]).toBe("/v1/leads/{id} Only this route");
-    expect(fields["Status"]).toBe("404");
-    expect(fields["Latency"]!.replace(/\D/g, "")).toBe(String(target.latency_ms));
+    expect(fields.Time).toContain(target.created_at);
+    expect(fields.Method).toBe("GET");
+    expect(fields.Route).toBe("/v1/leads/{id} Only this route");
+    expect(fields.Status).toBe("404");
+    expect(fields.Latency!.replace(/\D/g, "")).toBe(String(target.latency_ms));
     expect(fields["Error code"]).toBe("not_found");
-    expect(fields["Key"]).toBe(`Billing sync ${keys.a.id} Only this key`);
+    expect(fields.Key).toBe(`Billing sync ${keys.a.id} Only this key`);
     expect(fields["Client IP"]).toBe(target.client_ip);
     expect(fields["Client IP"]).toMatch(/^(127\.0\.0\.1|::1)$/);
     expect(fields["User agent"]).toBe(UA);
-    expect([fields["Model"], fields["Input tokens"], fields["Output tokens"]]).toEqual(["none", "none", "none"]);
+    expect([fields.Model, fields["Input tokens"], fields["Output tokens"]]).toEqual(["none", "none", "none"]);
     await screenshots(page, "logs-detail");
 
     // Escape closes it, and focus goes back to the row's button.
     await page.keyboard.press("Escape");
     await expect.poll(() => dialog.count()).toBe(0);
-    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe(`Details of ${target.request_id}`);
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute("aria-label")))
+      .toBe(`Details of ${target.request_id}`);
     // Close does too; "Only this key" filters the table by the request's key.
     await button.click();
     await dialog.getByRole("button", { name: "Close" }).click();
@@ -376,7 +452,9 @@ e2e("the dashboard's request logs", (server) => {
     await alert.waitFor();
     expect(await alert.getAttribute("data-code")).toBe("validation_failed");
     expect(await alert.textContent()).toContain("status must be an HTTP status code from 100 to 599.");
-    await expect.poll(() => page.getByLabel("Status", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+    await expect
+      .poll(() => page.getByLabel("Status", { exact: true }).getAttribute("aria-invalid"))
+      .toBe("true");
     expect(await page.getByText("status must be an HTTP status code from 100 to 599.").count()).toBe(2);
     expect(await shownIds()).toEqual([]);
     await screenshots(page, "logs-bad-filter");
@@ -407,7 +485,9 @@ e2e("the dashboard's request logs", (server) => {
     dashboard.allowErrors(/status of 401/);
     await page.getByRole("button", { name: "Refresh" }).click();
     await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
-    await expect.poll(() => page.getByRole("status").filter({ hasText: "Your session has expired" }).count()).toBe(1);
+    await expect
+      .poll(() => page.getByRole("status").filter({ hasText: "Your session has expired" }).count())
+      .toBe(1);
     expect(new URL(page.url()).searchParams.get("next")).toBe("/dashboard/logs?status=404");
     await page.getByLabel("E-mail").fill(owner.email);
     await page.getByLabel("Password").fill(PASSWORD);
@@ -433,26 +513,46 @@ e2e("the dashboard's request logs", (server) => {
       await page.getByRole("link", { name: "Logs" }).click();
       await page.getByRole("heading", { level: 1, name: "Request logs" }).waitFor();
       await page.getByText("No requests in the last 7 days (UTC): nothing to chart yet.").waitFor();
-      await page.getByText(/^No requests in the last 30 days\. Requests made with this workspace's API keys/).waitFor();
+      await page
+        .getByText(/^No requests in the last 30 days\. Requests made with this workspace's API keys/)
+        .waitFor();
       expect(await page.getByTestId("logs-total").textContent()).toBe("0");
       // In the owner's workspace the member sees everything.
       await page.getByLabel("Workspace").selectOption({ label: "Log Watchers (member)" });
       const details = page.getByRole("button", { name: /^Details of req_/ });
-      await expect.poll(() => details.allTextContents()).toEqual(all.slice(0, 25).map((row) => row.request_id));
+      await expect
+        .poll(() => details.allTextContents())
+        .toEqual(all.slice(0, 25).map((row) => row.request_id));
       expect(await page.getByTestId("logs-total").textContent()).toBe("31");
       await expect.poll(() => page.getByTestId("logs-charts").locator("canvas").count()).toBe(4);
       // No key names for a member (apiKeys is owner-only): the key's id, shortened, and a text field for it.
-      const cells = await page.getByRole("row").filter({ hasText: all[0]!.request_id }).locator("td").allTextContents();
+      const cells = await page
+        .getByRole("row")
+        .filter({ hasText: all[0]!.request_id })
+        .locator("td")
+        .allTextContents();
       expect(cells[4]).toBe(`${keys.a.id.slice(0, 8)}…${keys.a.id.slice(-4)}`);
-      expect(await expectLabelled(page)).toEqual(["Workspace", "Period", "Key id", "Status", "Route", "From", "To"]);
+      expect(await expectLabelled(page)).toEqual([
+        "Workspace",
+        "Period",
+        "Key id",
+        "Status",
+        "Route",
+        "From",
+        "To",
+      ]);
       await page.getByLabel("Key id", { exact: true }).fill(keys.b.id);
       await page.getByRole("button", { name: "Apply filters" }).click();
-      await expect.poll(async () => (await details.allTextContents()).sort()).toEqual(ids((m) => m.key === "b"));
+      await expect
+        .poll(async () => (await details.allTextContents()).sort())
+        .toEqual(ids((m) => m.key === "b"));
       await expect.poll(() => page.getByTestId("logs-total").textContent()).toBe("13");
       // A key id that is not one: the API's message under the field.
       await page.getByLabel("Key id", { exact: true }).fill("nonsense");
       await page.getByRole("button", { name: "Apply filters" }).click();
-      await expect.poll(() => page.getByLabel("Key id", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+      await expect
+        .poll(() => page.getByLabel("Key id", { exact: true }).getAttribute("aria-invalid"))
+        .toBe("true");
       expect(await page.getByRole("alert").textContent()).toContain("key_id must be an API key id (key_…).");
       await page.getByLabel("Key id", { exact: true }).fill("");
       await page.getByRole("button", { name: "Apply filters" }).click();

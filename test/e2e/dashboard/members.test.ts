@@ -1,17 +1,17 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   createUser,
+  type DashboardPage,
   expectLabelled,
-  useChromium,
   openDashboard,
   PASSWORD,
   screenshots,
   sessionGraphql,
   signInApi,
   signInUi,
-  uniqueEmail,
-  type DashboardPage,
   type TestUser,
+  uniqueEmail,
+  useChromium,
 } from "../../support/dashboard.ts";
 import { e2e } from "../../support/suite.ts";
 
@@ -57,16 +57,25 @@ e2e("the dashboard's members", (server) => {
   it("invites by e-mail: the accept link is shown once and listed as pending; the invitee joins with the role; roles change", async () => {
     const dashboard = await openMembers(owner);
     const { page } = dashboard;
-    expect(await expectLabelled(page)).toEqual(["Workspace", `Role of ${owner.email}`, "E-mail address", "Role"]);
+    expect(await expectLabelled(page)).toEqual([
+      "Workspace",
+      `Role of ${owner.email}`,
+      "E-mail address",
+      "Role",
+    ]);
     expect(await memberRow(dashboard, owner.email).textContent()).toContain("you");
 
     const invitee = await createUser(server(), { label: "joiner" });
     const url = await invite(dashboard, invitee.email, "Member");
-    expect(url).toMatch(new RegExp(`^${server().url.replace(/[.]/g, "\\.")}/dashboard/invitations#token=inv\\w*_`));
+    expect(url).toMatch(
+      new RegExp(`^${server().url.replace(/[.]/g, "\\.")}/dashboard/invitations#token=inv\\w*_`),
+    );
     await page.getByText(`Send this link to ${invitee.email} yourself: it is shown only once`).waitFor();
     const pending = page.getByRole("table", { name: "Pending invitations" });
     await pending.getByRole("row").filter({ hasText: invitee.email }).waitFor();
-    expect(await pending.getByRole("row").filter({ hasText: invitee.email }).locator("td").nth(1).textContent()).toBe("member");
+    expect(
+      await pending.getByRole("row").filter({ hasText: invitee.email }).locator("td").nth(1).textContent(),
+    ).toBe("member");
     await screenshots(page, "members-invited");
     // Shown once: not in the page after a reload.
     await page.reload();
@@ -94,7 +103,14 @@ e2e("the dashboard's members", (server) => {
       .filter({ hasText: `${invitee.email} is now an owner.` })
       .waitFor();
     const session = await signInApi(server(), invitee.email);
-    const viewer = () => sessionGraphql<{ viewer: { role: string } }>(server(), session, "{ viewer { role } }", {}, owner.workspaceId);
+    const viewer = () =>
+      sessionGraphql<{ viewer: { role: string } }>(
+        server(),
+        session,
+        "{ viewer { role } }",
+        {},
+        owner.workspaceId,
+      );
     expect((await viewer()).viewer.role).toBe("owner");
     await row.getByLabel(`Role of ${invitee.email}`).selectOption("member");
     await page
@@ -136,7 +152,9 @@ e2e("the dashboard's members", (server) => {
     expect(await lastOwner.textContent()).toContain("The workspace needs at least one owner");
     await page.reload();
     await memberRow(dashboard, owner.email).waitFor();
-    expect(await memberRow(dashboard, owner.email).getByLabel(`Role of ${owner.email}`).inputValue()).toBe("owner");
+    expect(await memberRow(dashboard, owner.email).getByLabel(`Role of ${owner.email}`).inputValue()).toBe(
+      "owner",
+    );
     await memberRow(dashboard, owner.email)
       .getByRole("button", { name: `Remove ${owner.email}` })
       .click();
@@ -153,7 +171,10 @@ e2e("the dashboard's members", (server) => {
     const dashboard = await openMembers(owner);
     const { page } = dashboard;
     const url = await invite(dashboard, email, "Owner");
-    const pending = page.getByRole("table", { name: "Pending invitations" }).getByRole("row").filter({ hasText: email });
+    const pending = page
+      .getByRole("table", { name: "Pending invitations" })
+      .getByRole("row")
+      .filter({ hasText: email });
     await pending.waitFor();
     expect(await pending.locator("td").nth(1).textContent()).toBe("owner");
     await pending.getByRole("button", { name: `Revoke the invitation of ${email}` }).click();
@@ -172,7 +193,9 @@ e2e("the dashboard's members", (server) => {
     await newcomer.page.getByLabel("E-mail").fill(email);
     await newcomer.page.getByLabel("Password").fill(PASSWORD);
     await newcomer.page.getByRole("button", { name: "Create account" }).click();
-    await expect.poll(() => newcomer.page.locator('[role="alert"][data-code="invitation_invalid"]').count()).toBe(1);
+    await expect
+      .poll(() => newcomer.page.locator('[role="alert"][data-code="invitation_invalid"]').count())
+      .toBe(1);
     await newcomer.close();
   });
 
@@ -191,15 +214,22 @@ e2e("the dashboard's members", (server) => {
 
       const dashboard = await openMembers(member, "The Team (member)");
       const { page } = dashboard;
-      await page.getByRole("note").filter({ hasText: "Only owners can invite, change and remove members." }).waitFor();
+      await page
+        .getByRole("note")
+        .filter({ hasText: "Only owners can invite, change and remove members." })
+        .waitFor();
       await memberRow(dashboard, owner.email).waitFor();
       expect(await memberRow(dashboard, member.email).textContent()).toContain("you");
       for (const email of [owner.email, member.email]) {
         expect(await page.getByLabel(`Role of ${email}`).isDisabled()).toBe(true);
-        expect(await page.getByRole("button", { name: `Remove ${email}` }).getAttribute("aria-disabled")).toBe("true");
+        expect(
+          await page.getByRole("button", { name: `Remove ${email}` }).getAttribute("aria-disabled"),
+        ).toBe("true");
       }
       expect(await page.getByLabel("E-mail address").isDisabled()).toBe(true);
-      expect(await page.getByRole("button", { name: "Send invitation" }).getAttribute("aria-disabled")).toBe("true");
+      expect(await page.getByRole("button", { name: "Send invitation" }).getAttribute("aria-disabled")).toBe(
+        "true",
+      );
       // Pending invitations are the owners' business.
       expect(await page.getByRole("heading", { name: "Pending invitations" }).count()).toBe(0);
       await screenshots(page, "members-member-view");
@@ -237,7 +267,9 @@ e2e("the dashboard's members", (server) => {
 
       // The member's next request in that workspace is refused (not_a_member): the app reloads the session and moves on.
       await page.getByRole("link", { name: "Overview" }).click();
-      await expect.poll(() => page.getByLabel("Workspace").locator("option").allTextContents()).toEqual(["Member's Own (owner)"]);
+      await expect
+        .poll(() => page.getByLabel("Workspace").locator("option").allTextContents())
+        .toEqual(["Member's Own (owner)"]);
       await expect.poll(() => page.locator("main").textContent()).toContain("Member's Own");
       await dashboard.close();
     });

@@ -1,19 +1,19 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   addMember,
   createUser,
+  type DashboardPage,
   expectLabelled,
-  useChromium,
   openDashboard,
   screenshots,
   sessionGraphql,
   signInApi,
   signInUi,
-  type DashboardPage,
   type TestUser,
+  useChromium,
 } from "../../support/dashboard.ts";
 import { e2e } from "../../support/suite.ts";
 
@@ -36,36 +36,52 @@ interface Upload {
 }
 
 const pdf: Upload = { name: "résumé 2026.pdf", mimeType: "application/pdf", buffer: randomBytes(1_500) };
-const notes: Upload = { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("line one\nline two\n".repeat(111) + "xx") };
+const notes: Upload = {
+  name: "notes.txt",
+  mimeType: "text/plain",
+  buffer: Buffer.from(`${"line one\nline two\n".repeat(111)}xx`),
+};
 // Exactly 500 bytes of JSON: the raw route must take it as a file, not as a JSON upload.
-const data: Upload = { name: "data.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify({ pad: "x".repeat(490) })) };
+const data: Upload = {
+  name: "data.json",
+  mimeType: "application/json",
+  buffer: Buffer.from(JSON.stringify({ pad: "x".repeat(490) })),
+};
 
 e2e("the dashboard's storage", (server) => {
-  let owner: TestUser;
-
   beforeAll(async () => {
-    owner = await createUser(server(), { label: "storage-owner", plan: "plus", workspaceName: "Archive Co" });
+    await createUser(server(), { label: "storage-owner", plan: "plus", workspaceName: "Archive Co" });
     expect([pdf.buffer.length, notes.buffer.length, data.buffer.length]).toEqual([1_500, 2_000, 500]);
   });
 
   /** The user's session from Node, for setting up and checking what the screen did. */
   const api = async (user: TestUser) => {
     const session = await signInApi(server(), user.email);
-    const gql = <T>(query: string, variables: Record<string, unknown> = {}) => sessionGraphql<T>(server(), session, query, variables, user.workspaceId);
+    const gql = <T>(query: string, variables: Record<string, unknown> = {}) =>
+      sessionGraphql<T>(server(), session, query, variables, user.workspaceId);
     return {
       gql,
       state: () =>
-        gql<{ buckets: { data: { id: string; name: string }[] }; storageUsage: { used_bytes: number; object_count: number } }>(
-          "{ buckets(limit: 100) { data { id name } } storageUsage { used_bytes object_count } }",
-        ),
+        gql<{
+          buckets: { data: { id: string; name: string }[] };
+          storageUsage: { used_bytes: number; object_count: number };
+        }>("{ buckets(limit: 100) { data { id name } } storageUsage { used_bytes object_count } }"),
       /** A bucket holding `files`, made through the API (for tests whose subject is not making them). */
       async seed(bucket: string, files: Upload[]) {
-        const { createBucket } = await gql<{ createBucket: { id: string } }>("mutation($name: String!) { createBucket(name: $name) { id } }", { name: bucket });
+        const { createBucket } = await gql<{ createBucket: { id: string } }>(
+          "mutation($name: String!) { createBucket(name: $name) { id } }",
+          { name: bucket },
+        );
         for (const file of files) {
           const query = new URLSearchParams({ file_name: file.name, content_type: file.mimeType });
           const response = await fetch(`${server().api}/buckets/${createBucket.id}/objects?${query}`, {
             method: "POST",
-            headers: { Cookie: session.cookie, "X-CSRF-Token": session.csrf, "Kontor-Workspace": user.workspaceId, "Content-Type": "application/octet-stream" },
+            headers: {
+              Cookie: session.cookie,
+              "X-CSRF-Token": session.csrf,
+              "Kontor-Workspace": user.workspaceId,
+              "Content-Type": "application/octet-stream",
+            },
             body: new Uint8Array(file.buffer),
           });
           expect(response.status, await response.clone().text()).toBe(201);
@@ -93,11 +109,15 @@ e2e("the dashboard's storage", (server) => {
   });
 
   const filesTable = (page: Page, bucket: string) => page.getByRole("table", { name: `Files in ${bucket}` });
-  const fileRow = (page: Page, bucket: string, name: string) => filesTable(page, bucket).getByRole("row").filter({ hasText: name });
+  const fileRow = (page: Page, bucket: string, name: string) =>
+    filesTable(page, bucket).getByRole("row").filter({ hasText: name });
 
   /** Clicks a download button and answers the file the browser saved: its suggested name and bytes. */
   const download = async (page: Page, name: string) => {
-    const [saved] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: `Download ${name}`, exact: true }).click()]);
+    const [saved] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: `Download ${name}`, exact: true }).click(),
+    ]);
     return { name: saved.suggestedFilename(), bytes: await readFile((await saved.path())!) };
   };
 
@@ -119,7 +139,9 @@ e2e("the dashboard's storage", (server) => {
     await name.fill("Quarterly_Reports");
     await create.click();
     await expect.poll(() => name.getAttribute("aria-invalid")).toBe("true");
-    expect(await page.locator(".field-error").textContent()).toBe("name must be 3–63 characters of lower-case letters a-z, digits and -.");
+    expect(await page.locator(".field-error").textContent()).toBe(
+      "name must be 3–63 characters of lower-case letters a-z, digits and -.",
+    );
     expect((await userApi.state()).buckets.data).toEqual([]);
 
     await name.fill("reports");
@@ -139,7 +161,9 @@ e2e("the dashboard's storage", (server) => {
       transfer.items.add(new File(["dropped in\n"], "dropped.txt", { type: "text/plain" }));
       return transfer;
     });
-    await page.getByRole("form", { name: "Upload files to reports" }).dispatchEvent("drop", { dataTransfer: dropped });
+    await page
+      .getByRole("form", { name: "Upload files to reports" })
+      .dispatchEvent("drop", { dataTransfer: dropped });
     await page.getByTestId("storage-chosen").filter({ hasText: "dropped.txt, 11 B" }).waitFor();
     await page.getByRole("button", { name: "Upload", exact: true }).click();
     await page.getByRole("status").filter({ hasText: "dropped.txt uploaded." }).waitFor();
@@ -192,7 +216,9 @@ e2e("the dashboard's storage", (server) => {
     await expect.poll(() => filesTable(page, "inbox").getByRole("row").count()).toBe(4);
     const rows = await filesTable(page, "inbox")
       .getByRole("row")
-      .evaluateAll((trs) => trs.slice(1).map((tr) => [...tr.querySelectorAll("td")].slice(0, 3).map((td) => td.textContent)));
+      .evaluateAll((trs) =>
+        trs.slice(1).map((tr) => [...tr.querySelectorAll("td")].slice(0, 3).map((td) => td.textContent)),
+      );
     expect(rows).toEqual([
       [data.name, "application/json", "500 B"],
       [notes.name, "text/plain", "2.00 kB"],
@@ -209,7 +235,9 @@ e2e("the dashboard's storage", (server) => {
       },
     );
     expect(Object.fromEntries(files.data.map((file) => [file.file_name, file.sha256]))).toEqual(
-      Object.fromEntries([pdf, notes, data].map((file) => [file.name, createHash("sha256").update(file.buffer).digest("hex")])),
+      Object.fromEntries(
+        [pdf, notes, data].map((file) => [file.name, createHash("sha256").update(file.buffer).digest("hex")]),
+      ),
     );
     await screenshots(page, "storage-files");
 
@@ -229,20 +257,43 @@ e2e("the dashboard's storage", (server) => {
     // A slow link: the progress bar moves, and a cancelled upload leaves nothing.
     const cdp = await page.context().newCDPSession(page);
     await cdp.send("Network.enable");
-    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 200_000 });
-    const big: Upload = { name: "big.bin", mimeType: "application/octet-stream", buffer: randomBytes(2_000_000) };
+    await cdp.send("Network.emulateNetworkConditions", {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: 200_000,
+    });
+    const big: Upload = {
+      name: "big.bin",
+      mimeType: "application/octet-stream",
+      buffer: randomBytes(2_000_000),
+    };
     await page.getByLabel("Files to upload").setInputFiles(big);
     await page.getByRole("button", { name: "Upload", exact: true }).click();
     const progress = page.getByRole("progressbar", { name: "Uploading big.bin" });
-    await expect.poll(async () => Number(await progress.getAttribute("value")), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(async () => Number(await progress.getAttribute("value")), { timeout: 10_000 })
+      .toBeGreaterThan(0);
     expect(Number(await progress.getAttribute("value"))).toBeLessThan(100);
-    expect(await page.getByRole("button", { name: "Upload", exact: true }).getAttribute("aria-busy")).toBe("true");
+    expect(await page.getByRole("button", { name: "Upload", exact: true }).getAttribute("aria-busy")).toBe(
+      "true",
+    );
     await screenshots(page, "storage-uploading");
     await page.getByRole("button", { name: "Cancel upload" }).click();
-    await page.getByRole("alert").filter({ hasText: "big.bin was not uploaded: Cancelled: nothing of it was stored." }).waitFor();
-    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await page
+      .getByRole("alert")
+      .filter({ hasText: "big.bin was not uploaded: Cancelled: nothing of it was stored." })
+      .waitFor();
+    await cdp.send("Network.emulateNetworkConditions", {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: -1,
+    });
     expect(await fileRow(page, "inbox", "big.bin").count()).toBe(0);
-    await expect.poll(async () => (await userApi.state()).storageUsage).toEqual({ used_bytes: 4_000, object_count: 3 });
+    await expect
+      .poll(async () => (await userApi.state()).storageUsage)
+      .toEqual({ used_bytes: 4_000, object_count: 3 });
     expect(await usage(page)).toEqual({ used: "4.00 kB", files: "3", buckets: "1" });
     await dashboard.close();
   });
@@ -264,7 +315,9 @@ e2e("the dashboard's storage", (server) => {
     const refusal = bucketDialog.getByRole("alert");
     await refusal.waitFor();
     expect(await refusal.getAttribute("data-code")).toBe("invalid_state");
-    expect(await refusal.textContent()).toContain(`Bucket '${bucketId}' still holds 1 object(s): delete them first.`);
+    expect(await refusal.textContent()).toContain(
+      `Bucket '${bucketId}' still holds 1 object(s): delete them first.`,
+    );
     await screenshots(page, "storage-bucket-not-empty");
     await bucketDialog.getByRole("button", { name: "Cancel" }).click();
     expect(await page.getByRole("dialog").count()).toBe(0);
@@ -291,7 +344,10 @@ e2e("the dashboard's storage", (server) => {
     await page.getByText("No buckets yet.").waitFor();
     expect(await page.getByRole("heading", { name: "Files in old-stuff" }).count()).toBe(0);
     await expect.poll(() => usage(page)).toEqual({ used: "0 B", files: "0", buckets: "0" });
-    expect(await userApi.state()).toEqual({ buckets: { data: [] }, storageUsage: { used_bytes: 0, object_count: 0 } });
+    expect(await userApi.state()).toEqual({
+      buckets: { data: [] },
+      storageUsage: { used_bytes: 0, object_count: 0 },
+    });
     await dashboard.close();
   });
 
@@ -302,21 +358,34 @@ e2e("the dashboard's storage", (server) => {
     const quota = 1e9;
     // Nearly full (the counter the quota is checked against, set as if files were stored): 10 kB left.
     const fill = (left: number) =>
-      server().running.db.prisma.workspace.update({ where: { id: user.workspaceId }, data: { storageBytes: BigInt(quota - left) } });
+      server().running.db.prisma.workspace.update({
+        where: { id: user.workspaceId },
+        data: { storageBytes: BigInt(quota - left) },
+      });
     await fill(10_000);
     const dashboard = await openStorage(user);
     const { page } = dashboard;
     await page.getByRole("heading", { name: "Files in full" }).waitFor();
     expect(await page.getByTestId("storage-free").textContent()).toBe("10.0 kB");
     await page.getByRole("note").filter({ hasText: "The quota is almost used up" }).waitFor();
-    expect(await page.getByRole("meter", { name: "Storage used" }).getAttribute("value")).toBe(String(quota - 10_000));
+    expect(await page.getByRole("meter", { name: "Storage used" }).getAttribute("value")).toBe(
+      String(quota - 10_000),
+    );
 
     // Meanwhile, somewhere else, the rest is used but 1 kB: the screen thinks 5 kB fit, the API refuses.
     await fill(1_000);
     const posts: string[] = [];
-    page.on("request", (request) => void (request.method() === "POST" && request.url().includes("/v1/") && posts.push(request.url())));
+    page.on(
+      "request",
+      (request) =>
+        void (request.method() === "POST" && request.url().includes("/v1/") && posts.push(request.url())),
+    );
     dashboard.allowErrors(/status of 403/);
-    const big: Upload = { name: "scan.bin", mimeType: "application/octet-stream", buffer: randomBytes(5_000) };
+    const big: Upload = {
+      name: "scan.bin",
+      mimeType: "application/octet-stream",
+      buffer: randomBytes(5_000),
+    };
     await page.getByLabel("Files to upload").setInputFiles(big);
     await page.getByRole("button", { name: "Upload", exact: true }).click();
     const refused = page.getByRole("alert").filter({ hasText: "scan.bin was not uploaded" });
@@ -338,7 +407,9 @@ e2e("the dashboard's storage", (server) => {
     const local = page.getByRole("alert").filter({ hasText: "nothing was sent" });
     await local.waitFor();
     expect(await local.getAttribute("data-code")).toBe("storage_quota_exceeded");
-    expect(await local.textContent()).toContain("scan.bin was not uploaded: It is 5.00 kB, and only 1.00 kB of the workspace's 1 GB storage quota is left");
+    expect(await local.textContent()).toContain(
+      "scan.bin was not uploaded: It is 5.00 kB, and only 1.00 kB of the workspace's 1 GB storage quota is left",
+    );
     expect(posts).toHaveLength(1);
     expect(await filesTable(page, "full").count()).toBe(0);
     expect((await userApi.state()).storageUsage).toEqual({ used_bytes: quota - 1_000, object_count: 0 });
@@ -347,14 +418,23 @@ e2e("the dashboard's storage", (server) => {
 
   describe("as a member", () => {
     it("sees the usage, buckets and files and downloads them; every write is disabled with the reason, and a forced one shows owner_required", async () => {
-      const owner = await createUser(server(), { label: "storage-team", plan: "pro", workspaceName: "Shared Files" });
+      const owner = await createUser(server(), {
+        label: "storage-team",
+        plan: "pro",
+        workspaceName: "Shared Files",
+      });
       const ownerApi = await api(owner);
       await ownerApi.seed("handbooks", [notes]);
       const member = await createUser(server(), { label: "storage-member" });
       await addMember(server(), owner, member, "member");
       const dashboard = await openStorage(member, "Shared Files (member)");
       const { page } = dashboard;
-      await page.getByRole("note").filter({ hasText: "Only owners of the workspace can create and delete buckets, and upload and delete files." }).waitFor();
+      await page
+        .getByRole("note")
+        .filter({
+          hasText: "Only owners of the workspace can create and delete buckets, and upload and delete files.",
+        })
+        .waitFor();
       await fileRow(page, "handbooks", notes.name).waitFor();
       expect(await usage(page)).toEqual({ used: "2.00 kB", files: "1", buckets: "1" });
       expect(await page.getByTestId("storage-limit").textContent()).toBe("100 GB");
@@ -364,7 +444,10 @@ e2e("the dashboard's storage", (server) => {
 
       // Every write is shown, disabled.
       for (const label of ["Create bucket", "Upload", "Delete bucket handbooks", `Delete ${notes.name}`]) {
-        expect(await page.getByRole("button", { name: label, exact: true }).getAttribute("aria-disabled"), label).toBe("true");
+        expect(
+          await page.getByRole("button", { name: label, exact: true }).getAttribute("aria-disabled"),
+          label,
+        ).toBe("true");
       }
       expect(await page.getByLabel("Bucket name").isDisabled()).toBe(true);
       expect(await page.getByLabel("Files to upload").isDisabled()).toBe(true);

@@ -3,8 +3,10 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ALL_EVENTS, EVENT_TYPES, TEST_EVENT_TYPE } from "../../../schema/lib/event-types.ts";
 import {
+  type ApiSession,
   addMember,
   createUser,
+  type DashboardPage,
   expectLabelled,
   launchChromium,
   openDashboard,
@@ -13,12 +15,10 @@ import {
   sessionGraphqlRaw,
   signInApi,
   signInUi,
-  WIDTHS,
-  type ApiSession,
-  type DashboardPage,
   type TestUser,
+  WIDTHS,
 } from "../../support/dashboard.ts";
-import { startReceiver, type Received, type Receiver } from "../../support/receiver.ts";
+import { type Received, type Receiver, startReceiver } from "../../support/receiver.ts";
 import { e2e } from "../../support/suite.ts";
 
 /**
@@ -69,14 +69,22 @@ e2e(
 
     beforeAll(async () => {
       // Pro: the tests add more endpoints than the free plan allows (docs/api/limits.md).
-      owner = await createUser(server(), { label: "webhooks-owner", workspaceName: "Hook Makers", plan: "pro" });
-      [session, { key: leadKey }] = await Promise.all([signInApi(server(), owner.email), server().key(owner.workspaceId, ["leads.write"])]);
+      owner = await createUser(server(), {
+        label: "webhooks-owner",
+        workspaceName: "Hook Makers",
+        plan: "pro",
+      });
+      [session, { key: leadKey }] = await Promise.all([
+        signInApi(server(), owner.email),
+        server().key(owner.workspaceId, ["leads.write"]),
+      ]);
     });
 
     /** A path of the receiver no other test (or stack) uses. */
     const path = (name: string) => `/${stack}/${name}`;
 
-    const gql = <T>(query: string, variables: Record<string, unknown> = {}) => sessionGraphql<T>(server(), session, query, variables, owner.workspaceId);
+    const gql = <T>(query: string, variables: Record<string, unknown> = {}) =>
+      sessionGraphql<T>(server(), session, query, variables, owner.workspaceId);
 
     /** An endpoint made through the API, for tests whose subject is not creation. */
     const endpointViaApi = async (url: string, events = ["lead.created"]) => {
@@ -106,7 +114,8 @@ e2e(
       return dashboard;
     };
 
-    const endpointRow = (page: Page, url: string) => page.getByRole("region", { name: "Webhook endpoints" }).getByRole("row").filter({ hasText: url });
+    const endpointRow = (page: Page, url: string) =>
+      page.getByRole("region", { name: "Webhook endpoints" }).getByRole("row").filter({ hasText: url });
     const deliveryRow = (page: Page, id: string) =>
       page
         .getByRole("region", { name: "Webhook deliveries" })
@@ -155,7 +164,12 @@ e2e(
       const dialog = page.getByRole("dialog", { name: "Add a webhook endpoint" });
       await dialog.waitFor();
       expect(await expectLabelled(page)).toEqual(
-        expect.arrayContaining(["URL", "Description (optional)", "Every event, including types added later", ...EVENT_TYPES]),
+        expect.arrayContaining([
+          "URL",
+          "Description (optional)",
+          "Every event, including types added later",
+          ...EVENT_TYPES,
+        ]),
       );
       // Every event by default: the types are shown, but not chosen.
       expect(await dialog.getByLabel("Every event, including types added later").isChecked()).toBe(true);
@@ -166,7 +180,10 @@ e2e(
       const url = dialog.getByLabel("URL", { exact: true });
       for (const [refused, message] of [
         ["ftp://127.0.0.1/hooks", "url must be an absolute http or https URL."],
-        ["http://169.254.169.254/latest/meta-data", "url points to 169.254.169.254, a link-local address, which is never allowed."],
+        [
+          "http://169.254.169.254/latest/meta-data",
+          "url points to 169.254.169.254, a link-local address, which is never allowed.",
+        ],
       ] as const) {
         await url.fill(refused);
         await dialog.getByRole("button", { name: "Add endpoint" }).click();
@@ -186,7 +203,9 @@ e2e(
       expect(await url.getAttribute("aria-invalid")).toBeNull();
       await screenshots(page, "webhooks-create-refused");
       // Nothing was made by any of it.
-      const none = await gql<{ webhookEndpoints: { data: unknown[] } }>("{ webhookEndpoints { data { id } } }");
+      const none = await gql<{ webhookEndpoints: { data: unknown[] } }>(
+        "{ webhookEndpoints { data { id } } }",
+      );
       expect(none.webhookEndpoints.data).toEqual([]);
 
       await dialog.getByLabel("lead.created", { exact: true }).check();
@@ -202,15 +221,19 @@ e2e(
         .waitFor();
       const row = endpointRow(page, target);
       await row.waitFor();
-      const [shownUrl, events, status] = (await row.locator("td").allTextContents()).map((text) => text.trim());
+      const [shownUrl, events, status] = (await row.locator("td").allTextContents()).map((text) =>
+        text.trim(),
+      );
       expect(shownUrl).toBe(`${target}Order sync`);
       expect(events).toBe("lead.createdinvoice.paid");
       expect(status).toBe("Active");
       await screenshots(page, "webhooks-created");
-      const made = await gql<{ webhookEndpoints: { data: { url: string; events: string[]; description: string }[] } }>(
-        "{ webhookEndpoints { data { url events description } } }",
-      );
-      expect(made.webhookEndpoints.data).toEqual([{ url: target, events: ["lead.created", "invoice.paid"], description: "Order sync" }]);
+      const made = await gql<{
+        webhookEndpoints: { data: { url: string; events: string[]; description: string }[] };
+      }>("{ webhookEndpoints { data { url events description } } }");
+      expect(made.webhookEndpoints.data).toEqual([
+        { url: target, events: ["lead.created", "invoice.paid"], description: "Order sync" },
+      ]);
 
       // Shown once: gone when dismissed, and after a reload.
       await page.getByRole("button", { name: "Done" }).click();
@@ -221,16 +244,23 @@ e2e(
 
       // A test event from the row: the receiver gets webhook.test, signed with that secret.
       await page.getByRole("button", { name: `Send test event to ${target}` }).click();
-      const notice = page.getByRole("status").filter({ hasText: `A ${TEST_EVENT_TYPE} event is on its way to ${target}` });
+      const notice = page
+        .getByRole("status")
+        .filter({ hasText: `A ${TEST_EVENT_TYPE} event is on its way to ${target}` });
       await notice.waitFor();
       const [request] = await receiver.waitFor(path("created"), 1);
       expect(header(request!, "Kontor-Event")).toBe(TEST_EVENT_TYPE);
-      expect(request!.json).toMatchObject({ type: TEST_EVENT_TYPE, data: { object: { object: "webhook_endpoint", url: target } } });
+      expect(request!.json).toMatchObject({
+        type: TEST_EVENT_TYPE,
+        data: { object: { object: "webhook_endpoint", url: target } },
+      });
       expectSignedWith(request!, secret);
       const deliveryId = header(request!, "Kontor-Delivery");
       expect(await notice.textContent()).toContain(deliveryId);
       // The list follows the delivery while it is pending: no Refresh needed.
-      await expect.poll(async () => (await cells(page, deliveryId))?.status, { timeout: 10_000 }).toBe("Succeeded");
+      await expect
+        .poll(async () => (await cells(page, deliveryId))?.status, { timeout: 10_000 })
+        .toBe("Succeeded");
       expect(await cells(page, deliveryId)).toEqual({
         event: expect.stringContaining(TEST_EVENT_TYPE),
         endpoint: target,
@@ -246,7 +276,10 @@ e2e(
     it("shows a delivery the receiver answered 500 as retrying with the status, body, attempts and next attempt; replayed once the receiver recovers, the event arrives again, signed with the current secret, and succeeds", async () => {
       const target = receiver.url(path("failing"));
       const { secret } = await endpointViaApi(target);
-      receiver.answer = (request) => (request.path === path("failing") ? { status: 500, body: "receiver down: database unavailable" } : { status: 200 });
+      receiver.answer = (request) =>
+        request.path === path("failing")
+          ? { status: 500, body: "receiver down: database unavailable" }
+          : { status: 200 };
       const dashboard = await openWebhooks();
       const { page } = dashboard;
 
@@ -255,18 +288,31 @@ e2e(
       expect(header(first!, "Kontor-Event")).toBe("lead.created");
       const failedId = header(first!, "Kontor-Delivery");
       const failing = await refreshUntil(page, failedId, "Retrying");
-      expect(failing).toMatchObject({ event: expect.stringContaining("lead.created"), endpoint: target, response: "HTTP 500", attempts: "1" });
+      expect(failing).toMatchObject({
+        event: expect.stringContaining("lead.created"),
+        endpoint: target,
+        response: "HTTP 500",
+        attempts: "1",
+      });
       expect(failing.next).toMatch(/^Next attempt .*\d/);
       await screenshots(page, "webhooks-deliveries-failing");
 
       // The detail: the answer's body, the error (none: an answer came), when the next attempt is due.
       await page.getByRole("button", { name: `Details of delivery ${failedId}` }).click();
       const detail = page.getByRole("dialog", { name: "Delivery of lead.created" });
-      await detail.getByRole("region", { name: "Response body" }).filter({ hasText: "receiver down: database unavailable" }).waitFor();
+      await detail
+        .getByRole("region", { name: "Response body" })
+        .filter({ hasText: "receiver down: database unavailable" })
+        .waitFor();
       const facts = Object.fromEntries(
         await detail
           .locator("dl > div")
-          .evaluateAll((items) => items.map((item) => [item.querySelector("dt")!.textContent, item.querySelector("dd")!.textContent])),
+          .evaluateAll((items) =>
+            items.map((item) => [
+              item.querySelector("dt")!.textContent,
+              item.querySelector("dd")!.textContent,
+            ]),
+          ),
       );
       expect(facts).toMatchObject({
         Status: "Retrying",
@@ -285,7 +331,9 @@ e2e(
       // The receiver recovers; the replay goes out at once (the retry would wait an hour).
       receiver.answer = () => ({ status: 200 });
       await detail.getByRole("button", { name: "Replay" }).click();
-      const notice = page.getByRole("status").filter({ hasText: `lead.created sent again to ${target} as delivery ` });
+      const notice = page
+        .getByRole("status")
+        .filter({ hasText: `lead.created sent again to ${target} as delivery ` });
       await notice.waitFor();
       await detail.waitFor({ state: "hidden" });
       const [, again] = await receiver.waitFor(path("failing"), 2);
@@ -297,7 +345,9 @@ e2e(
       expect(again!.json.id).toBe(first!.json.id);
       expect(again!.json.data.object.full_name).toBe("Failing Lead");
       expectSignedWith(again!, secret);
-      await expect.poll(async () => (await cells(page, replayId))?.status, { timeout: 10_000 }).toBe("Succeeded");
+      await expect
+        .poll(async () => (await cells(page, replayId))?.status, { timeout: 10_000 })
+        .toBe("Succeeded");
       expect(await cells(page, replayId)).toMatchObject({ response: "HTTP 200", attempts: "1", next: "" });
       // The failed delivery stays as it was.
       expect(await cells(page, failedId)).toEqual(failing);
@@ -347,7 +397,9 @@ e2e(
         .getByRole("status")
         .filter({ hasText: `${paused} paused` })
         .waitFor();
-      await expect.poll(async () => (await endpointRow(page, paused).locator("td").nth(2).textContent())?.trim()).toBe("Paused");
+      await expect
+        .poll(async () => (await endpointRow(page, paused).locator("td").nth(2).textContent())?.trim())
+        .toBe("Paused");
       expect(await page.getByRole("button", { name: `Resume ${paused}` }).count()).toBe(1);
       expect((await endpointRow(page, active).locator("td").nth(2).textContent())?.trim()).toBe("Active");
 
@@ -358,20 +410,31 @@ e2e(
       // The paused endpoint's delivery exists, held: so the fan-out is done and nothing was sent.
       await page.getByRole("button", { name: `Deliveries to ${paused}` }).click();
       const filter = page.getByLabel("Endpoint", { exact: true });
-      await expect.poll(() => filter.evaluate((select: HTMLSelectElement) => select.selectedOptions[0]?.textContent)).toBe(paused);
+      await expect
+        .poll(() => filter.evaluate((select: HTMLSelectElement) => select.selectedOptions[0]?.textContent))
+        .toBe(paused);
       const deliveries = page.getByRole("region", { name: "Webhook deliveries" });
       await expect
         .poll(
           async () => {
-            if ((await deliveries.getByRole("row").count()) < 2) await page.getByRole("button", { name: "Refresh", exact: true }).click();
+            if ((await deliveries.getByRole("row").count()) < 2)
+              await page.getByRole("button", { name: "Refresh", exact: true }).click();
             return deliveries.getByRole("row").count();
           },
           { timeout: 15_000, interval: 250 },
         )
         .toBe(2);
-      const heldRow = (await deliveries.getByRole("row").nth(1).locator("td").allTextContents()).map((text) => text.trim());
+      const heldRow = (await deliveries.getByRole("row").nth(1).locator("td").allTextContents()).map((text) =>
+        text.trim(),
+      );
       expect(heldRow[0]).toMatch(/^lead\.created/);
-      expect(heldRow.slice(1)).toEqual([paused, "Held: endpoint paused", "Not sent yet", "0", "DetailsReplay"]);
+      expect(heldRow.slice(1)).toEqual([
+        paused,
+        "Held: endpoint paused",
+        "Not sent yet",
+        "0",
+        "DetailsReplay",
+      ]);
       await screenshots(page, "webhooks-paused");
       expect(receiver.on(path("paused"))).toEqual([]);
 
@@ -386,7 +449,8 @@ e2e(
         .poll(async () => {
           const row = deliveries.getByRole("row").nth(1);
           const status = (await row.locator("td").nth(2).textContent())?.trim();
-          if (status !== "Succeeded") await page.getByRole("button", { name: "Refresh", exact: true }).click();
+          if (status !== "Succeeded")
+            await page.getByRole("button", { name: "Refresh", exact: true }).click();
           return status;
         })
         .toBe("Succeeded");
@@ -424,7 +488,13 @@ e2e(
         .filter({ hasText: `Endpoint ${doomed} deleted` })
         .waitFor();
       await expect.poll(() => endpointRow(page, doomed).count()).toBe(0);
-      const gone = await sessionGraphqlRaw(server(), session, "query($id: ID!) { webhookEndpoint(id: $id) { id } }", { id }, owner.workspaceId);
+      const gone = await sessionGraphqlRaw(
+        server(),
+        session,
+        "query($id: ID!) { webhookEndpoint(id: $id) { id } }",
+        { id },
+        owner.workspaceId,
+      );
       expect(gone.body.errors?.[0]?.extensions.code).toBe("not_found");
 
       await createLead("After Delete");
@@ -437,9 +507,12 @@ e2e(
       it("sees endpoints and deliveries with their details, every change disabled with the reason; a forced test event shows the API's owner_required message and sends nothing", async () => {
         const target = receiver.url(path("member"));
         const { id } = await endpointViaApi(target, [ALL_EVENTS]);
-        const { testWebhookEndpoint } = await gql<{ testWebhookEndpoint: { id: string } }>("mutation($id: ID!) { testWebhookEndpoint(id: $id) { id } }", {
-          id,
-        });
+        const { testWebhookEndpoint } = await gql<{ testWebhookEndpoint: { id: string } }>(
+          "mutation($id: ID!) { testWebhookEndpoint(id: $id) { id } }",
+          {
+            id,
+          },
+        );
         await receiver.waitFor(path("member"), 1);
         const member = await createUser(server(), { label: "webhooks-member" });
         await addMember(server(), owner, member, "member");
@@ -452,10 +525,15 @@ e2e(
         await page.getByRole("heading", { level: 1, name: "Webhooks" }).waitFor();
         await page
           .getByRole("note")
-          .filter({ hasText: "Only owners of the workspace can add, pause, test, rotate and delete endpoints, and replay deliveries." })
+          .filter({
+            hasText:
+              "Only owners of the workspace can add, pause, test, rotate and delete endpoints, and replay deliveries.",
+          })
           .waitFor();
         await endpointRow(page, target).waitFor();
-        await expect.poll(async () => (await cells(page, testWebhookEndpoint.id))?.status, { timeout: 10_000 }).toBe("Succeeded");
+        await expect
+          .poll(async () => (await cells(page, testWebhookEndpoint.id))?.status, { timeout: 10_000 })
+          .toBe("Succeeded");
 
         const disabled = [
           "Add endpoint",
@@ -465,13 +543,19 @@ e2e(
           `Delete ${target}`,
           `Replay delivery ${testWebhookEndpoint.id}`,
         ];
-        for (const name of disabled) expect(await page.getByRole("button", { name, exact: true }).getAttribute("aria-disabled"), name).toBe("true");
+        for (const name of disabled)
+          expect(
+            await page.getByRole("button", { name, exact: true }).getAttribute("aria-disabled"),
+            name,
+          ).toBe("true");
         // Reading is theirs: the deliveries of one endpoint, and a delivery's detail.
         await page.getByRole("button", { name: `Deliveries to ${target}` }).click();
         await page.getByRole("button", { name: `Details of delivery ${testWebhookEndpoint.id}` }).click();
         const detail = page.getByRole("dialog", { name: `Delivery of ${TEST_EVENT_TYPE}` });
         await detail.getByRole("region", { name: "Response body" }).filter({ hasText: "ok" }).waitFor();
-        expect(await detail.getByRole("button", { name: "Replay" }).getAttribute("aria-disabled")).toBe("true");
+        expect(await detail.getByRole("button", { name: "Replay" }).getAttribute("aria-disabled")).toBe(
+          "true",
+        );
         await detail.getByRole("button", { name: "Close" }).click();
         await screenshots(page, "webhooks-member");
 

@@ -30,19 +30,32 @@ interface PlanNode {
 
 const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
 
-const explainAnalyze = (server: TestServer, statement: Statement) => explainPlan<PlanNode>(server, statement, "ANALYZE");
+const explainAnalyze = (server: TestServer, statement: Statement) =>
+  explainPlan<PlanNode>(server, statement, "ANALYZE");
 
 /**
  * The one statement that read `table` while `during` ran: a LATERAL subquery per parent (joined on
  * `parentKey`) with a LIMIT of `limit`, reading from the table no more rows than the answer
  * shows (`shown`).
  */
-async function expectBoundedRead(server: TestServer, table: string, parentKey: string, limit: number, shown: number, during: () => Promise<unknown>) {
+async function expectBoundedRead(
+  server: TestServer,
+  table: string,
+  parentKey: string,
+  limit: number,
+  shown: number,
+  during: () => Promise<unknown>,
+) {
   const statements = await recordSql(during);
   const reads = statements.filter((s) => s.sql.includes(`FROM "public"."${table}"`));
-  expect(reads.map((s) => s.sql), `statements reading ${table}`).toHaveLength(1);
+  expect(
+    reads.map((s) => s.sql),
+    `statements reading ${table}`,
+  ).toHaveLength(1);
   const read = reads[0]!;
-  const lateral = new RegExp(`LEFT JOIN LATERAL \\([\\s\\S]*?FROM "public"\\."${table}" AS "(t\\d+)"([\\s\\S]*?)LIMIT \\$(\\d+)`).exec(read.sql);
+  const lateral = new RegExp(
+    `LEFT JOIN LATERAL \\([\\s\\S]*?FROM "public"\\."${table}" AS "(t\\d+)"([\\s\\S]*?)LIMIT \\$(\\d+)`,
+  ).exec(read.sql);
   expect(lateral, read.sql).not.toBeNull();
   const [, alias, subquery, param] = lateral!;
   expect(subquery, read.sql).toContain(`"t0"."id" = "${alias}"."${parentKey}"`);
@@ -54,12 +67,17 @@ async function expectBoundedRead(server: TestServer, table: string, parentKey: s
   for (const scan of scans) {
     expect(scan["Rows Removed by Filter"] ?? 0, JSON.stringify(scan)).toBe(0);
     // PostgreSQL before 18 rounds the rows of a loop to an integer.
-    expect(scan["Actual Rows"] * scan["Actual Loops"], JSON.stringify(scan)).toBeLessThanOrEqual(shown + scan["Actual Loops"] / 2);
+    expect(scan["Actual Rows"] * scan["Actual Loops"], JSON.stringify(scan)).toBeLessThanOrEqual(
+      shown + scan["Actual Loops"] / 2,
+    );
   }
 }
 
 /** Children made round-robin across the parents, so each parent's newest N are interleaved with the others'. */
-function interleaved(counts: Record<string, number>, make: (parent: string) => string): Map<string, string[]> {
+function interleaved(
+  counts: Record<string, number>,
+  make: (parent: string) => string,
+): Map<string, string[]> {
   const made = new Map(Object.keys(counts).map((parent) => [parent, [] as string[]]));
   const most = Math.max(...Object.values(counts));
   for (let i = 0; i < most; i++) {
@@ -84,11 +102,15 @@ async function expectOnlyOwn(
   const { list, one, children } = fields;
   const listed = await gql(`{ ${list}(limit: 100) { data { id ${children} { id } } } }`);
   expect(listed.errors).toBeUndefined();
-  expect(listed.data[list].data).toEqual([{ id: own.id, [children]: newestFirst(own.children, limit).map((id) => ({ id })) }]);
+  expect(listed.data[list].data).toEqual([
+    { id: own.id, [children]: newestFirst(own.children, limit).map((id) => ({ id })) },
+  ]);
   const serialized = JSON.stringify(listed.data);
   for (const id of [...others.parents, ...others.children]) expect(serialized).not.toContain(id);
 
-  const res = await gql(`query ($id: ID!) { ${one}(id: $id) { ${children} { id } } }`, { id: others.parents[0] });
+  const res = await gql(`query ($id: ID!) { ${one}(id: $id) { ${children} { id } } }`, {
+    id: others.parents[0],
+  });
   expect(res.data).toEqual({ [one]: null });
   expect(res.errors?.[0]?.extensions).toMatchObject({ code: "not_found" });
 }
@@ -108,7 +130,8 @@ e2e("nested lists", (server) => {
 
     async function seed(workspaceId: string, counts: number[], older = 0) {
       const ids = counts.map(() => newId("project"));
-      for (const id of ids) await prisma().project.create({ data: { id, workspaceId, name: `Nested ${id}` } });
+      for (const id of ids)
+        await prisma().project.create({ data: { id, workspaceId, name: `Nested ${id}` } });
       await prisma().$executeRawUnsafe(
         `insert into tasks (id, workspace_id, project_id, title, updated_at) select ${olderId("task")}, $1, $2, 'Older', now() from generate_series(1, $3::int) g`,
         workspaceId,
@@ -116,7 +139,9 @@ e2e("nested lists", (server) => {
         older,
       );
       const made = interleaved(Object.fromEntries(ids.map((id, i) => [id, counts[i]!])), () => newId("task"));
-      const rows = [...made].flatMap(([projectId, taskIds]) => taskIds.map((id) => ({ id, workspaceId, projectId, title: `Task ${id}` })));
+      const rows = [...made].flatMap(([projectId, taskIds]) =>
+        taskIds.map((id) => ({ id, workspaceId, projectId, title: `Task ${id}` })),
+      );
       await prisma().task.createMany({ data: rows.sort((x, y) => x.id.localeCompare(y.id)) });
       return { ids, made };
     }
@@ -138,7 +163,9 @@ e2e("nested lists", (server) => {
       const res = await graphql(server().url, a.key)(`{ projects(limit: 100) { data { id tasks { id } } } }`);
       expect(res.errors).toBeUndefined();
       expect(res.data.projects.data).toEqual(
-        [...projects].reverse().map((id) => ({ id, tasks: newestFirst(tasks.get(id)!, N).map((task) => ({ id: task })) })),
+        [...projects]
+          .reverse()
+          .map((id) => ({ id, tasks: newestFirst(tasks.get(id)!, N).map((task) => ({ id: task })) })),
       );
       expect(res.data.projects.data.map((p: { tasks: unknown[] }) => p.tasks.length)).toEqual([0, 3, N, N]);
     });
@@ -150,9 +177,14 @@ e2e("nested lists", (server) => {
       const one = await gql(`query ($id: ID!) { project(id: $id) { tasks { id } } }`, { id: busiest });
       expect(one.errors).toBeUndefined();
       expect(one.data.project.tasks).toEqual(expected);
-      const nested = await gql(`query ($id: ID!) { tasks(project_id: $id, limit: 2) { data { project { id tasks { id } } } } }`, { id: busiest });
+      const nested = await gql(
+        `query ($id: ID!) { tasks(project_id: $id, limit: 2) { data { project { id tasks { id } } } } }`,
+        { id: busiest },
+      );
       expect(nested.errors).toBeUndefined();
-      expect(nested.data.tasks.data).toEqual([1, 2].map(() => ({ project: { id: busiest, tasks: expected } })));
+      expect(nested.data.tasks.data).toEqual(
+        [1, 2].map(() => ({ project: { id: busiest, tasks: expected } })),
+      );
     });
 
     it(`asks the database for at most ${N} tasks per project and reads no more`, async () => {
@@ -162,21 +194,32 @@ e2e("nested lists", (server) => {
         expect((await gql(`{ projects(limit: 100) { data { id tasks { id } } } }`)).errors).toBeUndefined();
       });
       await expectBoundedRead(server(), "tasks", "project_id", N, N, async () => {
-        expect((await gql(`query ($id: ID!) { project(id: $id) { tasks { id } } }`, { id: projects[0] })).errors).toBeUndefined();
+        expect(
+          (await gql(`query ($id: ID!) { project(id: $id) { tasks { id } } }`, { id: projects[0] })).errors,
+        ).toBeUndefined();
       });
     });
 
     it("never shows another workspace's tasks: B sees its own, and A's project is not_found to B", async () => {
       const own = { id: bProject, children: bTasks };
       const others = { parents: projects, children: [...tasks.values()].flat() };
-      await expectOnlyOwn(graphql(server().url, b.key), { list: "projects", one: "project", children: "tasks" }, own, others, N);
+      await expectOnlyOwn(
+        graphql(server().url, b.key),
+        { list: "projects", one: "project", children: "tasks" },
+        own,
+        others,
+        N,
+      );
     });
 
     it("needs projects.read for the tasks, as for the project", async () => {
       const { key } = await server().key(a.workspaceId, ["projects.write"]);
       const res = await graphql(server().url, key)(`{ projects { data { id tasks { id } } } }`);
       expect(res.data).toBeNull();
-      expect(res.errors?.[0]?.extensions).toMatchObject({ code: "insufficient_scope", required_scope: "projects.read" });
+      expect(res.errors?.[0]?.extensions).toMatchObject({
+        code: "insufficient_scope",
+        required_scope: "projects.read",
+      });
     });
   });
 
@@ -194,12 +237,26 @@ e2e("nested lists", (server) => {
     async function seed(workspaceId: string, counts: number[], older = 0) {
       const ids = counts.map(() => newId("webhookEndpoint"));
       for (const id of ids) {
-        await prisma().webhookEndpoint.create({ data: { id, workspaceId, url: "http://127.0.0.1:9/nested", events: ["*"], secretSealed: "unused" } });
+        await prisma().webhookEndpoint.create({
+          data: { id, workspaceId, url: "http://127.0.0.1:9/nested", events: ["*"], secretSealed: "unused" },
+        });
       }
-      const event = await prisma().event.create({ data: { id: newId("event"), workspaceId, type: "lead.created", data: {}, dispatchedAt: new Date() } });
-      const made = interleaved(Object.fromEntries(ids.map((id, i) => [id, counts[i]!])), () => newId("webhookDelivery"));
+      const event = await prisma().event.create({
+        data: { id: newId("event"), workspaceId, type: "lead.created", data: {}, dispatchedAt: new Date() },
+      });
+      const made = interleaved(Object.fromEntries(ids.map((id, i) => [id, counts[i]!])), () =>
+        newId("webhookDelivery"),
+      );
       const rows = [...made].flatMap(([endpointId, deliveryIds]) =>
-        deliveryIds.map((id) => ({ id, workspaceId, endpointId, eventId: event.id, eventType: event.type, status: "succeeded" as const, attempts: 1 })),
+        deliveryIds.map((id) => ({
+          id,
+          workspaceId,
+          endpointId,
+          eventId: event.id,
+          eventType: event.type,
+          status: "succeeded" as const,
+          attempts: 1,
+        })),
       );
       await prisma().webhookDelivery.createMany({ data: rows });
       await prisma().$executeRawUnsafe(
@@ -227,34 +284,61 @@ e2e("nested lists", (server) => {
     });
 
     it(`lists each endpoint's ${N} latest deliveries, newest first`, async () => {
-      const res = await graphql(server().url, a.key)(`{ webhookEndpoints(limit: 100) { data { id deliveries { id endpoint_id } } } }`);
+      const res = await graphql(
+        server().url,
+        a.key,
+      )(`{ webhookEndpoints(limit: 100) { data { id deliveries { id endpoint_id } } } }`);
       expect(res.errors).toBeUndefined();
       expect(res.data.webhookEndpoints.data).toEqual(
         [...endpoints].reverse().map((id) => ({
           id,
-          deliveries: newestFirst(deliveries.get(id)!, N).map((delivery) => ({ id: delivery, endpoint_id: id })),
+          deliveries: newestFirst(deliveries.get(id)!, N).map((delivery) => ({
+            id: delivery,
+            endpoint_id: id,
+          })),
         })),
       );
-      const one = await graphql(server().url, a.key)(`query ($id: ID!) { webhookEndpoint(id: $id) { deliveries { id } } }`, { id: endpoints[0] });
-      expect(one.data.webhookEndpoint.deliveries).toEqual(newestFirst(deliveries.get(endpoints[0]!)!, N).map((id) => ({ id })));
+      const one = await graphql(server().url, a.key)(
+        `query ($id: ID!) { webhookEndpoint(id: $id) { deliveries { id } } }`,
+        { id: endpoints[0] },
+      );
+      expect(one.data.webhookEndpoint.deliveries).toEqual(
+        newestFirst(deliveries.get(endpoints[0]!)!, N).map((id) => ({ id })),
+      );
     });
 
     it(`asks the database for at most ${N} deliveries per endpoint and reads no more`, async () => {
       const shown = COUNTS.reduce((sum, count) => sum + Math.min(count, N), 0);
       await expectBoundedRead(server(), "webhook_deliveries", "endpoint_id", N, shown, async () => {
-        expect((await graphql(server().url, a.key)(`{ webhookEndpoints(limit: 100) { data { deliveries { id } } } }`)).errors).toBeUndefined();
+        expect(
+          (
+            await graphql(
+              server().url,
+              a.key,
+            )(`{ webhookEndpoints(limit: 100) { data { deliveries { id } } } }`)
+          ).errors,
+        ).toBeUndefined();
       });
     });
 
     it("never shows another workspace's deliveries, and needs webhooks.read", async () => {
       const own = { id: bEndpoint, children: bDeliveries };
       const others = { parents: endpoints, children: [...deliveries.values()].flat() };
-      await expectOnlyOwn(graphql(server().url, b.key), { list: "webhookEndpoints", one: "webhookEndpoint", children: "deliveries" }, own, others, N);
+      await expectOnlyOwn(
+        graphql(server().url, b.key),
+        { list: "webhookEndpoints", one: "webhookEndpoint", children: "deliveries" },
+        own,
+        others,
+        N,
+      );
 
       const { key } = await server().key(a.workspaceId, ["projects.read"]);
       const refused = await graphql(server().url, key)(`{ webhookEndpoints { data { deliveries { id } } } }`);
       expect(refused.data).toBeNull();
-      expect(refused.errors?.[0]?.extensions).toMatchObject({ code: "insufficient_scope", required_scope: "webhooks.read" });
+      expect(refused.errors?.[0]?.extensions).toMatchObject({
+        code: "insufficient_scope",
+        required_scope: "webhooks.read",
+      });
     });
   });
 });

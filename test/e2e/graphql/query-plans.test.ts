@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { beforeAll, expect, it } from "vitest";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
-import { createUser, sessionGraphql, signInApi, type ApiSession } from "../../support/dashboard.ts";
+import { type ApiSession, createUser, sessionGraphql, signInApi } from "../../support/dashboard.ts";
 import { rest } from "../../support/http.ts";
 import type { TestServer } from "../../support/server.ts";
 import { explainPlan, recordSql, type Statement } from "../../support/sql.ts";
@@ -51,7 +51,10 @@ function describePlan(node: PlanNode, depth = 0): string {
   ]
     .filter(Boolean)
     .join(" ");
-  return [`${"  ".repeat(depth)}${node["Node Type"]} ${on}`.trimEnd(), ...(node.Plans ?? []).map((child) => describePlan(child, depth + 1))].join("\n");
+  return [
+    `${"  ".repeat(depth)}${node["Node Type"]} ${on}`.trimEnd(),
+    ...(node.Plans ?? []).map((child) => describePlan(child, depth + 1)),
+  ].join("\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -65,9 +68,13 @@ const SMALL_EVERY = 200;
 const NEIGHBOURS = [1, 2, 3].map((n) => `ws_01J${String(n).padStart(23, "0")}`);
 
 /** Row n of a table, in the four big workspaces (`large`) or the small tenant's (`small`). */
-const rowOf = (prefix: string, n: number, who: Who) => `${prefix}_01J${String(n).padStart(22, "0")}${who === "large" ? "0" : "1"}`;
+const rowOf = (prefix: string, n: number, who: Who) =>
+  `${prefix}_01J${String(n).padStart(22, "0")}${who === "large" ? "0" : "1"}`;
 /** md5 of the row's number and kind: names made of it share few trigrams, like real ones. */
-const md5Of = (n: number, who: Who) => createHash("md5").update(`${n}-${who === "large" ? "0" : "1"}`).digest("hex");
+const md5Of = (n: number, who: Who) =>
+  createHash("md5")
+    .update(`${n}-${who === "large" ? "0" : "1"}`)
+    .digest("hex");
 
 /** The rows of a table of `n` rows: (g, k, ws, tail). */
 const rows = (n: number) => `with r as (
@@ -83,7 +90,10 @@ const parentId = (prefix: string, spread: number, smallSpread = 1) =>
 const HEX = "md5(g || '-' || tail)";
 /** The 10 characters of a ULID's time, in SQL, for milliseconds since 1970: request ids carry their arrival time. */
 const ulidTime = (ms: string) =>
-  Array.from({ length: 10 }, (_, i) => `substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((${ms} >> ${45 - 5 * i}) & 31)::int + 1, 1)`).join(" || ");
+  Array.from(
+    { length: 10 },
+    (_, i) => `substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((${ms} >> ${45 - 5 * i}) & 31)::int + 1, 1)`,
+  ).join(" || ");
 
 function seedStatements(): string[] {
   const n = ROWS.other;
@@ -228,7 +238,8 @@ const dayAfter = new Date(tenDaysAgo.getTime() + DAY_MS);
 const SEARCHED: Record<Who, number> = { large: 20_000, small: 2_000 };
 const ANCHOR: Record<Who, number> = { large: 4, small: SMALL_EVERY };
 const anchor = (prefix: string, who: Who) => rowOf(prefix, ANCHOR[who], who);
-const searched = (who: Who, from: number, length: number) => md5Of(SEARCHED[who], who).slice(from, from + length);
+const searched = (who: Who, from: number, length: number) =>
+  md5Of(SEARCHED[who], who).slice(from, from + length);
 const cursor = (lastId: string) => Buffer.from(`v1:${lastId}`, "utf8").toString("base64url");
 const TOTALS = /percentile_cont[\s\S]*from request_logs(?![\s\S]*group by)/;
 
@@ -246,11 +257,38 @@ const ITEMS_OF_WORKSPACE = [
 
 const cases: Case[] = [
   { name: "leads", rest: () => "/leads", table: "leads", uses: ["leads_workspace_id_id_idx"] },
-  { name: "leads, a later page", rest: (who) => `/leads?cursor=${cursor(rowOf("lead", 50_000, who))}`, table: "leads", uses: ["leads_workspace_id_id_idx"] },
-  { name: "leads by stage", rest: () => "/leads?stage=won", table: "leads", uses: ["leads_workspace_id_stage_id_idx"] },
-  { name: "leads by search", rest: (who) => `/leads?search=${searched(who, 7, 9)}`, table: "leads", uses: ["leads_search_idx", ...LEADS_OF_WORKSPACE], large: ["leads_search_idx"] },
-  { name: "leads by search of an e-mail", rest: (who) => `/leads?search=${searched(who, 16, 10)}%40example`, table: "leads", uses: ["leads_search_idx", ...LEADS_OF_WORKSPACE], large: ["leads_search_idx"] },
-  { name: "leads by stage and search", rest: (who) => `/leads?stage=won&search=${searched(who, 7, 9)}`, table: "leads", uses: ["leads_search_idx", "leads_workspace_id_stage_id_idx"] },
+  {
+    name: "leads, a later page",
+    rest: (who) => `/leads?cursor=${cursor(rowOf("lead", 50_000, who))}`,
+    table: "leads",
+    uses: ["leads_workspace_id_id_idx"],
+  },
+  {
+    name: "leads by stage",
+    rest: () => "/leads?stage=won",
+    table: "leads",
+    uses: ["leads_workspace_id_stage_id_idx"],
+  },
+  {
+    name: "leads by search",
+    rest: (who) => `/leads?search=${searched(who, 7, 9)}`,
+    table: "leads",
+    uses: ["leads_search_idx", ...LEADS_OF_WORKSPACE],
+    large: ["leads_search_idx"],
+  },
+  {
+    name: "leads by search of an e-mail",
+    rest: (who) => `/leads?search=${searched(who, 16, 10)}%40example`,
+    table: "leads",
+    uses: ["leads_search_idx", ...LEADS_OF_WORKSPACE],
+    large: ["leads_search_idx"],
+  },
+  {
+    name: "leads by stage and search",
+    rest: (who) => `/leads?stage=won&search=${searched(who, 7, 9)}`,
+    table: "leads",
+    uses: ["leads_search_idx", "leads_workspace_id_stage_id_idx"],
+  },
   {
     name: "leads by a search too short for trigrams",
     rest: () => "/leads?search=zq",
@@ -258,42 +296,175 @@ const cases: Case[] = [
     uses: LEADS_OF_WORKSPACE,
     smallOnly: true,
   },
-  { name: "leads over GraphQL", graphql: "{ leads(stage: lost) { data { id } } }", table: "leads", uses: ["leads_workspace_id_stage_id_idx"] },
+  {
+    name: "leads over GraphQL",
+    graphql: "{ leads(stage: lost) { data { id } } }",
+    table: "leads",
+    uses: ["leads_workspace_id_stage_id_idx"],
+  },
   { name: "clients", rest: () => "/clients", table: "clients", uses: ["clients_workspace_id_id_idx"] },
-  { name: "clients by search", rest: (who) => `/clients?search=${searched(who, 8, 8)}`, table: "clients", uses: ["clients_search_idx", "clients_workspace_id_id_idx"], large: ["clients_search_idx"] },
+  {
+    name: "clients by search",
+    rest: (who) => `/clients?search=${searched(who, 8, 8)}`,
+    table: "clients",
+    uses: ["clients_search_idx", "clients_workspace_id_id_idx"],
+    large: ["clients_search_idx"],
+  },
   { name: "invoices", rest: () => "/invoices", table: "invoices", uses: ["invoices_workspace_id_id_idx"] },
-  { name: "invoices by status", rest: () => "/invoices?status=void", table: "invoices", uses: ["invoices_workspace_id_status_id_idx"] },
-  { name: "invoices by document type", rest: () => "/invoices?document_type=quote", table: "invoices", uses: ["invoices_workspace_id_document_type_id_idx"] },
-  { name: "invoices by client", rest: (who) => `/invoices?client_id=${anchor("cli", who)}`, table: "invoices", uses: ["invoices_client_id_id_idx"] },
-  { name: "inventory items", rest: () => "/inventory/items", table: "inventory_items", uses: ["inventory_items_workspace_id_id_idx"] },
-  { name: "inventory items by status", rest: () => "/inventory/items?status=out_of_stock", table: "inventory_items", uses: ["inventory_items_workspace_id_status_id_idx"] },
-  { name: "inventory items by category", rest: () => "/inventory/items?category=category-7", table: "inventory_items", uses: ["inventory_items_workspace_id_category_id_idx"] },
-  { name: "inventory items by search", rest: (who) => `/inventory/items?search=${searched(who, 0, 8)}`, table: "inventory_items", uses: ["inventory_items_search_idx", ...ITEMS_OF_WORKSPACE], large: ["inventory_items_search_idx"] },
+  {
+    name: "invoices by status",
+    rest: () => "/invoices?status=void",
+    table: "invoices",
+    uses: ["invoices_workspace_id_status_id_idx"],
+  },
+  {
+    name: "invoices by document type",
+    rest: () => "/invoices?document_type=quote",
+    table: "invoices",
+    uses: ["invoices_workspace_id_document_type_id_idx"],
+  },
+  {
+    name: "invoices by client",
+    rest: (who) => `/invoices?client_id=${anchor("cli", who)}`,
+    table: "invoices",
+    uses: ["invoices_client_id_id_idx"],
+  },
+  {
+    name: "inventory items",
+    rest: () => "/inventory/items",
+    table: "inventory_items",
+    uses: ["inventory_items_workspace_id_id_idx"],
+  },
+  {
+    name: "inventory items by status",
+    rest: () => "/inventory/items?status=out_of_stock",
+    table: "inventory_items",
+    uses: ["inventory_items_workspace_id_status_id_idx"],
+  },
+  {
+    name: "inventory items by category",
+    rest: () => "/inventory/items?category=category-7",
+    table: "inventory_items",
+    uses: ["inventory_items_workspace_id_category_id_idx"],
+  },
+  {
+    name: "inventory items by search",
+    rest: (who) => `/inventory/items?search=${searched(who, 0, 8)}`,
+    table: "inventory_items",
+    uses: ["inventory_items_search_idx", ...ITEMS_OF_WORKSPACE],
+    large: ["inventory_items_search_idx"],
+  },
   { name: "projects", rest: () => "/projects", table: "projects", uses: ["projects_workspace_id_id_idx"] },
-  { name: "projects by status", rest: () => "/projects?status=archived", table: "projects", uses: ["projects_workspace_id_status_id_idx"] },
-  { name: "projects by client", rest: (who) => `/projects?client_id=${anchor("cli", who)}`, table: "projects", uses: ["projects_client_id_id_idx"] },
-  { name: "projects by search", rest: (who) => `/projects?search=${searched(who, 0, 8)}`, table: "projects", uses: ["projects_search_idx", "projects_workspace_id_id_idx", "projects_workspace_id_status_id_idx"], large: ["projects_search_idx"] },
+  {
+    name: "projects by status",
+    rest: () => "/projects?status=archived",
+    table: "projects",
+    uses: ["projects_workspace_id_status_id_idx"],
+  },
+  {
+    name: "projects by client",
+    rest: (who) => `/projects?client_id=${anchor("cli", who)}`,
+    table: "projects",
+    uses: ["projects_client_id_id_idx"],
+  },
+  {
+    name: "projects by search",
+    rest: (who) => `/projects?search=${searched(who, 0, 8)}`,
+    table: "projects",
+    uses: ["projects_search_idx", "projects_workspace_id_id_idx", "projects_workspace_id_status_id_idx"],
+    large: ["projects_search_idx"],
+  },
   {
     name: "tasks of a project",
     rest: (who) => `/projects/${anchor("prj", who)}/tasks`,
     table: "tasks",
     // Any index led by project_id bounds it to the project.
-    uses: ["tasks_project_id_id_idx", "tasks_project_id_status_id_idx", "tasks_project_id_priority_id_idx", "tasks_project_id_assignee_email_id_idx"],
+    uses: [
+      "tasks_project_id_id_idx",
+      "tasks_project_id_status_id_idx",
+      "tasks_project_id_priority_id_idx",
+      "tasks_project_id_assignee_email_id_idx",
+    ],
   },
-  { name: "tasks by status", rest: (who) => `/projects/${anchor("prj", who)}/tasks?status=todo`, table: "tasks", uses: ["tasks_project_id_status_id_idx"] },
-  { name: "tasks by priority", rest: (who) => `/projects/${anchor("prj", who)}/tasks?priority=urgent`, table: "tasks", uses: ["tasks_project_id_priority_id_idx"] },
-  { name: "tasks by assignee", rest: (who) => `/projects/${anchor("prj", who)}/tasks?assignee_email=worker7%40example.com`, table: "tasks", uses: ["tasks_project_id_assignee_email_id_idx"] },
+  {
+    name: "tasks by status",
+    rest: (who) => `/projects/${anchor("prj", who)}/tasks?status=todo`,
+    table: "tasks",
+    uses: ["tasks_project_id_status_id_idx"],
+  },
+  {
+    name: "tasks by priority",
+    rest: (who) => `/projects/${anchor("prj", who)}/tasks?priority=urgent`,
+    table: "tasks",
+    uses: ["tasks_project_id_priority_id_idx"],
+  },
+  {
+    name: "tasks by assignee",
+    rest: (who) => `/projects/${anchor("prj", who)}/tasks?assignee_email=worker7%40example.com`,
+    table: "tasks",
+    uses: ["tasks_project_id_assignee_email_id_idx"],
+  },
   { name: "events", rest: () => "/events", table: "events", uses: ["events_workspace_id_id_idx"] },
-  { name: "events by type", rest: () => "/events?type=invoice.paid", table: "events", uses: ["events_workspace_id_type_id_idx"] },
-  { name: "webhook endpoints", rest: () => "/webhook-endpoints", table: "webhook_endpoints", uses: ["webhook_endpoints_workspace_id_id_idx"] },
-  { name: "webhook deliveries", rest: () => "/webhook-deliveries", table: "webhook_deliveries", uses: ["webhook_deliveries_workspace_id_id_idx"] },
-  { name: "webhook deliveries by endpoint", rest: (who) => `/webhook-deliveries?endpoint_id=${anchor("we", who)}`, table: "webhook_deliveries", uses: ["webhook_deliveries_workspace_id_endpoint_id_id_idx"] },
-  { name: "webhook deliveries by event type", rest: () => "/webhook-deliveries?event_type=invoice.paid", table: "webhook_deliveries", uses: ["webhook_deliveries_workspace_id_event_type_id_idx"] },
-  { name: "webhook deliveries by status", rest: () => "/webhook-deliveries?status=failed", table: "webhook_deliveries", uses: ["webhook_deliveries_workspace_id_status_id_idx"] },
-  { name: "request logs", rest: () => "/request-logs", table: "request_logs", uses: ["request_logs_workspace_id_id_idx"] },
-  { name: "request logs by key", rest: (who) => `/request-logs?key_id=${anchor("key", who)}`, table: "request_logs", uses: ["request_logs_workspace_id_credential_id_id_idx"] },
-  { name: "request logs by status", rest: () => "/request-logs?status=500", table: "request_logs", uses: ["request_logs_workspace_id_status_id_idx"] },
-  { name: "request logs by route", rest: () => `/request-logs?route=${encodeURIComponent("/v1/invoices/{id}/void")}`, table: "request_logs", uses: ["request_logs_workspace_id_route_id_idx"] },
+  {
+    name: "events by type",
+    rest: () => "/events?type=invoice.paid",
+    table: "events",
+    uses: ["events_workspace_id_type_id_idx"],
+  },
+  {
+    name: "webhook endpoints",
+    rest: () => "/webhook-endpoints",
+    table: "webhook_endpoints",
+    uses: ["webhook_endpoints_workspace_id_id_idx"],
+  },
+  {
+    name: "webhook deliveries",
+    rest: () => "/webhook-deliveries",
+    table: "webhook_deliveries",
+    uses: ["webhook_deliveries_workspace_id_id_idx"],
+  },
+  {
+    name: "webhook deliveries by endpoint",
+    rest: (who) => `/webhook-deliveries?endpoint_id=${anchor("we", who)}`,
+    table: "webhook_deliveries",
+    uses: ["webhook_deliveries_workspace_id_endpoint_id_id_idx"],
+  },
+  {
+    name: "webhook deliveries by event type",
+    rest: () => "/webhook-deliveries?event_type=invoice.paid",
+    table: "webhook_deliveries",
+    uses: ["webhook_deliveries_workspace_id_event_type_id_idx"],
+  },
+  {
+    name: "webhook deliveries by status",
+    rest: () => "/webhook-deliveries?status=failed",
+    table: "webhook_deliveries",
+    uses: ["webhook_deliveries_workspace_id_status_id_idx"],
+  },
+  {
+    name: "request logs",
+    rest: () => "/request-logs",
+    table: "request_logs",
+    uses: ["request_logs_workspace_id_id_idx"],
+  },
+  {
+    name: "request logs by key",
+    rest: (who) => `/request-logs?key_id=${anchor("key", who)}`,
+    table: "request_logs",
+    uses: ["request_logs_workspace_id_credential_id_id_idx"],
+  },
+  {
+    name: "request logs by status",
+    rest: () => "/request-logs?status=500",
+    table: "request_logs",
+    uses: ["request_logs_workspace_id_status_id_idx"],
+  },
+  {
+    name: "request logs by route",
+    rest: () => `/request-logs?route=${encodeURIComponent("/v1/invoices/{id}/void")}`,
+    table: "request_logs",
+    uses: ["request_logs_workspace_id_route_id_idx"],
+  },
   {
     name: "request logs of one day",
     rest: () => `/request-logs?from=${tenDaysAgo.toISOString()}&to=${dayAfter.toISOString()}`,
@@ -321,15 +492,56 @@ const cases: Case[] = [
     uses: ["request_logs_workspace_id_credential_id_id_idx", "request_logs_workspace_id_id_idx"],
     bounded: /id >= 'req_\w+'::text|created_at >= /,
   },
-  { name: "agent registrations", rest: () => "/agent-registrations", table: "agent_registrations", uses: ["agent_registrations_workspace_id_id_idx"] },
-  { name: "agent registrations by status", rest: () => "/agent-registrations?status=revoked", table: "agent_registrations", uses: ["agent_registrations_workspace_id_status_id_idx"] },
+  {
+    name: "agent registrations",
+    rest: () => "/agent-registrations",
+    table: "agent_registrations",
+    uses: ["agent_registrations_workspace_id_id_idx"],
+  },
+  {
+    name: "agent registrations by status",
+    rest: () => "/agent-registrations?status=revoked",
+    table: "agent_registrations",
+    uses: ["agent_registrations_workspace_id_status_id_idx"],
+  },
   { name: "buckets", rest: () => "/buckets", table: "buckets", uses: ["buckets_workspace_id_id_idx"] },
-  { name: "files of a bucket", rest: (who) => `/buckets/${anchor("bkt", who)}/objects`, table: "objects", uses: ["objects_bucket_id_id_idx"] },
-  { name: "files by search", rest: (who) => `/buckets/${anchor("bkt", who)}/objects?search=${searched(who, 0, 10)}`, table: "objects", uses: ["objects_search_idx", "objects_bucket_id_id_idx"] },
-  { name: "files by content type", rest: (who) => `/buckets/${anchor("bkt", who)}/objects?content_type=image/png`, table: "objects", uses: ["objects_bucket_id_id_idx"] },
-  { name: "files by content family", rest: (who) => `/buckets/${anchor("bkt", who)}/objects?content_type=image/*`, table: "objects", uses: ["objects_bucket_id_id_idx"] },
-  { name: "live API keys", graphql: "{ apiKeys { data { id } } }", table: "api_keys", uses: ["api_keys_workspace_id_revoked_at_idx"], large: ["api_keys_workspace_id_revoked_at_idx"] },
-  { name: "API keys with the revoked ones", graphql: "{ apiKeys(include_revoked: true) { data { id } } }", table: "api_keys", uses: ["api_keys_workspace_id_id_idx"] },
+  {
+    name: "files of a bucket",
+    rest: (who) => `/buckets/${anchor("bkt", who)}/objects`,
+    table: "objects",
+    uses: ["objects_bucket_id_id_idx"],
+  },
+  {
+    name: "files by search",
+    rest: (who) => `/buckets/${anchor("bkt", who)}/objects?search=${searched(who, 0, 10)}`,
+    table: "objects",
+    uses: ["objects_search_idx", "objects_bucket_id_id_idx"],
+  },
+  {
+    name: "files by content type",
+    rest: (who) => `/buckets/${anchor("bkt", who)}/objects?content_type=image/png`,
+    table: "objects",
+    uses: ["objects_bucket_id_id_idx"],
+  },
+  {
+    name: "files by content family",
+    rest: (who) => `/buckets/${anchor("bkt", who)}/objects?content_type=image/*`,
+    table: "objects",
+    uses: ["objects_bucket_id_id_idx"],
+  },
+  {
+    name: "live API keys",
+    graphql: "{ apiKeys { data { id } } }",
+    table: "api_keys",
+    uses: ["api_keys_workspace_id_revoked_at_idx"],
+    large: ["api_keys_workspace_id_revoked_at_idx"],
+  },
+  {
+    name: "API keys with the revoked ones",
+    graphql: "{ apiKeys(include_revoked: true) { data { id } } }",
+    table: "api_keys",
+    uses: ["api_keys_workspace_id_id_idx"],
+  },
 ];
 
 e2e("query plans of the list queries", (server, stack) => {
@@ -344,25 +556,44 @@ e2e("query plans of the list queries", (server, stack) => {
     const trigram = await prisma.$queryRawUnsafe<{ indexname: string; indexdef: string }[]>(
       "select indexname, indexdef from pg_indexes where schemaname = 'public' and indexdef like '%gin_trgm_ops%' order by indexname",
     );
-    expect(trigram.map((index) => index.indexname)).toEqual(["clients_search_idx", "inventory_items_search_idx", "leads_search_idx", "objects_search_idx", "projects_search_idx"]);
+    expect(trigram.map((index) => index.indexname)).toEqual([
+      "clients_search_idx",
+      "inventory_items_search_idx",
+      "leads_search_idx",
+      "objects_search_idx",
+      "projects_search_idx",
+    ]);
     for (const index of trigram) await prisma.$executeRawUnsafe(`drop index "${index.indexname}"`);
     let t = performance.now();
     for (const statement of seedStatements()) {
-      await (statement.includes("$1") ? prisma.$executeRawUnsafe(statement, large.workspaceId, small.workspaceId) : prisma.$executeRawUnsafe(statement));
+      await (statement.includes("$1")
+        ? prisma.$executeRawUnsafe(statement, large.workspaceId, small.workspaceId)
+        : prisma.$executeRawUnsafe(statement));
     }
     show(`[${stack}] rows inserted in ${Math.round(performance.now() - t)} ms`);
     t = performance.now();
-    await prisma.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe("set local maintenance_work_mem = '256MB'");
-      for (const index of trigram) await tx.$executeRawUnsafe(index.indexdef);
-    }, { timeout: 300_000 });
+    await prisma.$transaction(
+      async (tx) => {
+        await tx.$executeRawUnsafe("set local maintenance_work_mem = '256MB'");
+        for (const index of trigram) await tx.$executeRawUnsafe(index.indexdef);
+      },
+      { timeout: 300_000 },
+    );
     show(`[${stack}] trigram indexes built in ${Math.round(performance.now() - t)} ms`);
     t = performance.now();
     await prisma.$executeRawUnsafe("analyze");
     show(`[${stack}] analyzed in ${Math.round(performance.now() - t)} ms`);
     // Keys and sessions after the seeding: an HTTP connection left idle that long may be closed.
-    for (const [who, user] of [["large", large], ["small", small]] as const) {
-      tenants[who] = { who, workspaceId: user.workspaceId, key: (await server().key(user.workspaceId, [...SCOPES])).key, session: await signInApi(server(), user.email) };
+    for (const [who, user] of [
+      ["large", large],
+      ["small", small],
+    ] as const) {
+      tenants[who] = {
+        who,
+        workspaceId: user.workspaceId,
+        key: (await server().key(user.workspaceId, [...SCOPES])).key,
+        session: await signInApi(server(), user.email),
+      };
     }
   }, 600_000);
 
@@ -378,7 +609,8 @@ e2e("query plans of the list queries", (server, stack) => {
   for (const testCase of cases) {
     for (const who of ["large", "small"] as const) {
       if (who === "large" && testCase.smallOnly) continue;
-      const accepted = who === "small" ? testCase.uses : (testCase.large ?? [...testCase.uses, `${testCase.table}_pkey`]);
+      const accepted =
+        who === "small" ? testCase.uses : (testCase.large ?? [...testCase.uses, `${testCase.table}_pkey`]);
       it(`${testCase.name} (${who} tenant): ${accepted.join(" or ")}, no sequential scan`, async () => {
         const tenant = tenants[who];
         let status = 0;
@@ -394,14 +626,29 @@ e2e("query plans of the list queries", (server, stack) => {
         const from = new RegExp(`from "public"\\."${testCase.table}"|from ${testCase.table}\\b`, "i");
         const pick = testCase.statement ?? /order by "(?:public"\."\w+|t\d+)"\."id" desc/i;
         const matching = statements.filter((s) => from.test(s.sql) && pick.test(s.sql));
-        expect(matching.length, `the list's statement among:\n${statements.map((s) => s.sql).join("\n")}`).toBe(1);
+        expect(
+          matching.length,
+          `the list's statement among:\n${statements.map((s) => s.sql).join("\n")}`,
+        ).toBe(1);
         const plan = await explain(server(), matching[0]!);
         const nodes = nodesOf(plan);
         const shown = `[${stack}] ${matching[0]!.sql}\n${JSON.stringify(matching[0]!.values)}\n${describePlan(plan)}`;
         show(`[${stack}] ${testCase.name} (${who} tenant)\n${describePlan(plan)}`);
-        expect(nodes.filter((node) => node["Node Type"] === "Seq Scan" && BIG_TABLES.includes(node["Relation Name"] ?? "")), shown).toEqual([]);
-        expect(nodes.some((node) => accepted.includes(node["Index Name"] ?? "")), shown).toBe(true);
-        if (testCase.bounded) expect(nodes.some((node) => testCase.bounded!.test(node["Index Cond"] ?? "")), shown).toBe(true);
+        expect(
+          nodes.filter(
+            (node) => node["Node Type"] === "Seq Scan" && BIG_TABLES.includes(node["Relation Name"] ?? ""),
+          ),
+          shown,
+        ).toEqual([]);
+        expect(
+          nodes.some((node) => accepted.includes(node["Index Name"] ?? "")),
+          shown,
+        ).toBe(true);
+        if (testCase.bounded)
+          expect(
+            nodes.some((node) => testCase.bounded!.test(node["Index Cond"] ?? "")),
+            shown,
+          ).toBe(true);
       });
     }
   }

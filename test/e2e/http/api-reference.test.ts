@@ -11,7 +11,9 @@ import { e2e } from "../../support/suite.ts";
 e2e("API reference page", (server) => {
   describe("over HTTP", () => {
     it("answers the page without a credential, with a strict CSP and no CORS header", async () => {
-      const response = await fetch(`${server().url}/docs`, { headers: { Origin: "https://elsewhere.example" } });
+      const response = await fetch(`${server().url}/docs`, {
+        headers: { Origin: "https://elsewhere.example" },
+      });
       const html = await response.text();
       expect(response.status).toBe(200);
       expect(response.headers.get("content-type")).toMatch(/^text\/html/);
@@ -44,10 +46,14 @@ e2e("API reference page", (server) => {
 
     it("renders the API's title and its operations, asking no other host, logging no error", async () => {
       const origin = server().url;
-      const isLocal = (url: string) => url.startsWith(`${origin}/`) || url.startsWith(`blob:${origin}/`) || url.startsWith("data:");
+      const isLocal = (url: string) =>
+        url.startsWith(`${origin}/`) || url.startsWith(`blob:${origin}/`) || url.startsWith("data:");
       const context = await browser().newContext();
       // A request to another host is refused, so one cannot pass by luck, and recorded below.
-      await context.route((url) => !isLocal(url.href), (route) => route.abort("blockedbyclient"));
+      await context.route(
+        (url) => !isLocal(url.href),
+        (route) => route.abort("blockedbyclient"),
+      );
       const page = await context.newPage();
       const requests: string[] = [];
       const errors: string[] = [];
@@ -60,7 +66,10 @@ e2e("API reference page", (server) => {
       try {
         const response = await page.goto(`${origin}/docs`, { waitUntil: "load" });
         expect(response?.status()).toBe(200);
-        await page.getByRole("heading", { name: "Kontor API", exact: true }).first().waitFor({ state: "visible", timeout: 30_000 });
+        await page
+          .getByRole("heading", { name: "Kontor API", exact: true })
+          .first()
+          .waitFor({ state: "visible", timeout: 30_000 });
         // The first tag is open; another opens from the sidebar.
         await page.getByText("Retrieve the workspace").first().waitFor({ state: "visible", timeout: 30_000 });
         await page.getByText("leads", { exact: true }).first().click();
@@ -70,10 +79,15 @@ e2e("API reference page", (server) => {
         await page.waitForLoadState("networkidle");
         expect(requests.some((url) => url.startsWith(`${origin}/docs/standalone.js`))).toBe(true);
         expect(requests.some((url) => url === `${origin}/v1/openapi.json`)).toBe(true);
-        expect(requests.filter((url) => !isLocal(url)), "requests that left the server").toEqual([]);
+        expect(
+          requests.filter((url) => !isLocal(url)),
+          "requests that left the server",
+        ).toEqual([]);
         expect(errors, "console errors").toEqual([]);
       } catch (error) {
-        await page.screenshot({ path: join(tmpdir(), `kontor-api-reference-${server().stack}.png`) }).catch(() => {});
+        await page
+          .screenshot({ path: join(tmpdir(), `kontor-api-reference-${server().stack}.png`) })
+          .catch(() => {});
         throw error;
       } finally {
         await context.close();

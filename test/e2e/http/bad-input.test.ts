@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
 import {
+  type Answer,
+  type Case,
   casesFor,
   describeFailure,
   type Fixtures,
+  type OpenApiDoc,
   pool,
   problemsOf,
-  send,
   SLOW_MS,
-  type Answer,
-  type Case,
-  type OpenApiDoc,
+  send,
 } from "../../support/bad-input.ts";
 import { call } from "../../support/http.ts";
-import { startReceiver, type Receiver } from "../../support/receiver.ts";
+import { type Receiver, startReceiver } from "../../support/receiver.ts";
 import { e2e } from "../../support/suite.ts";
 import { sweepFixtures } from "../../support/sweep-fixtures.ts";
 
@@ -36,7 +36,15 @@ describe("bad-input judge", () => {
     text: typeof body === "string" ? body : JSON.stringify(body),
     ms,
   });
-  const error = { error: { type: "invalid_request_error", code: "validation_failed", message: "no", param: "name", request_id: "req_01ABC" } };
+  const error = {
+    error: {
+      type: "invalid_request_error",
+      code: "validation_failed",
+      message: "no",
+      param: "name",
+      request_id: "req_01ABC",
+    },
+  };
 
   it("accepts a 4xx in the error shape whose request id matches the header", () => {
     expect(problemsOf(ok, answer(400, error))).toEqual([]);
@@ -44,30 +52,46 @@ describe("bad-input judge", () => {
   });
 
   it("flags 5xx, a 2xx where a 4xx was due, a 404 for a real id and rate limiting", () => {
-    expect(problemsOf(ok, answer(500, { error: { ...error.error, type: "api_error" } }))).toContain("server error");
+    expect(problemsOf(ok, answer(500, { error: { ...error.error, type: "api_error" } }))).toContain(
+      "server error",
+    );
     expect(problemsOf(ok, answer(201, { object: "lead" }))).toContain("accepted (a 4xx was due)");
-    expect(problemsOf({ expect: "any", realId: true }, answer(404, error))).toContain("404 with a real id: the input never reached validation");
+    expect(problemsOf({ expect: "any", realId: true }, answer(404, error))).toContain(
+      "404 with a real id: the input never reached validation",
+    );
     expect(problemsOf(ok, answer(429, error))).toContain("rate limited: the case was not exercised");
   });
 
   it("flags a body that is not JSON, a wrong Content-Type and a missing or different request id", () => {
-    expect(problemsOf(ok, answer(431, "", { "content-type": "" }))).toEqual(expect.arrayContaining(["body is not JSON", 'Content-Type ""']));
+    expect(problemsOf(ok, answer(431, "", { "content-type": "" }))).toEqual(
+      expect.arrayContaining(["body is not JSON", 'Content-Type ""']),
+    );
     const headerless = answer(400, error);
     headerless.headers.delete("x-request-id");
     expect(problemsOf(ok, headerless)).toContain("X-Request-Id null");
     expect(problemsOf(ok, answer(400, { error: { ...error.error, request_id: "req_OTHER" } }))).toEqual([
       "error.request_id req_OTHER differs from X-Request-Id req_01ABC",
     ]);
-    expect(problemsOf(ok, answer(400, { message: "bad" }))).toEqual(["error body not {error: {type, code, message, request_id}}"]);
+    expect(problemsOf(ok, answer(400, { message: "bad" }))).toEqual([
+      "error body not {error: {type, code, message, request_id}}",
+    ]);
   });
 
   it("flags stack traces, slow answers and missing answers", () => {
-    const stack = { error: { ...error.error, message: "boom\n    at resolve (/work/main/schema/resources/lead.ts:12:3)" } };
+    const stack = {
+      error: { ...error.error, message: "boom\n    at resolve (/work/main/schema/resources/lead.ts:12:3)" },
+    };
     expect(problemsOf(ok, answer(400, stack))).toContain("stack trace in the body");
     expect(problemsOf(ok, answer(400, error, {}, SLOW_MS + 1))[0]).toMatch(/^answered after \d+ ms/);
-    expect(problemsOf(ok, { status: 0, headers: new Headers(), text: "", ms: 1, error: "TypeError ECONNRESET: fetch failed" })).toEqual([
-      "no HTTP answer (TypeError ECONNRESET: fetch failed)",
-    ]);
+    expect(
+      problemsOf(ok, {
+        status: 0,
+        headers: new Headers(),
+        text: "",
+        ms: 1,
+        error: "TypeError ECONNRESET: fetch failed",
+      }),
+    ).toEqual(["no HTTP answer (TypeError ECONNRESET: fetch failed)"]);
   });
 });
 
@@ -93,8 +117,16 @@ e2e("bad input sweep", (server) => {
     keys.push(tenant.key);
     const document = await call<OpenApiDoc>("GET", `${server().api}/openapi.json`);
     expect(document.status).toBe(200);
-    const request = (method: string, path: string, body?: unknown) => call(method, server().api + path, { key: tenant.key, body });
-    fixtures = await sweepFixtures({ doc: document.body, request, prisma: server().running.db.prisma, workspaceId: tenant.workspaceId, receiverUrl: receiver.url("/sweep"), label: "sweep" });
+    const request = (method: string, path: string, body?: unknown) =>
+      call(method, server().api + path, { key: tenant.key, body });
+    fixtures = await sweepFixtures({
+      doc: document.body,
+      request,
+      prisma: server().running.db.prisma,
+      workspaceId: tenant.workspaceId,
+      receiverUrl: receiver.url("/sweep"),
+      label: "sweep",
+    });
     cases = fixtures.endpoints.flatMap((endpoint) => casesFor(fixtures, endpoint));
     const fresh = cases.filter((c) => c.realId && c.endpoint.method === "DELETE").length;
     for (let i = 0; i < Math.ceil((cases.length + fresh) / PER_KEY); i++) {
@@ -115,13 +147,21 @@ e2e("bad input sweep", (server) => {
       expect(families.has("path"), `${endpoint.label}: path cases`).toBe(endpoint.pathParams.length > 0);
       expect(families.has("query"), `${endpoint.label}: query cases`).toBe(true);
       expect(families.has("body"), `${endpoint.label}: body cases`).toBe(endpoint.method !== "GET");
-      expect(families.has("header"), `${endpoint.label}: header cases`).toBe(endpoint.headerParams.length > 0);
+      expect(families.has("header"), `${endpoint.label}: header cases`).toBe(
+        endpoint.headerParams.length > 0,
+      );
       for (const param of endpoint.queryParams) {
-        expect(mine.some((c) => c.variant.startsWith(`${param.name}=`)), `${endpoint.label}: ${param.name}`).toBe(true);
+        expect(
+          mine.some((c) => c.variant.startsWith(`${param.name}=`)),
+          `${endpoint.label}: ${param.name}`,
+        ).toBe(true);
       }
       const properties = Object.keys(endpoint.body?.schema.properties ?? {});
       for (const property of properties) {
-        expect(mine.some((c) => c.variant.startsWith(`${property}: `)), `${endpoint.label}: ${property}`).toBe(true);
+        expect(
+          mine.some((c) => c.variant.startsWith(`${property}: `)),
+          `${endpoint.label}: ${property}`,
+        ).toBe(true);
       }
     }
   });
@@ -147,7 +187,12 @@ e2e("bad input sweep", (server) => {
         const problems = problemsOf(c, answers[index]!);
         if (problems.length > 0) mine.push(describeFailure(c, answers[index]!, problems));
       });
-      expect.soft(mine.length, `${endpoint.label}: ${mine.length} of ${total} cases failed\n  ${mine.join("\n  ")}\n`).toBe(0);
+      expect
+        .soft(
+          mine.length,
+          `${endpoint.label}: ${mine.length} of ${total} cases failed\n  ${mine.join("\n  ")}\n`,
+        )
+        .toBe(0);
     }
   }, 180_000);
 });

@@ -2,11 +2,18 @@ import { GraphQLError } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../../schema/lib/errors.ts";
 import { newId } from "../../../schema/lib/ids.ts";
-import { maskError } from "../../../server/graphql/errors.ts";
 import { startClaimAttempt } from "../../../server/agents/claims.ts";
+import { maskError } from "../../../server/graphql/errors.ts";
 import { decide, ownerNamed, registerServiceAuth } from "../../support/agent-flow.ts";
-import { createUser, sessionGraphql, sessionGraphqlRaw, signInApi, type ApiSession, type TestUser } from "../../support/dashboard.ts";
-import { rest, type ApiResponse } from "../../support/http.ts";
+import {
+  type ApiSession,
+  createUser,
+  sessionGraphql,
+  sessionGraphqlRaw,
+  signInApi,
+  type TestUser,
+} from "../../support/dashboard.ts";
+import { type ApiResponse, rest } from "../../support/http.ts";
 import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
 
@@ -30,7 +37,11 @@ interface Outcome {
   body: any;
 }
 
-const fromRest = (res: ApiResponse): Outcome => ({ status: res.status, code: res.body?.error?.code, body: res.body });
+const fromRest = (res: ApiResponse): Outcome => ({
+  status: res.status,
+  code: res.body?.error?.code,
+  body: res.body,
+});
 
 /** A count that must be exactly 1 once the N calls are done. */
 interface Once {
@@ -82,7 +93,9 @@ e2e("concurrent requests", (server) => {
     let cursor: string | null = null;
     do {
       const separator = path.includes("?") ? "&" : "?";
-      const page: any = await ok(api.get(`${path}${separator}limit=30${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`));
+      const page: any = await ok(
+        api.get(`${path}${separator}limit=30${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`),
+      );
       rows.push(...page.data);
       cursor = page.has_more ? page.next_cursor : null;
     } while (cursor);
@@ -92,7 +105,8 @@ e2e("concurrent requests", (server) => {
   /** How many events of `type` are about an object that `about` picks. */
   const events = (type: string, about: (object: any) => boolean): Once => ({
     what: `${type} events`,
-    count: async () => (await everything(`/events?type=${type}`)).filter((event) => about(event.data.object)).length,
+    count: async () =>
+      (await everything(`/events?type=${type}`)).filter((event) => about(event.data.object)).length,
   });
   const eventOf = (type: string, id: string) => events(type, (object) => object.id === id);
 
@@ -109,7 +123,13 @@ e2e("concurrent requests", (server) => {
 
   const document = async (body: Record<string, unknown>) => {
     const client = await ok(api.post("/clients", { name: unique("Billed") }));
-    return ok(api.post("/invoices", { client_id: client.id, items: [{ description: "Work", quantity: 1, unit_price: 100 }], ...body }));
+    return ok(
+      api.post("/invoices", {
+        client_id: client.id,
+        items: [{ description: "Work", quantity: 1, unit_price: 100 }],
+        ...body,
+      }),
+    );
   };
   const sentInvoice = async () => {
     const invoice = await document({});
@@ -121,7 +141,9 @@ e2e("concurrent requests", (server) => {
     const owner = await createUser(server(), { label: "race-owner", plan: "plus" });
     const invitee = await createUser(server(), { label: "race-invitee" });
     const ownerSession = await signInApi(server(), owner.email);
-    const { inviteMember } = await sessionGraphql<{ inviteMember: { invitation: { id: string }; accept_url: string } }>(
+    const { inviteMember } = await sessionGraphql<{
+      inviteMember: { invitation: { id: string }; accept_url: string };
+    }>(
       server(),
       ownerSession,
       "mutation($input: InviteMemberInput!) { inviteMember(input: $input) { invitation { id } accept_url } }",
@@ -150,7 +172,12 @@ e2e("concurrent requests", (server) => {
   };
 
   /** A dashboard GraphQL mutation as an outcome: a field error is data (200) with its code. */
-  const sessionMutation = async (owner: TestUser, session: ApiSession, query: string, variables: Record<string, unknown>): Promise<Outcome> => {
+  const sessionMutation = async (
+    owner: TestUser,
+    session: ApiSession,
+    query: string,
+    variables: Record<string, unknown>,
+  ): Promise<Outcome> => {
     const { status, body } = await sessionGraphqlRaw(server(), session, query, variables, owner.workspaceId);
     return { status, code: body.errors?.[0]?.extensions.code as string | undefined, body };
   };
@@ -162,7 +189,10 @@ e2e("concurrent requests", (server) => {
       name: "POST /leads/{id}/convert",
       setup: async () => {
         const last = unique("Convert");
-        return { last, lead: await ok(api.post("/leads", { first_name: "Race", last_name: last, stage: "qualified" })) };
+        return {
+          last,
+          lead: await ok(api.post("/leads", { first_name: "Race", last_name: last, stage: "qualified" })),
+        };
       },
       act: async ({ lead }) => fromRest(await api.post(`/leads/${lead.id}/convert`)),
       status: 200,
@@ -174,7 +204,10 @@ e2e("concurrent requests", (server) => {
       ],
       after: async ({ lead }, outcomes) => {
         const now = await ok(api.get(`/leads/${lead.id}`));
-        expect(now).toMatchObject({ stage: "won", client_id: outcomes.find((o) => o.status === 200)!.body.client_id });
+        expect(now).toMatchObject({
+          stage: "won",
+          client_id: outcomes.find((o) => o.status === 200)!.body.client_id,
+        });
       },
     }),
     action({
@@ -185,7 +218,10 @@ e2e("concurrent requests", (server) => {
       others: "same",
       once: (lead: any) => [eventOf("lead.stage_changed", lead.id)],
       after: async (_lead, outcomes) => {
-        expect(new Set(outcomes.map((o) => o.body.stage_changed_at)).size, "one stage change, one stage_changed_at").toBe(1);
+        expect(
+          new Set(outcomes.map((o) => o.body.stage_changed_at)).size,
+          "one stage change, one stage_changed_at",
+        ).toBe(1);
       },
     }),
     action({
@@ -238,30 +274,49 @@ e2e("concurrent requests", (server) => {
       status: 201,
       others: INVALID_STATE,
       once: (quote: any) => [
-        counted("invoices made from the quote", async () =>
-          (await everything(`/invoices?document_type=invoice&client_id=${quote.client_id}`)).filter((doc) => doc.quote_id === quote.id).length,
+        counted(
+          "invoices made from the quote",
+          async () =>
+            (await everything(`/invoices?document_type=invoice&client_id=${quote.client_id}`)).filter(
+              (doc) => doc.quote_id === quote.id,
+            ).length,
         ),
         events("invoice.created", (object) => object.quote_id === quote.id),
       ],
-      after: async (quote: any) => expect((await ok(api.get(`/invoices/${quote.id}`))).status).toBe("converted"),
+      after: async (quote: any) =>
+        expect((await ok(api.get(`/invoices/${quote.id}`))).status).toBe("converted"),
     }),
     action({
       name: "POST /invoices/{id}/payments of the whole balance",
       setup: sentInvoice,
-      act: async (doc: any) => fromRest(await api.post(`/invoices/${doc.id}/payments`, { amount: 100, payment_method: "cash" })),
+      act: async (doc: any) =>
+        fromRest(await api.post(`/invoices/${doc.id}/payments`, { amount: 100, payment_method: "cash" })),
       status: 201,
       others: INVALID_STATE,
-      once: (doc: any) => [events("payment.recorded", (object) => object.invoice_id === doc.id), eventOf("invoice.paid", doc.id)],
-      after: async (doc: any) => expect(await ok(api.get(`/invoices/${doc.id}`))).toMatchObject({ status: "paid", amount_paid: 100, balance_due: 0 }),
+      once: (doc: any) => [
+        events("payment.recorded", (object) => object.invoice_id === doc.id),
+        eventOf("invoice.paid", doc.id),
+      ],
+      after: async (doc: any) =>
+        expect(await ok(api.get(`/invoices/${doc.id}`))).toMatchObject({
+          status: "paid",
+          amount_paid: 100,
+          balance_due: 0,
+        }),
     }),
     action({
       name: "POST /invoices/{id}/payments that together would overpay",
       setup: sentInvoice,
-      act: async (doc: any) => fromRest(await api.post(`/invoices/${doc.id}/payments`, { amount: 60, payment_method: "card" })),
+      act: async (doc: any) =>
+        fromRest(await api.post(`/invoices/${doc.id}/payments`, { amount: 60, payment_method: "card" })),
       status: 201,
       others: { status: 400, code: "amount_exceeds_balance" },
       once: (doc: any) => [events("payment.recorded", (object) => object.invoice_id === doc.id)],
-      after: async (doc: any) => expect(await ok(api.get(`/invoices/${doc.id}`))).toMatchObject({ status: "partially_paid", amount_paid: 60 }),
+      after: async (doc: any) =>
+        expect(await ok(api.get(`/invoices/${doc.id}`))).toMatchObject({
+          status: "partially_paid",
+          amount_paid: 60,
+        }),
     }),
     action({
       name: "PATCH /tasks/{id} to done",
@@ -282,7 +337,14 @@ e2e("concurrent requests", (server) => {
       setup: async () => {
         const id = newId("agentRegistration");
         await server().running.db.prisma.agentRegistration.create({
-          data: { id, workspaceId: tenant.workspaceId, type: "service_auth", status: "active", scopes: ["leads.read"], postClaimScopes: ["leads.read"] },
+          data: {
+            id,
+            workspaceId: tenant.workspaceId,
+            type: "service_auth",
+            status: "active",
+            scopes: ["leads.read"],
+            postClaimScopes: ["leads.read"],
+          },
         });
         return id;
       },
@@ -290,7 +352,8 @@ e2e("concurrent requests", (server) => {
       status: 200,
       others: "same",
       once: (id: string) => [audits("agent_registration.revoked", id)],
-      after: async (_id, outcomes) => expect(new Set(outcomes.map((o) => o.body.revoked_at)).size, "revoked once").toBe(1),
+      after: async (_id, outcomes) =>
+        expect(new Set(outcomes.map((o) => o.body.revoked_at)).size, "revoked once").toBe(1),
     }),
     action({
       name: "claim approvals of one agent through two attempts started at once (the claim page's decideClaim)",
@@ -299,14 +362,35 @@ e2e("concurrent requests", (server) => {
         const registration = await registerServiceAuth(server(), email);
         const owner = await ownerNamed(server(), tenant.workspaceId, email);
         // Two attempts started at once can both be pending: the second start has not seen the first.
-        const second = await startClaimAttempt(server().running.db.prisma, { registrationId: registration.registration_id, loginHint: email, hostUrl: server().url });
-        await server().running.db.prisma.claimAttempt.updateMany({ where: { registrationId: registration.registration_id }, data: { status: "pending" } });
-        return { id: registration.registration_id, owner, claims: [registration.claim, second.claim], calls: 0 };
+        const second = await startClaimAttempt(server().running.db.prisma, {
+          registrationId: registration.registration_id,
+          loginHint: email,
+          hostUrl: server().url,
+        });
+        await server().running.db.prisma.claimAttempt.updateMany({
+          where: { registrationId: registration.registration_id },
+          data: { status: "pending" },
+        });
+        return {
+          id: registration.registration_id,
+          owner,
+          claims: [registration.claim, second.claim],
+          calls: 0,
+        };
       },
       act: async (target) => {
         const claim = target.claims[target.calls++ % 2]!;
-        const decision = await decide(server(), claim, target.owner.userId, { workspaceId: tenant.workspaceId });
-        return { status: 200, code: decision.outcome === "approved" ? undefined : `${decision.outcome}:${"reason" in decision ? decision.reason : ""}`, body: decision };
+        const decision = await decide(server(), claim, target.owner.userId, {
+          workspaceId: tenant.workspaceId,
+        });
+        return {
+          status: 200,
+          code:
+            decision.outcome === "approved"
+              ? undefined
+              : `${decision.outcome}:${"reason" in decision ? decision.reason : ""}`,
+          body: decision,
+        };
       },
       status: 200,
       others: { status: 200, code: "closed:decided" },
@@ -323,7 +407,13 @@ e2e("concurrent requests", (server) => {
     action({
       name: "revokeInvitation (dashboard GraphQL)",
       setup: invitation,
-      act: (invite) => sessionMutation(invite.owner, invite.ownerSession, "mutation($id: ID!) { revokeInvitation(id: $id) { id } }", { id: invite.id }),
+      act: (invite) =>
+        sessionMutation(
+          invite.owner,
+          invite.ownerSession,
+          "mutation($id: ID!) { revokeInvitation(id: $id) { id } }",
+          { id: invite.id },
+        ),
       status: 200,
       others: "same",
       once: (invite) => [audits("invitation.revoked", invite.id, invite.audit)],
@@ -336,7 +426,13 @@ e2e("concurrent requests", (server) => {
         const audit = rest(server().api, (await server().key(owner.workspaceId, ["audit.read"])).key);
         return { owner, session: await signInApi(server(), owner.email), id: key.id, audit };
       },
-      act: (key) => sessionMutation(key.owner, key.session, "mutation($id: ID!) { rotateApiKey(id: $id) { api_key { id } } }", { id: key.id }),
+      act: (key) =>
+        sessionMutation(
+          key.owner,
+          key.session,
+          "mutation($id: ID!) { rotateApiKey(id: $id) { api_key { id } } }",
+          { id: key.id },
+        ),
       status: 200,
       others: { status: 200, code: "invalid_state" },
       once: (key) => [audits("api_key.rotated", key.id, key.audit)],
@@ -357,7 +453,8 @@ e2e("concurrent requests", (server) => {
           expect(winners.length, summary).toBe(1);
           expect(winners[0]!.status, summary).toBe(spec.status);
           const losers = outcomes.filter((o) => o.code !== undefined);
-          for (const loser of losers) expect({ status: loser.status, code: loser.code }, summary).toEqual(spec.others);
+          for (const loser of losers)
+            expect({ status: loser.status, code: loser.code }, summary).toEqual(spec.others);
         }
         for (const once of spec.once(target, winners[0]!)) expect(await once.count(), once.what).toBe(1);
         await spec.after?.(target, outcomes);
@@ -377,17 +474,32 @@ e2e("concurrent requests", (server) => {
         return (await ok(api.post(`/projects/${project.id}/tasks`, { title: "Doomed" }))).id;
       },
     },
-    { path: "/inventory/items", make: async () => (await ok(api.post("/inventory/items", { name: "Doomed", quantity: 5 }))).id },
+    {
+      path: "/inventory/items",
+      make: async () => (await ok(api.post("/inventory/items", { name: "Doomed", quantity: 5 }))).id,
+    },
     {
       path: "/webhook-endpoints",
-      make: async () => (await ok(api.post("/webhook-endpoints", { url: "http://127.0.0.1:9/doomed", events: ["client.updated"] }))).id,
+      make: async () =>
+        (
+          await ok(
+            api.post("/webhook-endpoints", { url: "http://127.0.0.1:9/doomed", events: ["client.updated"] }),
+          )
+        ).id,
     },
-    { path: "/buckets", make: async () => (await ok(api.post("/buckets", { name: unique("doomed").toLowerCase() }))).id },
+    {
+      path: "/buckets",
+      make: async () => (await ok(api.post("/buckets", { name: unique("doomed").toLowerCase() }))).id,
+    },
     {
       path: "/objects",
       make: async () => {
         const bucket = await ok(api.post("/buckets", { name: unique("files").toLowerCase() }));
-        const body = { file_name: "doomed.txt", content_type: "text/plain", content_base64: Buffer.from("doomed").toString("base64") };
+        const body = {
+          file_name: "doomed.txt",
+          content_type: "text/plain",
+          content_base64: Buffer.from("doomed").toString("base64"),
+        };
         return (await ok(api.post(`/buckets/${bucket.id}/objects`, body))).id;
       },
     },
@@ -409,7 +521,11 @@ e2e("concurrent requests", (server) => {
         expect(outcomes.filter((o) => o.status === 200).length, summary).toBe(1);
         expect(outcomes.find((o) => o.status === 200)!.body).toMatchObject({ id, deleted: true });
         for (const loser of outcomes.filter((o) => o.status !== 200)) {
-          expect({ status: loser.status, code: loser.code, param: loser.body.error.param }, summary).toEqual({ status: 404, code: "not_found", param: "id" });
+          expect({ status: loser.status, code: loser.code, param: loser.body.error.param }, summary).toEqual({
+            status: 404,
+            code: "not_found",
+            param: "id",
+          });
         }
         expect((await api.delete(`${route.path}/${id}`)).status).toBe(404);
       });
@@ -419,11 +535,20 @@ e2e("concurrent requests", (server) => {
 
 describe("the error masking's net for a row deleted under a write", () => {
   it("answers a Prisma P2025 that escaped a route as 404 not_found, never 500 internal_error", () => {
-    const prismaError = Object.assign(new Error("No record was found for a delete."), { code: "P2025", meta: { modelName: "InventoryItem" } });
-    const masked = maskError(new GraphQLError(prismaError.message, { path: ["deleteInventoryItem"], originalError: prismaError }));
+    const prismaError = Object.assign(new Error("No record was found for a delete."), {
+      code: "P2025",
+      meta: { modelName: "InventoryItem" },
+    });
+    const masked = maskError(
+      new GraphQLError(prismaError.message, { path: ["deleteInventoryItem"], originalError: prismaError }),
+    );
     const shown = (masked as GraphQLError).originalError;
     expect(shown).toBeInstanceOf(ApiError);
-    expect(shown).toMatchObject({ status: 404, code: "not_found", message: "No such inventory_item: it does not exist, or was deleted at the same time." });
+    expect(shown).toMatchObject({
+      status: 404,
+      code: "not_found",
+      message: "No such inventory_item: it does not exist, or was deleted at the same time.",
+    });
     expect(masked.message).not.toContain("No record was found");
   });
 });

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CORS_EXPOSED_HEADERS } from "../../../server/http/cors.ts";
-import { createUser, openDashboard, signInUi, useChromium, type TestUser } from "../../support/dashboard.ts";
+import { createUser, openDashboard, signInUi, type TestUser, useChromium } from "../../support/dashboard.ts";
 import { DashboardClient } from "../../support/dashboard-session.ts";
 import { raw } from "../../support/http.ts";
 import type { Tenant } from "../../support/server.ts";
@@ -19,8 +19,10 @@ const FOREIGN = "https://evil.example";
 type HeaderSet = Record<string, string>;
 const CREATE_KEY = 'mutation { createApiKey(input: { name: "stolen", scopes: ["leads.read"] }) { secret } }';
 
-const accessControl = (headers: Headers) => [...headers.keys()].filter((name) => name.startsWith("access-control-"));
-const listed = (headers: Headers, name: string) => (headers.get(name) ?? "").split(",").map((part) => part.trim().toLowerCase());
+const accessControl = (headers: Headers) =>
+  [...headers.keys()].filter((name) => name.startsWith("access-control-"));
+const listed = (headers: Headers, name: string) =>
+  (headers.get(name) ?? "").split(",").map((part) => part.trim().toLowerCase());
 
 /** A page on another localhost port: it tries to read the CSRF token and mint a key with the visitor's session. */
 const ATTACKER_PAGE = `<!doctype html><meta charset="utf-8"><title>Not Kontor</title>
@@ -51,7 +53,9 @@ const ATTACKER_PAGE = `<!doctype html><meta charset="utf-8"><title>Not Kontor</t
 </script>`;
 
 async function startAttackerPage(): Promise<{ origin: string; close(): Promise<void> }> {
-  const server: Server = createServer((_req, res) => void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ATTACKER_PAGE));
+  const server: Server = createServer(
+    (_req, res) => void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ATTACKER_PAGE),
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     // localhost like the Kontor server: another origin (port) but the same site, so SameSite=Lax cookies go along.
@@ -86,9 +90,19 @@ e2e(
         const auth = { authorization: `Bearer ${tenant.key}`, origin: FOREIGN };
         const answers = [
           await raw(`${server().api}/workspace`, { headers: auth }),
-          await raw(`${server().api}/leads`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: '{"first_name":"Cors"}' }),
-          await raw(`${server().url}/graphql`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: '{"query":"{ workspace { id } }"}' }),
-          await raw(`${server().url}/graphql?query=${encodeURIComponent("{ workspace { id } }")}`, { headers: auth }),
+          await raw(`${server().api}/leads`, {
+            method: "POST",
+            headers: { ...auth, "content-type": "application/json" },
+            body: '{"first_name":"Cors"}',
+          }),
+          await raw(`${server().url}/graphql`, {
+            method: "POST",
+            headers: { ...auth, "content-type": "application/json" },
+            body: '{"query":"{ workspace { id } }"}',
+          }),
+          await raw(`${server().url}/graphql?query=${encodeURIComponent("{ workspace { id } }")}`, {
+            headers: auth,
+          }),
           // An error too: the page must be able to read why.
           await raw(`${server().api}/workspace`, { headers: { origin: FOREIGN } }),
         ];
@@ -126,37 +140,68 @@ e2e(
         ] as const) {
           const answer = await raw(path, {
             method: "OPTIONS",
-            headers: { origin: FOREIGN, "access-control-request-method": method, "access-control-request-headers": "authorization, content-type, idempotency-key" },
+            headers: {
+              origin: FOREIGN,
+              "access-control-request-method": method,
+              "access-control-request-headers": "authorization, content-type, idempotency-key",
+            },
           });
           expect(answer.status, path).toBe(204);
           expectAnyOrigin(answer.headers);
           expect(listed(answer.headers, "access-control-allow-methods")).toContain(method.toLowerCase());
-          expect(listed(answer.headers, "access-control-allow-headers")).toEqual(expect.arrayContaining(["authorization", "content-type", "idempotency-key", "accept"]));
+          expect(listed(answer.headers, "access-control-allow-headers")).toEqual(
+            expect.arrayContaining(["authorization", "content-type", "idempotency-key", "accept"]),
+          );
           expect(Number(answer.headers.get("access-control-max-age"))).toBeGreaterThan(0);
         }
         const sessionHeaders = await raw(`${server().url}/graphql`, {
           method: "OPTIONS",
-          headers: { origin: FOREIGN, "access-control-request-method": "POST", "access-control-request-headers": "content-type, x-csrf-token, kontor-workspace" },
+          headers: {
+            origin: FOREIGN,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type, x-csrf-token, kontor-workspace",
+          },
         });
         expect(sessionHeaders.status).toBe(204);
         expect(sessionHeaders.headers.has("access-control-allow-credentials")).toBe(false);
         expect(listed(sessionHeaders.headers, "access-control-allow-headers")).not.toContain("x-csrf-token");
-        expect(listed(sessionHeaders.headers, "access-control-allow-headers")).not.toContain("kontor-workspace");
+        expect(listed(sessionHeaders.headers, "access-control-allow-headers")).not.toContain(
+          "kontor-workspace",
+        );
       });
     });
 
     describe("the dashboard and the claim page send no CORS header", () => {
       it("on any method, preflights included, with a foreign Origin", async () => {
-        const preflight = { origin: FOREIGN, "access-control-request-method": "POST", "access-control-request-headers": "content-type, x-csrf-token" };
+        const preflight = {
+          origin: FOREIGN,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "content-type, x-csrf-token",
+        };
         const cases: [string, string, RequestInit][] = [
-          ["GET", "/dashboard/api/session", { headers: { origin: FOREIGN, cookie: dashboard.cookieHeader() } }],
-          ["POST", "/dashboard/api/sign-in", { headers: { origin: FOREIGN, "content-type": "application/json" }, body: "{}" }],
+          [
+            "GET",
+            "/dashboard/api/session",
+            { headers: { origin: FOREIGN, cookie: dashboard.cookieHeader() } },
+          ],
+          [
+            "POST",
+            "/dashboard/api/sign-in",
+            { headers: { origin: FOREIGN, "content-type": "application/json" }, body: "{}" },
+          ],
           ["OPTIONS", "/dashboard/api/session", { headers: preflight }],
           ["OPTIONS", "/dashboard/api/sign-in", { headers: preflight }],
           ["GET", "/dashboard", { headers: { origin: FOREIGN } }],
           ["OPTIONS", "/dashboard", { headers: preflight }],
           ["GET", "/agent/claim", { headers: { origin: FOREIGN } }],
-          ["POST", "/agent/claim", { headers: { origin: FOREIGN, "content-type": "application/x-www-form-urlencoded" }, body: "action=deny" }],
+          [
+            "POST",
+            "/agent/claim",
+            {
+              headers: { origin: FOREIGN, "content-type": "application/x-www-form-urlencoded" },
+              body: "action=deny",
+            },
+          ],
           ["OPTIONS", "/agent/claim", { headers: preflight }],
         ];
         for (const [method, path, init] of cases) {
@@ -172,7 +217,11 @@ e2e(
       const refused = (answer: { status: number; json: any }, label: string) => {
         expect(answer.status, label).toBe(403);
         const error = answer.json.error ?? answer.json.errors?.[0]?.extensions;
-        expect(error, label).toMatchObject({ type: "permission_error", code: "cross_origin_request", request_id: expect.stringMatching(/^req_/) });
+        expect(error, label).toMatchObject({
+          type: "permission_error",
+          code: "cross_origin_request",
+          request_id: expect.stringMatching(/^req_/),
+        });
       };
       /** The three kinds of cookie requests: GraphQL, REST, and the account API's session (which hands out the CSRF token). */
       const requests = (headers: HeaderSet, csrf?: string | null) =>
@@ -195,24 +244,56 @@ e2e(
           { origin: "null", "sec-fetch-site": "same-site" },
         ];
         for (const headers of refusedHeaders) {
-          for (const [path, run] of requests(headers)) refused(await run(), `${path} ${JSON.stringify(headers)}`);
+          for (const [path, run] of requests(headers))
+            refused(await run(), `${path} ${JSON.stringify(headers)}`);
         }
         // The state-changing account requests too, and nothing is done: no new session, no sign-out.
         const cross = { origin: FOREIGN };
-        const signIn = await dashboard.api("POST", "/sign-in", { email: user.email, password: "correct horse battery staple" }, { headers: cross });
+        const signIn = await dashboard.api(
+          "POST",
+          "/sign-in",
+          { email: user.email, password: "correct horse battery staple" },
+          { headers: cross },
+        );
         refused(signIn, "sign-in");
         expect(signIn.headers.getSetCookie()).toEqual([]);
         refused(await dashboard.api("POST", "/sign-out", undefined, { headers: cross }), "sign-out");
-        refused(await dashboard.api("POST", "/password", { current_password: "x", new_password: "y" }, { headers: cross }), "password");
-        refused(await dashboard.api("POST", "/invitations/accept", { token: "x" }, { headers: cross }), "invitations/accept");
-        refused(await dashboard.api("POST", "/sign-up", { email: "x@example.com", password: "correct horse battery staple" }, { headers: cross }), "sign-up");
+        refused(
+          await dashboard.api(
+            "POST",
+            "/password",
+            { current_password: "x", new_password: "y" },
+            { headers: cross },
+          ),
+          "password",
+        );
+        refused(
+          await dashboard.api("POST", "/invitations/accept", { token: "x" }, { headers: cross }),
+          "invitations/accept",
+        );
+        refused(
+          await dashboard.api(
+            "POST",
+            "/sign-up",
+            { email: "x@example.com", password: "correct horse battery staple" },
+            { headers: cross },
+          ),
+          "sign-up",
+        );
         expect((await dashboard.session()).json.user?.id).toBe(user.userId);
       });
 
       it("serves the dashboard's own origin, `Sec-Fetch-Site: same-origin`, and a request with neither header, which still needs the CSRF token", async () => {
-        const served: HeaderSet[] = [{ origin: own() }, { "sec-fetch-site": "same-origin" }, { origin: own(), "sec-fetch-site": "same-origin" }, { origin: "null", "sec-fetch-site": "same-origin" }, {}];
+        const served: HeaderSet[] = [
+          { origin: own() },
+          { "sec-fetch-site": "same-origin" },
+          { origin: own(), "sec-fetch-site": "same-origin" },
+          { origin: "null", "sec-fetch-site": "same-origin" },
+          {},
+        ];
         for (const headers of served) {
-          for (const [path, run] of requests(headers)) expect((await run()).status, `${path} ${JSON.stringify(headers)}`).toBe(200);
+          for (const [path, run] of requests(headers))
+            expect((await run()).status, `${path} ${JSON.stringify(headers)}`).toBe(200);
         }
         for (const headers of [{ origin: own() }, {}] as HeaderSet[]) {
           for (const [path, run] of requests(headers, null).slice(0, 2)) {
@@ -224,7 +305,13 @@ e2e(
       });
 
       it("leaves an API key alone: a foreign page may call with a key, even with a session cookie along", async () => {
-        const answer = await raw(`${server().api}/workspace`, { headers: { authorization: `Bearer ${tenant.key}`, origin: FOREIGN, cookie: dashboard.cookieHeader() } });
+        const answer = await raw(`${server().api}/workspace`, {
+          headers: {
+            authorization: `Bearer ${tenant.key}`,
+            origin: FOREIGN,
+            cookie: dashboard.cookieHeader(),
+          },
+        });
         expect(answer.status).toBe(200);
         expect(answer.json.id).toBe(tenant.workspaceId);
       });
@@ -233,7 +320,11 @@ e2e(
         const post = (headers: Record<string, string>) =>
           fetch(`${server().url}/agent/claim`, {
             method: "POST",
-            headers: { cookie: dashboard.cookieHeader(), "content-type": "application/x-www-form-urlencoded", ...headers },
+            headers: {
+              cookie: dashboard.cookieHeader(),
+              "content-type": "application/x-www-form-urlencoded",
+              ...headers,
+            },
             body: "action=nope",
             redirect: "manual",
           });
@@ -243,7 +334,10 @@ e2e(
         const crossSite = await post({ origin: "null", "sec-fetch-site": "cross-site" });
         expect(crossSite.status).toBe(403);
         // Chromium posts this page's forms with `Origin: null` (the page's Referrer-Policy is no-referrer) and `Sec-Fetch-Site: same-origin`.
-        for (const headers of [{ origin: own() }, { origin: "null", "sec-fetch-site": "same-origin" }] as HeaderSet[]) {
+        for (const headers of [
+          { origin: own() },
+          { origin: "null", "sec-fetch-site": "same-origin" },
+        ] as HeaderSet[]) {
           const answer = await post(headers);
           expect(answer.status, JSON.stringify(headers)).toBe(400);
           expect(await answer.text()).not.toContain("another site");
@@ -263,24 +357,37 @@ e2e(
         const session = cookies.find((c) => c.startsWith("__Host-kontor_session="))!;
         expect(cookies.find((c) => c.startsWith("__Host-kontor_csrf="))).toMatch(/Max-Age=0/);
         for (const cookie of [csrfCookie!, session]) {
-          const attributes = cookie.split(";").slice(1).map((a) => a.trim().toLowerCase());
-          expect(attributes).toEqual(expect.arrayContaining(["path=/", "secure", "httponly", "samesite=lax"]));
+          const attributes = cookie
+            .split(";")
+            .slice(1)
+            .map((a) => a.trim().toLowerCase());
+          expect(attributes).toEqual(
+            expect.arrayContaining(["path=/", "secure", "httponly", "samesite=lax"]),
+          );
           expect(attributes.some((a) => a.startsWith("domain="))).toBe(false);
         }
         expect(cookies.some((c) => /^kontor_(session|csrf)=/.test(c))).toBe(false);
-        expect((await visitor.graphql("{ viewer { user { id } } }")).json.data.viewer.user.id).toBe(user.userId);
+        expect((await visitor.graphql("{ viewer { user { id } } }")).json.data.viewer.user.id).toBe(
+          user.userId,
+        );
         // The same token under the bare name is no session here.
         const token = visitor.cookies.get("__Host-kontor_session")!;
         const bare = await fetch(`${server().url}/graphql`, {
           method: "POST",
-          headers: { cookie: `kontor_session=${token}`, "x-csrf-token": visitor.csrf, "content-type": "application/json" },
+          headers: {
+            cookie: `kontor_session=${token}`,
+            "x-csrf-token": visitor.csrf,
+            "content-type": "application/json",
+          },
           body: '{"query":"{ workspace { id } }"}',
         });
         expect(bare.status).toBe(401);
         expect(((await bare.json()) as any).errors[0].extensions.code).toBe("unauthenticated");
         const out = await visitor.api("POST", "/sign-out");
         expect(out.status).toBe(204);
-        expect(out.headers.getSetCookie()).toEqual([expect.stringMatching(/^__Host-kontor_session=; .*Max-Age=0.*Secure/)]);
+        expect(out.headers.getSetCookie()).toEqual([
+          expect.stringMatching(/^__Host-kontor_session=; .*Max-Age=0.*Secure/),
+        ]);
       });
     });
 
@@ -300,7 +407,12 @@ e2e(
         const dashboardPage = await openDashboard(browser(), server());
         await signInUi(dashboardPage, victim.email);
         const cookies = await dashboardPage.context.cookies(server().url);
-        expect(cookies.find((c) => c.name === "__Host-kontor_session")).toMatchObject({ secure: true, httpOnly: true, sameSite: "Lax", path: "/" });
+        expect(cookies.find((c) => c.name === "__Host-kontor_session")).toMatchObject({
+          secure: true,
+          httpOnly: true,
+          sameSite: "Lax",
+          path: "/",
+        });
 
         // What reached the Kontor server from the other page, cookie or not.
         const reached: { request: string; status: number; cookie: boolean; site: string | undefined }[] = [];
@@ -319,8 +431,17 @@ e2e(
         const page = await dashboardPage.context.newPage();
         try {
           await page.goto(`${attacker.origin}/?kontor=${encodeURIComponent(server().url)}`);
-          const handle = await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result, undefined, { timeout: 20_000 });
-          const result = (await handle.jsonValue()) as { session: { error?: string }; csrf: string | null; graphql: { error?: string }; simple: { type?: string } };
+          const handle = await page.waitForFunction(
+            () => (window as unknown as { __result?: unknown }).__result,
+            undefined,
+            { timeout: 20_000 },
+          );
+          const result = (await handle.jsonValue()) as {
+            session: { error?: string };
+            csrf: string | null;
+            graphql: { error?: string };
+            simple: { type?: string };
+          };
           expect(result.csrf).toBeNull();
           expect(result.session.error).toMatch(/Failed to fetch/);
           expect(result.graphql.error).toMatch(/Failed to fetch/);

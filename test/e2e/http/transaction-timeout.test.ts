@@ -32,7 +32,11 @@ e2e(
         "create trigger kontor_test_slow_items after insert on invoice_items for each statement execute function kontor_test_slow_items()",
       );
       try {
-        const items = Array.from({ length: 40 }, (_, i) => ({ description: `Line ${i}`, quantity: 1, unit_price: 10 }));
+        const items = Array.from({ length: 40 }, (_, i) => ({
+          description: `Line ${i}`,
+          quantity: 1,
+          unit_price: 10,
+        }));
         const res = await api.post("/invoices", { client_id: clientId, items });
         expectError(res, 503, "service_unavailable");
         expect(res.headers.get("retry-after")).toBe("1");
@@ -45,7 +49,10 @@ e2e(
       expect(await stored(server(), tenant.workspaceId)).toEqual(before);
       expect(await db.invoiceItem.count({ where: { invoice: { workspaceId: tenant.workspaceId } } })).toBe(0);
 
-      const next = await api.post("/invoices", { client_id: clientId, items: [{ description: "Fast", quantity: 1, unit_price: 1 }] });
+      const next = await api.post("/invoices", {
+        client_id: clientId,
+        items: [{ description: "Fast", quantity: 1, unit_price: 1 }],
+      });
       expect(next.status).toBe(201);
       expect(next.body.invoice_number).toMatch(/-0001$/);
     });

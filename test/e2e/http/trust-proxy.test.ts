@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
-import { flushRequestLogs } from "../../../server/observability/request-log.ts";
 import { SIGN_UPS_PER_IP } from "../../../server/auth/sessions.ts";
+import { flushRequestLogs } from "../../../server/observability/request-log.ts";
 import { spawnMain } from "../../support/child-server.ts";
 import { DashboardClient, PASSWORD } from "../../support/dashboard-session.ts";
 import { raw } from "../../support/http.ts";
@@ -26,9 +26,15 @@ const client = (net: "192.0.2" | "198.51.100" | "203.0.113") => `${net}.${++last
 
 /** An unauthenticated request (401): counted per client address at the free rate. */
 async function anonymous(server: TestServer, forwardedFor?: string) {
-  const res = await raw(`${base(server)}/v1/workspace`, { headers: forwardedFor === undefined ? {} : { "x-forwarded-for": forwardedFor } });
+  const res = await raw(`${base(server)}/v1/workspace`, {
+    headers: forwardedFor === undefined ? {} : { "x-forwarded-for": forwardedFor },
+  });
   expect([401, 429]).toContain(res.status);
-  return { status: res.status, remaining: Number(res.headers.get("x-ratelimit-remaining")), requestId: res.headers.get("x-request-id")! };
+  return {
+    status: res.status,
+    remaining: Number(res.headers.get("x-ratelimit-remaining")),
+    requestId: res.headers.get("x-request-id")!,
+  };
 }
 
 async function loggedAddress(server: TestServer, requestId: string): Promise<string | null | undefined> {
@@ -36,7 +42,8 @@ async function loggedAddress(server: TestServer, requestId: string): Promise<str
   return (await server.running.db.prisma.requestLog.findUnique({ where: { id: requestId } }))?.clientIp;
 }
 
-const scrape = (server: TestServer, headers: Record<string, string>) => raw(`${base(server)}/metrics`, { headers });
+const scrape = (server: TestServer, headers: Record<string, string>) =>
+  raw(`${base(server)}/metrics`, { headers });
 
 e2e(
   "KONTOR_TRUST_PROXY=loopback,10.0.0.0/8",
@@ -53,7 +60,9 @@ e2e(
       const statuses: number[] = [];
       const total = FREE - 2 + 3;
       for (let i = 0; i < total; i += 10) {
-        const batch = await Promise.all(Array.from({ length: Math.min(10, total - i) }, () => anonymous(server(), one)));
+        const batch = await Promise.all(
+          Array.from({ length: Math.min(10, total - i) }, () => anonymous(server(), one)),
+        );
         statuses.push(...batch.map((r) => r.status));
       }
       expect(statuses.filter((s) => s === 401)).toHaveLength(FREE - 2);
@@ -70,7 +79,9 @@ e2e(
     it("records the forwarded address in the request log, with a key and without", async () => {
       const tenant = await server().tenant();
       const address = client("192.0.2");
-      const keyed = await raw(`${base(server())}/v1/workspace`, { headers: { authorization: `Bearer ${tenant.key}`, "x-forwarded-for": address } });
+      const keyed = await raw(`${base(server())}/v1/workspace`, {
+        headers: { authorization: `Bearer ${tenant.key}`, "x-forwarded-for": address },
+      });
       expect(keyed.status).toBe(200);
       expect(await loggedAddress(server(), keyed.headers.get("x-request-id")!)).toBe(address);
       const unkeyed = await anonymous(server(), `::ffff:${address}`);
@@ -117,7 +128,12 @@ e2e(
         const visitor = new DashboardClient(base(server()));
         const headers = { "x-forwarded-for": address };
         await visitor.api("GET", "/session", undefined, { headers });
-        return visitor.api("POST", "/sign-up", { email: `proxied-${randomBytes(5).toString("hex")}@example.com`, password: PASSWORD }, { headers });
+        return visitor.api(
+          "POST",
+          "/sign-up",
+          { email: `proxied-${randomBytes(5).toString("hex")}@example.com`, password: PASSWORD },
+          { headers },
+        );
       };
       const one = client("192.0.2");
       for (let i = 0; i < SIGN_UPS_PER_IP; i++) expect((await signUp(one)).status).toBe(201);
@@ -132,7 +148,9 @@ e2e(
       expect((await scrape(server(), { "x-forwarded-for": "127.0.0.1" })).status).toBe(200);
       expect((await scrape(server(), { "x-forwarded-for": client("203.0.113") })).status).toBe(404);
       expect((await scrape(server(), { "x-forwarded-for": "127.0.0.1, 10.0.0.2" })).status).toBe(404);
-      expect((await scrape(server(), { "x-forwarded-for": "127.0.0.1", "x-real-ip": "203.0.113.9" })).status).toBe(404);
+      expect(
+        (await scrape(server(), { "x-forwarded-for": "127.0.0.1", "x-real-ip": "203.0.113.9" })).status,
+      ).toBe(404);
       expect((await scrape(server(), { forwarded: "for=127.0.0.1" })).status).toBe(404);
     });
   },
@@ -149,7 +167,8 @@ e2e("KONTOR_TRUST_PROXY unset (the default)", (server) => {
     const third = await anonymous(server());
     expect(second.remaining).toBe(first.remaining - 1);
     expect(third.remaining).toBe(first.remaining - 2);
-    for (const { requestId } of [first, second, third]) expect(await loggedAddress(server(), requestId)).toBe("127.0.0.1");
+    for (const { requestId } of [first, second, third])
+      expect(await loggedAddress(server(), requestId)).toBe("127.0.0.1");
   });
 
   it("keeps /metrics from forwarded requests", async () => {
@@ -163,7 +182,12 @@ describe("a bad KONTOR_TRUST_PROXY", () => {
   async function start(setting: string): Promise<{ code: number | null; stderr: string }> {
     const dataDir = mkdtempSync(join(tmpdir(), "kontor-trust-proxy-"));
     try {
-      const { child, exited, stderr } = spawnMain({ KONTOR_LOG: "silent", DATA_DIR: dataDir, PORT: "0", KONTOR_TRUST_PROXY: setting });
+      const { child, exited, stderr } = spawnMain({
+        KONTOR_LOG: "silent",
+        DATA_DIR: dataDir,
+        PORT: "0",
+        KONTOR_TRUST_PROXY: setting,
+      });
       const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
       const { code } = await exited;
       clearTimeout(timer);
@@ -176,11 +200,16 @@ describe("a bad KONTOR_TRUST_PROXY", () => {
   it.each([
     ["1", "KONTOR_TRUST_PROXY does not take a hop count ('1')"],
     ["10.0.0.0/0", "KONTOR_TRUST_PROXY entry '10.0.0.0/0' holds every address"],
-    ["proxy.internal", "KONTOR_TRUST_PROXY entry 'proxy.internal' is neither loopback, an IP address nor a CIDR range"],
+    [
+      "proxy.internal",
+      "KONTOR_TRUST_PROXY entry 'proxy.internal' is neither loopback, an IP address nor a CIDR range",
+    ],
   ])("stops the server at start: %j", async (setting, message) => {
     const { code, stderr } = await start(setting);
     expect(code).toBe(1);
     expect(stderr).toContain(`kontor: ${message}`);
-    expect(stderr).toContain("use off, loopback, or a comma-separated list of the proxies' IP addresses and CIDR ranges");
+    expect(stderr).toContain(
+      "use off, loopback, or a comma-separated list of the proxies' IP addresses and CIDR ranges",
+    );
   });
 });

@@ -1,9 +1,19 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
+import {
+  type Api,
+  eventsOf,
+  expectError,
+  ISO,
+  newClient,
+  newDocument,
+  newEvent,
+  post,
+  stored,
+} from "../../support/invoicing.ts";
 import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
-import { eventsOf, expectError, ISO, newClient, newDocument, newEvent, post, stored, type Api } from "../../support/invoicing.ts";
 
 e2e("payments", (server) => {
   let tenant: Tenant;
@@ -18,7 +28,11 @@ e2e("payments", (server) => {
 
   /** A sent invoice of `total` (no tax). */
   async function invoiceOf(total: number, extra: Record<string, unknown> = {}) {
-    const doc = await newDocument(api, { client_id: clientId, items: [{ description: "Work", quantity: 1, unit_price: total }], ...extra });
+    const doc = await newDocument(api, {
+      client_id: clientId,
+      items: [{ description: "Work", quantity: 1, unit_price: total }],
+      ...extra,
+    });
     return post(api, `/invoices/${doc.id}/send`);
   }
 
@@ -49,13 +63,34 @@ e2e("payments", (server) => {
         created_at: expect.stringMatching(ISO),
         updated_at: expect.stringMatching(ISO),
       });
-      expect(after1).toMatchObject({ id: invoice.id, status: "partially_paid", total: 1290, amount_paid: 500, balance_due: 790, paid_at: null });
+      expect(after1).toMatchObject({
+        id: invoice.id,
+        status: "partially_paid",
+        total: 1290,
+        amount_paid: 500,
+        balance_due: 790,
+        paid_at: null,
+      });
 
-      const second = await api.post(`/invoices/${invoice.id}/payments`, { amount: 790, payment_method: "card" });
+      const second = await api.post(`/invoices/${invoice.id}/payments`, {
+        amount: 790,
+        payment_method: "card",
+      });
       expect(second.status).toBe(201);
-      expect(second.body).toMatchObject({ amount: 790, payment_method: "card", reference: null, payer_email: null, notes: null });
+      expect(second.body).toMatchObject({
+        amount: 790,
+        payment_method: "card",
+        reference: null,
+        payer_email: null,
+        notes: null,
+      });
       expect(Date.now() - Date.parse(second.body.paid_at)).toBeLessThan(60_000);
-      expect(second.body.invoice).toMatchObject({ status: "paid", amount_paid: 1290, balance_due: 0, overdue: false });
+      expect(second.body.invoice).toMatchObject({
+        status: "paid",
+        amount_paid: 1290,
+        balance_due: 0,
+        overdue: false,
+      });
       // Paid in full when the last of its payments was made.
       expect(second.body.invoice.paid_at).toBe(second.body.paid_at);
 
@@ -69,19 +104,40 @@ e2e("payments", (server) => {
     });
 
     it("takes payments on a draft, and adds exactly (0.1 + 0.2 pays 0.30)", async () => {
-      const draft = await newDocument(api, { client_id: clientId, items: [{ description: "Tiny", quantity: 3, unit_price: 0.1 }] });
-      const first = await post(api, `/invoices/${draft.id}/payments`, { amount: 0.1, payment_method: "cash" });
-      expect(first.invoice).toMatchObject({ status: "partially_paid", amount_paid: 0.1, balance_due: 0.2, sent_at: null });
-      const second = await post(api, `/invoices/${draft.id}/payments`, { amount: 0.2, payment_method: "mobile_money" });
+      const draft = await newDocument(api, {
+        client_id: clientId,
+        items: [{ description: "Tiny", quantity: 3, unit_price: 0.1 }],
+      });
+      const first = await post(api, `/invoices/${draft.id}/payments`, {
+        amount: 0.1,
+        payment_method: "cash",
+      });
+      expect(first.invoice).toMatchObject({
+        status: "partially_paid",
+        amount_paid: 0.1,
+        balance_due: 0.2,
+        sent_at: null,
+      });
+      const second = await post(api, `/invoices/${draft.id}/payments`, {
+        amount: 0.2,
+        payment_method: "mobile_money",
+      });
       expect(second.invoice).toMatchObject({ status: "paid", amount_paid: 0.3, balance_due: 0 });
     });
 
     it("settles an overdue invoice: it is no longer overdue", async () => {
       const late = await invoiceOf(50, { issue_date: "2020-01-01", due_date: "2020-02-01" });
       expect(late.overdue).toBe(true);
-      const partly = await post(api, `/invoices/${late.id}/payments`, { amount: 20, payment_method: "check" });
+      const partly = await post(api, `/invoices/${late.id}/payments`, {
+        amount: 20,
+        payment_method: "check",
+      });
       expect(partly.invoice.overdue).toBe(true);
-      const paid = await post(api, `/invoices/${late.id}/payments`, { amount: 30, payment_method: "other", paid_at: "2020-03-01T00:00:00Z" });
+      const paid = await post(api, `/invoices/${late.id}/payments`, {
+        amount: 30,
+        payment_method: "other",
+        paid_at: "2020-03-01T00:00:00Z",
+      });
       expect(paid.invoice).toMatchObject({ status: "paid", overdue: false });
       // A back-dated final payment: paid in full on the latest payment date.
       expect(paid.invoice.paid_at).toBe(partly.paid_at);
@@ -90,9 +146,15 @@ e2e("payments", (server) => {
     it("accepts every payment_method", async () => {
       const invoice = await invoiceOf(600);
       for (const method of ["bank_transfer", "card", "cash", "check", "mobile_money", "other"]) {
-        expect((await post(api, `/invoices/${invoice.id}/payments`, { amount: 100, payment_method: method })).payment_method).toBe(method);
+        expect(
+          (await post(api, `/invoices/${invoice.id}/payments`, { amount: 100, payment_method: method }))
+            .payment_method,
+        ).toBe(method);
       }
-      expect((await api.get(`/invoices/${invoice.id}`)).body).toMatchObject({ status: "paid", amount_paid: 600 });
+      expect((await api.get(`/invoices/${invoice.id}`)).body).toMatchObject({
+        status: "paid",
+        amount_paid: 600,
+      });
     });
 
     it("works over GraphQL", async () => {
@@ -110,7 +172,10 @@ e2e("payments", (server) => {
         reference: "R-9",
         invoice: { status: "partially_paid", balance_due: 60, payments: [{ amount: 40, reference: "R-9" }] },
       });
-      const over = await gql(`mutation ($id: ID!) { recordPayment(invoice_id: $id, amount: 60.01, payment_method: card) { id } }`, { id: invoice.id });
+      const over = await gql(
+        `mutation ($id: ID!) { recordPayment(invoice_id: $id, amount: 60.01, payment_method: card) { id } }`,
+        { id: invoice.id },
+      );
       expect(over.data).toBeNull();
       expect(over.errors?.[0]?.extensions).toMatchObject({ code: "amount_exceeds_balance", param: "amount" });
     });
@@ -132,11 +197,23 @@ e2e("payments", (server) => {
       ["no amount", { payment_method: "cash" }, "amount"],
       ["no payment_method", { amount: 10 }, "payment_method"],
       ["an unknown payment_method", { amount: 10, payment_method: "bitcoin" }, "payment_method"],
-      ["a bad payer_email", { amount: 10, payment_method: "cash", payer_email: "not-an-email" }, "payer_email"],
-      ["a paid_at without time zone", { amount: 10, payment_method: "cash", paid_at: "2026-05-01T10:00:00" }, "paid_at"],
+      [
+        "a bad payer_email",
+        { amount: 10, payment_method: "cash", payer_email: "not-an-email" },
+        "payer_email",
+      ],
+      [
+        "a paid_at without time zone",
+        { amount: 10, payment_method: "cash", paid_at: "2026-05-01T10:00:00" },
+        "paid_at",
+      ],
       ["paid_at null", { amount: 10, payment_method: "cash", paid_at: null }, "paid_at"],
       ["an unknown field", { amount: 10, payment_method: "cash", currency: "EUR" }, "currency"],
-      ["an invoice_id in the body", { amount: 10, payment_method: "cash", invoice_id: "inv_01J00000000000000000000000" }, "invoice_id"],
+      [
+        "an invoice_id in the body",
+        { amount: 10, payment_method: "cash", invoice_id: "inv_01J00000000000000000000000" },
+        "invoice_id",
+      ],
     ])("%s → 400 validation_failed, nothing written", async (_label, body, param) => {
       const before = await stored(server(), tenant.workspaceId);
       expectError(await api.post(`/invoices/${invoice.id}/payments`, body), 400, "validation_failed", param);
@@ -145,10 +222,15 @@ e2e("payments", (server) => {
 
     it("an amount over the balance → 400 amount_exceeds_balance, nothing written", async () => {
       const before = await stored(server(), tenant.workspaceId);
-      const res = await api.post(`/invoices/${invoice.id}/payments`, { amount: 60.01, payment_method: "cash" });
+      const res = await api.post(`/invoices/${invoice.id}/payments`, {
+        amount: 60.01,
+        payment_method: "cash",
+      });
       expectError(res, 400, "amount_exceeds_balance", "amount");
       expect(res.body.error.type).toBe("invalid_request_error");
-      expect(res.body.error.message).toMatch(/amount 60\.01 exceeds the balance due of 60\.00 on INV-\d{4}-\d{4}/);
+      expect(res.body.error.message).toMatch(
+        /amount 60\.01 exceeds the balance due of 60\.00 on INV-\d{4}-\d{4}/,
+      );
       expect(await stored(server(), tenant.workspaceId)).toEqual(before);
     });
 
@@ -187,7 +269,11 @@ e2e("payments", (server) => {
       const partly = await invoiceOf(10);
       await post(api, `/invoices/${partly.id}/payments`, { amount: 4, payment_method: "cash" });
       expect((await post(api, `/invoices/${partly.id}/void`)).status).toBe("void");
-      expectError(await api.post(`/invoices/${partly.id}/payments`, { amount: 1, payment_method: "cash" }), 400, "invalid_state");
+      expectError(
+        await api.post(`/invoices/${partly.id}/payments`, { amount: 1, payment_method: "cash" }),
+        400,
+        "invalid_state",
+      );
     });
   });
 
@@ -195,22 +281,32 @@ e2e("payments", (server) => {
     it("concurrent payments beyond the balance: exactly the affordable ones succeed", async () => {
       const invoice = await invoiceOf(100);
       const results = await Promise.all(
-        Array.from({ length: 10 }, () => api.post(`/invoices/${invoice.id}/payments`, { amount: 30, payment_method: "card" })),
+        Array.from({ length: 10 }, () =>
+          api.post(`/invoices/${invoice.id}/payments`, { amount: 30, payment_method: "card" }),
+        ),
       );
       const statuses = results.map((res) => res.status).sort();
       expect(statuses).toEqual([...Array(3).fill(201), ...Array(7).fill(400)]);
-      for (const res of results.filter((r) => r.status === 400)) expectError(res, 400, "amount_exceeds_balance", "amount");
+      for (const res of results.filter((r) => r.status === 400))
+        expectError(res, 400, "amount_exceeds_balance", "amount");
       const read = (await api.get(`/invoices/${invoice.id}`)).body;
       expect(read).toMatchObject({ status: "partially_paid", amount_paid: 90, balance_due: 10 });
       expect(read.payments).toHaveLength(3);
-      expect(read.payments.map((p: { id: string }) => p.id).sort()).toEqual(results.filter((r) => r.status === 201).map((r) => r.body.id).sort());
+      expect(read.payments.map((p: { id: string }) => p.id).sort()).toEqual(
+        results
+          .filter((r) => r.status === 201)
+          .map((r) => r.body.id)
+          .sort(),
+      );
     });
 
     it("concurrent payments that fill the balance exactly: the invoice is paid once, never overpaid", async () => {
       const invoice = await invoiceOf(100);
       const before = (await eventsOf(server(), tenant.workspaceId, "invoice.paid")).map((event) => event.id);
       const results = await Promise.all(
-        Array.from({ length: 8 }, () => api.post(`/invoices/${invoice.id}/payments`, { amount: 25, payment_method: "cash" })),
+        Array.from({ length: 8 }, () =>
+          api.post(`/invoices/${invoice.id}/payments`, { amount: 25, payment_method: "cash" }),
+        ),
       );
       const ok = results.filter((res) => res.status === 201);
       expect(ok).toHaveLength(4);
@@ -219,7 +315,9 @@ e2e("payments", (server) => {
       const read = (await api.get(`/invoices/${invoice.id}`)).body;
       expect(read).toMatchObject({ status: "paid", amount_paid: 100, balance_due: 0 });
       expect(read.payments).toHaveLength(4);
-      const payments = await server().running.db.prisma.payment.findMany({ where: { invoiceId: invoice.id } });
+      const payments = await server().running.db.prisma.payment.findMany({
+        where: { invoiceId: invoice.id },
+      });
       expect(payments.reduce((total, p) => total + Number(p.amount), 0)).toBe(100);
       await newEvent(server(), tenant.workspaceId, "invoice.paid", before);
     });
@@ -231,13 +329,27 @@ e2e("payments", (server) => {
       let recorded = (await eventsOf(server(), tenant.workspaceId, "payment.recorded")).map((e) => e.id);
       const paidBefore = (await eventsOf(server(), tenant.workspaceId, "invoice.paid")).map((e) => e.id);
 
-      const partial = await post(api, `/invoices/${invoice.id}/payments`, { amount: 30, payment_method: "card", reference: "A" });
-      expect((await newEvent(server(), tenant.workspaceId, "payment.recorded", recorded)).data).toEqual(partial);
-      expect((await eventsOf(server(), tenant.workspaceId, "invoice.paid")).map((e) => e.id)).toEqual(paidBefore);
+      const partial = await post(api, `/invoices/${invoice.id}/payments`, {
+        amount: 30,
+        payment_method: "card",
+        reference: "A",
+      });
+      expect((await newEvent(server(), tenant.workspaceId, "payment.recorded", recorded)).data).toEqual(
+        partial,
+      );
+      expect((await eventsOf(server(), tenant.workspaceId, "invoice.paid")).map((e) => e.id)).toEqual(
+        paidBefore,
+      );
 
       recorded = (await eventsOf(server(), tenant.workspaceId, "payment.recorded")).map((e) => e.id);
-      const final = await post(api, `/invoices/${invoice.id}/payments`, { amount: 50, payment_method: "card", reference: "B" });
-      expect((await newEvent(server(), tenant.workspaceId, "payment.recorded", recorded)).data).toEqual(final);
+      const final = await post(api, `/invoices/${invoice.id}/payments`, {
+        amount: 50,
+        payment_method: "card",
+        reference: "B",
+      });
+      expect((await newEvent(server(), tenant.workspaceId, "payment.recorded", recorded)).data).toEqual(
+        final,
+      );
       const paid = await newEvent(server(), tenant.workspaceId, "invoice.paid", paidBefore);
       expect(paid.data).toEqual((await api.get(`/invoices/${invoice.id}`)).body);
       expect(paid.data).toMatchObject({ status: "paid", payments: [{ reference: "A" }, { reference: "B" }] });
@@ -249,8 +361,16 @@ e2e("payments", (server) => {
     it("a failed payment writes no event", async () => {
       const invoice = await invoiceOf(10);
       const before = await stored(server(), tenant.workspaceId);
-      expectError(await api.post(`/invoices/${invoice.id}/payments`, { amount: 11, payment_method: "card" }), 400, "amount_exceeds_balance");
-      expectError(await api.post(`/invoices/${invoice.id}/payments`, { amount: 0, payment_method: "card" }), 400, "validation_failed");
+      expectError(
+        await api.post(`/invoices/${invoice.id}/payments`, { amount: 11, payment_method: "card" }),
+        400,
+        "amount_exceeds_balance",
+      );
+      expectError(
+        await api.post(`/invoices/${invoice.id}/payments`, { amount: 0, payment_method: "card" }),
+        400,
+        "validation_failed",
+      );
       expect(await stored(server(), tenant.workspaceId)).toEqual(before);
     });
   });
@@ -259,7 +379,10 @@ e2e("payments", (server) => {
     it("payments.write alone records a payment and sees the invoice it paid, but cannot read invoices", async () => {
       const invoice = await invoiceOf(100);
       const payer = rest(server().api, (await server().key(tenant.workspaceId, ["payments.write"])).key);
-      const res = await payer.post(`/invoices/${invoice.id}/payments`, { amount: 10, payment_method: "cash" });
+      const res = await payer.post(`/invoices/${invoice.id}/payments`, {
+        amount: 10,
+        payment_method: "cash",
+      });
       expect(res.status).toBe(201);
       expect(res.body.invoice).toMatchObject({ id: invoice.id, amount_paid: 10, status: "partially_paid" });
       expectError(await payer.get(`/invoices/${invoice.id}`), 403, "insufficient_scope");
@@ -268,9 +391,15 @@ e2e("payments", (server) => {
 
     it("invoices.write without payments.write cannot record one", async () => {
       const invoice = await invoiceOf(100);
-      const writer = rest(server().api, (await server().key(tenant.workspaceId, ["invoices.read", "invoices.write"])).key);
+      const writer = rest(
+        server().api,
+        (await server().key(tenant.workspaceId, ["invoices.read", "invoices.write"])).key,
+      );
       const before = await stored(server(), tenant.workspaceId);
-      const res = await writer.post(`/invoices/${invoice.id}/payments`, { amount: 10, payment_method: "cash" });
+      const res = await writer.post(`/invoices/${invoice.id}/payments`, {
+        amount: 10,
+        payment_method: "cash",
+      });
       expectError(res, 403, "insufficient_scope");
       expect(res.body.error.required_scope).toBe("payments.write");
       expect(await stored(server(), tenant.workspaceId)).toEqual(before);
@@ -279,7 +408,10 @@ e2e("payments", (server) => {
     it("another workspace's invoice is 404 and keeps its balance", async () => {
       const invoice = await invoiceOf(100);
       const other = await server().tenant();
-      const res = await rest(server().api, other.key).post(`/invoices/${invoice.id}/payments`, { amount: 10, payment_method: "cash" });
+      const res = await rest(server().api, other.key).post(`/invoices/${invoice.id}/payments`, {
+        amount: 10,
+        payment_method: "cash",
+      });
       expectError(res, 404, "not_found");
       expect((await api.get(`/invoices/${invoice.id}`)).body).toMatchObject({ amount_paid: 0, payments: [] });
     });

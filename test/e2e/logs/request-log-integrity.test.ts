@@ -2,12 +2,17 @@ import { randomBytes } from "node:crypto";
 import { ulid } from "ulid";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { MAX_TOKENS } from "../../../server/ai/tokens.ts";
-import { DEFAULT_REQUEST_LOG_OPTIONS, flushRequestLogs, requestLogWriter, RequestLogWriter, type RequestLogRow } from "../../../server/observability/request-log.ts";
+import {
+  DEFAULT_REQUEST_LOG_OPTIONS,
+  type RequestLogRow,
+  RequestLogWriter,
+  requestLogWriter,
+} from "../../../server/observability/request-log.ts";
 import { TEXT_LIMITS } from "../../../server/observability/request-log-row.ts";
-import { completion, startFakeOpenAI, stream, type ChatUsage } from "../../support/fake-openai.ts";
+import { type ChatUsage, completion, startFakeOpenAI, stream } from "../../support/fake-openai.ts";
 import { raw, rest } from "../../support/http.ts";
-import type { TestServer } from "../../support/server.ts";
 import { logged } from "../../support/request-logs.ts";
+import type { TestServer } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
 
 /**
@@ -18,7 +23,6 @@ import { e2e } from "../../support/suite.ts";
 
 const fake = await startFakeOpenAI();
 afterAll(() => fake.close());
-
 
 /** A chat completion whose `usage` is `usage`, byte for byte (JSON.stringify cannot write `1e999`). */
 const answerWithUsage = (usage: string) =>
@@ -49,8 +53,17 @@ function row(extra: Partial<RequestLogRow> = {}): RequestLogRow {
 }
 
 /** A writer of its own (no background flush during the test), closed after `run`. */
-async function withWriter(server: TestServer, options: Partial<typeof DEFAULT_REQUEST_LOG_OPTIONS>, run: (writer: RequestLogWriter) => Promise<void>) {
-  const writer = new RequestLogWriter(server.running.db.prisma, { ...DEFAULT_REQUEST_LOG_OPTIONS, flushIntervalMs: 3_600_000, retentionFirstMs: 3_600_000, ...options });
+async function withWriter(
+  server: TestServer,
+  options: Partial<typeof DEFAULT_REQUEST_LOG_OPTIONS>,
+  run: (writer: RequestLogWriter) => Promise<void>,
+) {
+  const writer = new RequestLogWriter(server.running.db.prisma, {
+    ...DEFAULT_REQUEST_LOG_OPTIONS,
+    flushIntervalMs: 3_600_000,
+    retentionFirstMs: 3_600_000,
+    ...options,
+  });
   try {
     await run(writer);
   } finally {
@@ -81,7 +94,11 @@ e2e(
   "request log integrity",
   (server) => {
     const post = (key: string, path: string, body: unknown) =>
-      raw(`${server().api}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      raw(`${server().api}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     const chat = { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi." }] };
 
     it("logs an AI provider's 1e308, -5, non-number and huge token counts clamped, and the requests after them too", async () => {
@@ -93,7 +110,11 @@ e2e(
         const cases: [string, number, number][] = [
           ['{"prompt_tokens": 1e308, "completion_tokens": -5, "total_tokens": 1e308}', MAX_TOKENS, 0],
           ['{"prompt_tokens": 1e999, "completion_tokens": "NaN", "total_tokens": -1e999}', MAX_TOKENS, 0],
-          ['{"prompt_tokens": 3000000000, "completion_tokens": 12.6, "total_tokens": 3000000012.6}', MAX_TOKENS, 13],
+          [
+            '{"prompt_tokens": 3000000000, "completion_tokens": 12.6, "total_tokens": 3000000012.6}',
+            MAX_TOKENS,
+            13,
+          ],
           ['{"prompt_tokens": -1e308, "completion_tokens": 7, "total_tokens": 7}', 0, 7],
         ];
         for (const [usage, inputTokens, outputTokens] of cases) {
@@ -107,14 +128,18 @@ e2e(
 
         // A stream's usage chunk, and the /responses tool loop's sum.
         const streamed = await s.tenant({ plan: "pro" });
-        fake.next(stream({ deltas: ["Hi"], usage: { prompt_tokens: 1e308, completion_tokens: -5 } as ChatUsage }));
+        fake.next(
+          stream({ deltas: ["Hi"], usage: { prompt_tokens: 1e308, completion_tokens: -5 } as ChatUsage }),
+        );
         const res = await post(streamed.key, "/chat/completions", { ...chat, stream: true });
         expect(res.status, res.text).toBe(200);
         expect(res.text).toContain("[DONE]");
         expected.set(res.headers.get("x-request-id")!, { inputTokens: MAX_TOKENS, outputTokens: 0 });
 
         const general = await s.tenant({ plan: "pro" });
-        fake.next(answerWithUsage('{"prompt_tokens": 1e308, "completion_tokens": -5, "total_tokens": 1e308}'));
+        fake.next(
+          answerWithUsage('{"prompt_tokens": 1e308, "completion_tokens": -5, "total_tokens": 1e308}'),
+        );
         const responded = await post(general.key, "/responses", { model: "gpt-4o-mini", input: "Hi." });
         expect(responded.status, responded.text).toBe(200);
         expected.set(responded.headers.get("x-request-id")!, { inputTokens: MAX_TOKENS, outputTokens: 0 });
@@ -128,10 +153,21 @@ e2e(
         }
 
         const rows = await logged(s, [...expected.keys(), ...plain]);
-        for (const [id, tokens] of expected) expect(rows.get(id), id).toMatchObject({ status: 200, model: "gpt-4o-mini", ...tokens });
-        for (const id of plain) expect(rows.get(id)).toMatchObject({ route: "/v1/workspace", status: 200, model: null, inputTokens: null });
+        for (const [id, tokens] of expected)
+          expect(rows.get(id), id).toMatchObject({ status: 200, model: "gpt-4o-mini", ...tokens });
+        for (const id of plain)
+          expect(rows.get(id)).toMatchObject({
+            route: "/v1/workspace",
+            status: 200,
+            model: null,
+            inputTokens: null,
+          });
         // What the caller is told is the count Kontor metered and logged.
-        expect(responded.json.usage).toMatchObject({ input_tokens: MAX_TOKENS, output_tokens: 0, total_tokens: MAX_TOKENS });
+        expect(responded.json.usage).toMatchObject({
+          input_tokens: MAX_TOKENS,
+          output_tokens: 0,
+          total_tokens: MAX_TOKENS,
+        });
       } finally {
         resume();
       }
@@ -191,7 +227,9 @@ e2e(
           "alter table request_logs add constraint kontor_test_refuse check (user_agent is distinct from 'refused-by-test') not valid",
         );
         try {
-          const rows = Array.from({ length: 9 }, (_, i) => row({ userAgent: i === 4 ? "refused-by-test" : `ok-${i}` }));
+          const rows = Array.from({ length: 9 }, (_, i) =>
+            row({ userAgent: i === 4 ? "refused-by-test" : `ok-${i}` }),
+          );
           const refused = rows[4]!;
           await withWriter(s, { maxAttempts: 8 }, async (writer) => {
             for (const r of rows) writer.push(r);
@@ -200,12 +238,26 @@ e2e(
             const dropped = lines.filter((line) => line.msg === "request log row dropped");
             expect(dropped).toHaveLength(1);
             expect(dropped[0]).toMatchObject({ level: "error", request_log_id: refused.id });
-            expect(lines.find((line) => line.msg === "request log flush failed")).toMatchObject({ rows: 9, written: 8, dropped: 1 });
+            expect(lines.find((line) => line.msg === "request log flush failed")).toMatchObject({
+              rows: 9,
+              written: 8,
+              dropped: 1,
+            });
           });
-          const stored = await prisma.requestLog.findMany({ where: { id: { in: rows.map((r) => r.id) } }, select: { id: true } });
-          expect(stored.map((r) => r.id).sort()).toEqual(rows.filter((r) => r !== refused).map((r) => r.id).sort());
+          const stored = await prisma.requestLog.findMany({
+            where: { id: { in: rows.map((r) => r.id) } },
+            select: { id: true },
+          });
+          expect(stored.map((r) => r.id).sort()).toEqual(
+            rows
+              .filter((r) => r !== refused)
+              .map((r) => r.id)
+              .sort(),
+          );
         } finally {
-          await prisma.$executeRawUnsafe("alter table request_logs drop constraint if exists kontor_test_refuse");
+          await prisma.$executeRawUnsafe(
+            "alter table request_logs drop constraint if exists kontor_test_refuse",
+          );
         }
       });
 
@@ -215,22 +267,37 @@ e2e(
         await prisma.$executeRawUnsafe(
           "create or replace function kontor_test_refuse_row() returns trigger language plpgsql as $$ begin if new.user_agent = 'refused-by-trigger' then raise exception 'refused by test'; end if; return new; end $$",
         );
-        await prisma.$executeRawUnsafe("create trigger kontor_test_refuse_row before insert on request_logs for each row execute function kontor_test_refuse_row()");
+        await prisma.$executeRawUnsafe(
+          "create trigger kontor_test_refuse_row before insert on request_logs for each row execute function kontor_test_refuse_row()",
+        );
         try {
-          const rows = Array.from({ length: 6 }, (_, i) => row({ userAgent: i === 1 ? "refused-by-trigger" : `ok-${i}` }));
+          const rows = Array.from({ length: 6 }, (_, i) =>
+            row({ userAgent: i === 1 ? "refused-by-trigger" : `ok-${i}` }),
+          );
           const ids = rows.map((r) => r.id);
           await withWriter(s, { maxAttempts: 2 }, async (writer) => {
             for (const r of rows) writer.push(r);
             const first = await stderrLines(() => writer.flush());
-            expect(first.find((line) => line.msg === "request log flush failed")).toMatchObject({ rows: 6, written: 0, dropped: 0 });
+            expect(first.find((line) => line.msg === "request log flush failed")).toMatchObject({
+              rows: 6,
+              written: 0,
+              dropped: 0,
+            });
             expect(writer.pending).toBe(6);
             expect(await prisma.requestLog.count({ where: { id: { in: ids } } })).toBe(0);
 
             const last = await stderrLines(() => writer.flush());
             expect(writer.pending).toBe(0);
-            expect(last.filter((line) => line.msg === "request log row dropped").map((line) => line.request_log_id)).toEqual([rows[1]!.id]);
+            expect(
+              last
+                .filter((line) => line.msg === "request log row dropped")
+                .map((line) => line.request_log_id),
+            ).toEqual([rows[1]!.id]);
           });
-          const stored = await prisma.requestLog.findMany({ where: { id: { in: ids } }, select: { id: true } });
+          const stored = await prisma.requestLog.findMany({
+            where: { id: { in: ids } },
+            select: { id: true },
+          });
           expect(stored.map((r) => r.id).sort()).toEqual(ids.filter((id) => id !== rows[1]!.id).sort());
         } finally {
           await prisma.$executeRawUnsafe("drop trigger if exists kontor_test_refuse_row on request_logs");

@@ -2,9 +2,9 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../../server/runtime/config.ts";
 import { openDatabase } from "../../../server/db/open.ts";
-import { childEnv, startChildServer, type ChildServer } from "../../support/child-server.ts";
+import { loadConfig } from "../../../server/runtime/config.ts";
+import { type ChildServer, childEnv, startChildServer } from "../../support/child-server.ts";
 import { call, raw } from "../../support/http.ts";
 import { eventually } from "../../support/receiver.ts";
 import { provisionStack, tenantIn } from "../../support/server.ts";
@@ -31,14 +31,20 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Waits (bounded) for the start-up line: the server may answer before it has written it. */
 async function announced(child: ChildServer): Promise<void> {
-  const text = await eventually(async () => child.stderr(), (stderr) => stderr.includes("Kontor listening"));
+  const text = await eventually(
+    async () => child.stderr(),
+    (stderr) => stderr.includes("Kontor listening"),
+  );
   expect(text, "the start-up line").toContain("Kontor listening");
 }
 
 /** `server/main.ts` run to its exit: for settings it must refuse before opening anything. */
 async function runMain(env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
   try {
-    await promisify(execFile)(process.execPath, ["--import", "tsx", "server/main.ts"], { env: childEnv({ PORT: "0", ...env }), timeout: 60_000 });
+    await promisify(execFile)(process.execPath, ["--import", "tsx", "server/main.ts"], {
+      env: childEnv({ PORT: "0", ...env }),
+      timeout: 60_000,
+    });
     return { code: 0, stderr: "" };
   } catch (error) {
     const failure = error as { code?: number; stderr?: string };
@@ -59,19 +65,35 @@ for (const stack of stacks()) {
       await scratch?.drop();
     });
 
-    it("writes one JSON line per request with the route template, status, duration and credential, and no secrets", { timeout: 120_000 }, async () => {
+    it("writes one JSON line per request with the route template, status, duration and credential, and no secrets", {
+      timeout: 120_000,
+    }, async () => {
       const child = await startChildServer({ ...scratch.env, KONTOR_ENV: "development", KONTOR_LOG: "info" });
       const basic = Buffer.from("user:hunter2-password").toString("base64");
       const badKey = `ktr_live_${"Z".repeat(43)}`;
-      const expected: { id: string; method: string; route: string | null; status: number; credential: string | null }[] = [];
+      const expected: {
+        id: string;
+        method: string;
+        route: string | null;
+        status: number;
+        credential: string | null;
+      }[] = [];
       let leadId = "";
       try {
-        const record = (res: { status: number; headers: Headers }, method: string, route: string | null, credential: string | null) => {
+        const record = (
+          res: { status: number; headers: Headers },
+          method: string,
+          route: string | null,
+          credential: string | null,
+        ) => {
           const id = res.headers.get("x-request-id");
           expect(id, `${method} ${route}: X-Request-Id`).toMatch(/^req_/);
           expected.push({ id: id!, method, route, status: res.status, credential });
         };
-        const created = await call("POST", `${child.api}/leads`, { key: tenant.key, body: { first_name: "Ada", email: "ada@example.com" } });
+        const created = await call("POST", `${child.api}/leads`, {
+          key: tenant.key,
+          body: { first_name: "Ada", email: "ada@example.com" },
+        });
         expect(created.status).toBe(201);
         leadId = created.body.id;
         record(created, "POST", "/v1/leads", tenant.keyId);
@@ -80,7 +102,9 @@ for (const stack of stacks()) {
         expect(read.status).toBe(200);
         record(read, "GET", "/v1/leads/{id}", tenant.keyId);
 
-        const searched = await call("GET", `${child.api}/leads?search=needle-in-query&limit=5`, { key: tenant.key });
+        const searched = await call("GET", `${child.api}/leads?search=needle-in-query&limit=5`, {
+          key: tenant.key,
+        });
         expect(searched.status).toBe(200);
         record(searched, "GET", "/v1/leads", tenant.keyId);
 
@@ -88,11 +112,15 @@ for (const stack of stacks()) {
         expect(anonymous.status).toBe(401);
         record(anonymous, "GET", "/v1/leads/{id}", null);
 
-        const wrongKey = await call("GET", `${child.api}/leads`, { headers: { authorization: `Bearer ${badKey}` } });
+        const wrongKey = await call("GET", `${child.api}/leads`, {
+          headers: { authorization: `Bearer ${badKey}` },
+        });
         expect(wrongKey.status).toBe(401);
         record(wrongKey, "GET", "/v1/leads", null);
 
-        const wrongScheme = await call("GET", `${child.api}/workspace`, { headers: { authorization: `Basic ${basic}` } });
+        const wrongScheme = await call("GET", `${child.api}/workspace`, {
+          headers: { authorization: `Basic ${basic}` },
+        });
         expect(wrongScheme.status).toBe(401);
         record(wrongScheme, "GET", "/v1/workspace", null);
 
@@ -138,13 +166,30 @@ for (const stack of stacks()) {
       }
 
       const text = child.stderr();
-      for (const secret of [tenant.key, badKey, basic, "ktr_live_", "hunter2", "needle-in-query", leadId, "authorization", "Bearer"]) {
+      for (const secret of [
+        tenant.key,
+        badKey,
+        basic,
+        "ktr_live_",
+        "hunter2",
+        "needle-in-query",
+        leadId,
+        "authorization",
+        "Bearer",
+      ]) {
         expect(text, `stderr must not contain ${secret}`).not.toContain(secret);
       }
-      expect(lines.find((line) => line.msg === "Kontor listening")).toMatchObject({ level: "info", time: expect.stringMatching(ISO_TIME), env: "development" });
+      expect(lines.find((line) => line.msg === "Kontor listening")).toMatchObject({
+        level: "info",
+        time: expect.stringMatching(ISO_TIME),
+        env: "development",
+      });
     });
 
-    it("announces 'Kontor listening' only once the first-start demo workspace is seeded", { timeout: 120_000, skip: stack !== "postgres" }, async () => {
+    it("announces 'Kontor listening' only once the first-start demo workspace is seeded", {
+      timeout: 120_000,
+      skip: stack !== "postgres",
+    }, async () => {
       // A database of its own with no workspace in it, so the child seeds the demo one.
       const fresh = await provisionStack(stack);
       const env = { ...fresh.env, KONTOR_ENV: "development", KONTOR_LOG: "info" };
@@ -158,14 +203,24 @@ for (const stack of stacks()) {
         child = await startChildServer(env);
         // Seeding is now blocked on the lock: the server answers, but must not say it is ready.
         const waiting = await eventually(
-          async () => Number((await admin.query(`select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation where c.relname = 'workspaces' and not l.granted`)).rows[0].n),
+          async () =>
+            Number(
+              (
+                await admin.query(
+                  `select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation where c.relname = 'workspaces' and not l.granted`,
+                )
+              ).rows[0].n,
+            ),
           (n) => n > 0,
         );
         expect(waiting, "the demo seeding waits on the held lock").toBeGreaterThan(0);
         expect(child.stderr()).not.toContain("Kontor listening");
 
         await admin.query("rollback");
-        const announced = await eventually(async () => child!.stderr(), (text) => text.includes("Kontor listening"));
+        const announced = await eventually(
+          async () => child!.stderr(),
+          (text) => text.includes("Kontor listening"),
+        );
         expect(announced).toContain("Kontor listening");
         const demo = await admin.query(`select count(*)::int as n from workspaces where name = 'Demo'`);
         expect(demo.rows[0].n).toBe(1);
@@ -192,7 +247,10 @@ describe("log settings", () => {
   });
 
   /** Starts a child with `env`, makes a request and a 401, stops it: its stderr lines. */
-  async function linesOf(env: NodeJS.ProcessEnv, ready: (child: ChildServer) => Promise<void> = async () => {}): Promise<Line[]> {
+  async function linesOf(
+    env: NodeJS.ProcessEnv,
+    ready: (child: ChildServer) => Promise<void> = async () => {},
+  ): Promise<Line[]> {
     const child = await startChildServer({ ...scratch.env, KONTOR_ENV: "development", ...env });
     try {
       expect((await raw(`${child.url}/health`)).status).toBe(200);
@@ -204,10 +262,14 @@ describe("log settings", () => {
     return parse(child.stderr());
   }
 
-  it("KONTOR_ACCESS_LOG=off drops only the access lines; other info lines stay", { timeout: 120_000 }, async () => {
+  it("KONTOR_ACCESS_LOG=off drops only the access lines; other info lines stay", {
+    timeout: 120_000,
+  }, async () => {
     const lines = await linesOf({ KONTOR_LOG: "info", KONTOR_ACCESS_LOG: "off" }, announced);
     expect(accessLines(lines)).toEqual([]);
-    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(["Kontor listening", "shutting down"]));
+    expect(lines.map((line) => line.msg)).toEqual(
+      expect.arrayContaining(["Kontor listening", "shutting down"]),
+    );
   });
 
   it("KONTOR_LOG=warn hides info lines, the access log included", { timeout: 120_000 }, async () => {
@@ -219,10 +281,14 @@ describe("log settings", () => {
   it.each([
     ["KONTOR_LOG", "verbose", /KONTOR_LOG must be one of info, warn, error, silent; got 'verbose'/],
     ["KONTOR_ACCESS_LOG", "maybe", /KONTOR_ACCESS_LOG must be on or off; got 'maybe'/],
-  ])("%s=%s is refused at start with a message, exit 1", { timeout: 60_000 }, async (name, value, message) => {
-    const result = await runMain({ ...scratch.env, [name]: value });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(message);
-    expect(result.stderr).not.toMatch(/\n\s+at /);
-  });
+  ])(
+    "%s=%s is refused at start with a message, exit 1",
+    { timeout: 60_000 },
+    async (name, value, message) => {
+      const result = await runMain({ ...scratch.env, [name]: value });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    },
+  );
 });

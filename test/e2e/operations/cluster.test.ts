@@ -13,12 +13,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLAN_LIMITS, type PlanName } from "../../../schema/lib/plans.ts";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
-import { createApiKey } from "../../../server/auth/api-keys.ts";
-import { ConfigError, loadConfig } from "../../../server/runtime/config.ts";
-import { openDatabase, type Database } from "../../../server/db/open.ts";
 import { createWorkspace } from "../../../server/accounts/workspaces.ts";
+import { createApiKey } from "../../../server/auth/api-keys.ts";
+import { type Database, openDatabase } from "../../../server/db/open.ts";
+import { ConfigError, loadConfig } from "../../../server/runtime/config.ts";
 import { freePort, spawnMain } from "../../support/child-server.ts";
-import { startReceiver, type Receiver } from "../../support/receiver.ts";
+import { type Receiver, startReceiver } from "../../support/receiver.ts";
 import { provisionStack } from "../../support/server.ts";
 import { databaseUrl, REDIS_URL, stacks } from "../../support/stacks.ts";
 
@@ -27,8 +27,8 @@ const KEY = /ktr_live_[0-9A-Za-z]{43}/g;
 
 type Scratch = Awaited<ReturnType<typeof provisionStack>>;
 
-
-const spawnServer = (env: NodeJS.ProcessEnv) => spawnMain({ KONTOR_LOG: "info", KONTOR_ACCESS_LOG: "off", ...env });
+const spawnServer = (env: NodeJS.ProcessEnv) =>
+  spawnMain({ KONTOR_LOG: "info", KONTOR_ACCESS_LOG: "off", ...env });
 
 function killGroup(child: ChildProcess) {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -42,7 +42,9 @@ function killGroup(child: ChildProcess) {
 /** `promise`, or a failure naming `what` after `timeoutMs`. */
 async function within<T>(promise: Promise<T>, timeoutMs: number, what: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out: ${what()}`)), timeoutMs)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`timed out: ${what()}`)), timeoutMs)),
+  );
   try {
     return await Promise.race([promise, timeout]);
   } finally {
@@ -75,7 +77,12 @@ function logLines(stderr: string): Record<string, any>[] {
     });
 }
 
-const parentOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[1]);
+const parentOf = (pid: number) =>
+  Number(
+    readFileSync(`/proc/${pid}/stat`, "utf8")
+      .replace(/^.*\) /s, "")
+      .split(" ")[1],
+  );
 
 function alive(pid: number): boolean {
   try {
@@ -121,7 +128,13 @@ interface Answer {
   clientPort: number;
 }
 
-function send(port: number, agent: http.Agent | false, method: string, path: string, options: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+function send(
+  port: number,
+  agent: http.Agent | false,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
@@ -152,7 +165,11 @@ function send(port: number, agent: http.Agent | false, method: string, path: str
 /** A keep-alive connection held by one worker: every request on it is served by `pid`. */
 interface Pinned {
   pid: number;
-  request(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Answer>;
+  request(
+    method: string,
+    path: string,
+    options?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Answer>;
   close(): void;
 }
 
@@ -196,7 +213,12 @@ describe.runIf(stacks().includes("postgres"))("cluster mode: KONTOR_WORKERS=2 on
   let probe: string;
   const logs = () => logLines(server.stderr());
   /** Worker number → pid of its latest worker that reported ready. */
-  const workers = () => new Map(logs().filter((l) => l.msg === "worker ready").map((l) => [l.worker as number, l.pid as number]));
+  const workers = () =>
+    new Map(
+      logs()
+        .filter((l) => l.msg === "worker ready")
+        .map((l) => [l.worker as number, l.pid as number]),
+    );
   const detail = () => `stdout: ${server.stdout()}\nstderr: ${server.stderr()}`;
 
   async function tenant(plan: PlanName, scopes: string[] = [...SCOPES]) {
@@ -213,11 +235,19 @@ describe.runIf(stacks().includes("postgres"))("cluster mode: KONTOR_WORKERS=2 on
     scratch = await provisionStack("postgres");
     receiver = await startReceiver();
     port = await freePort();
-    server = spawnServer({ ...scratch.env, PORT: String(port), KONTOR_WORKERS: "2", KONTOR_ENV: "development" });
+    server = spawnServer({
+      ...scratch.env,
+      PORT: String(port),
+      KONTOR_WORKERS: "2",
+      KONTOR_ENV: "development",
+    });
     await until(
       () => {
-        if (server.child.exitCode !== null) throw new Error(`the cluster exited with ${server.child.exitCode}: ${detail()}`);
-        return logs().some((l) => l.msg === "Kontor listening") && server.stdout().includes("GraphQL:") ? true : undefined;
+        if (server.child.exitCode !== null)
+          throw new Error(`the cluster exited with ${server.child.exitCode}: ${detail()}`);
+        return logs().some((l) => l.msg === "Kontor listening") && server.stdout().includes("GraphQL:")
+          ? true
+          : undefined;
       },
       90_000,
       detail,
@@ -238,7 +268,9 @@ describe.runIf(stacks().includes("postgres"))("cluster mode: KONTOR_WORKERS=2 on
     expect(pids, detail()).toHaveLength(2);
     expect(new Set(pids).size).toBe(2);
     for (const pid of pids) expect(parentOf(pid)).toBe(server.child.pid);
-    expect(logs().filter((l) => l.msg === "Kontor listening")).toMatchObject([{ port, workers: 2, database: "PostgreSQL" }]);
+    expect(logs().filter((l) => l.msg === "Kontor listening")).toMatchObject([
+      { port, workers: 2, database: "PostgreSQL" },
+    ]);
 
     const out = server.stdout();
     expect(out.match(/Kontor is running \(development, PostgreSQL, 2 workers\)/g)).toHaveLength(1);
@@ -262,7 +294,10 @@ describe.runIf(stacks().includes("postgres"))("cluster mode: KONTOR_WORKERS=2 on
     const [a, b] = await pinTo(port, [...workers().values()], probe);
     const statuses: number[][] = [[], []];
     for (let i = 0; i < (limit + 10) / 2; i++) {
-      const [ra, rb] = await Promise.all([a!.request("GET", "/v1/workspace", { key }), b!.request("GET", "/v1/workspace", { key })]);
+      const [ra, rb] = await Promise.all([
+        a!.request("GET", "/v1/workspace", { key }),
+        b!.request("GET", "/v1/workspace", { key }),
+      ]);
       statuses[0]!.push(ra.status);
       statuses[1]!.push(rb.status);
     }
@@ -283,14 +318,25 @@ describe.runIf(stacks().includes("postgres"))("cluster mode: KONTOR_WORKERS=2 on
     const [a, b] = await pinTo(port, [...workers().values()], probe);
     const name = `Idem ${randomBytes(4).toString("hex")}`;
     const create = (worker: Pinned) =>
-      worker.request("POST", "/v1/leads", { key, body: { full_name: name }, headers: { "Idempotency-Key": `cluster-${name}` } });
+      worker.request("POST", "/v1/leads", {
+        key,
+        body: { full_name: name },
+        headers: { "Idempotency-Key": `cluster-${name}` },
+      });
     const answers = await Promise.all([create(a!), create(b!)]);
-    const originals = answers.filter((res) => res.status === 201 && res.headers["idempotent-replay"] !== "true");
+    const originals = answers.filter(
+      (res) => res.status === 201 && res.headers["idempotent-replay"] !== "true",
+    );
     expect(originals, JSON.stringify(answers.map((r) => [r.status, r.json]))).toHaveLength(1);
     for (const res of answers.filter((r) => r !== originals[0])) {
       // The other came while the first ran (409), or after it (a replay of it).
       if (res.status === 409) expect(res.json.error.code).toBe("idempotency_in_progress");
-      else expect(res).toMatchObject({ status: 201, headers: { "idempotent-replay": "true" }, json: originals[0]!.json });
+      else
+        expect(res).toMatchObject({
+          status: 201,
+          headers: { "idempotent-replay": "true" },
+          json: originals[0]!.json,
+        });
     }
     const creator = answers.indexOf(originals[0]!);
     const other = [a!, b!][1 - creator]!;
@@ -307,11 +353,16 @@ describe.runIf(stacks().includes("postgres"))("cluster mode: KONTOR_WORKERS=2 on
   it("delivers each webhook event exactly once: leads created over both workers reach the receiver once each", async () => {
     const key = await tenant("pro");
     const [a, b] = await pinTo(port, [...workers().values()], probe);
-    const endpoint = await a!.request("POST", "/v1/webhook-endpoints", { key, body: { url: receiver.url("/cluster"), events: ["lead.created"] } });
+    const endpoint = await a!.request("POST", "/v1/webhook-endpoints", {
+      key,
+      body: { url: receiver.url("/cluster"), events: ["lead.created"] },
+    });
     expect(endpoint.status, JSON.stringify(endpoint.json)).toBe(201);
     const n = 12;
     const created = await Promise.all(
-      Array.from({ length: n }, (_, i) => (i % 2 ? a! : b!).request("POST", "/v1/leads", { key, body: { full_name: `Hook ${i}` } })),
+      Array.from({ length: n }, (_, i) =>
+        (i % 2 ? a! : b!).request("POST", "/v1/leads", { key, body: { full_name: `Hook ${i}` } }),
+      ),
     );
     expect(created.map((res) => res.status)).toEqual(Array(n).fill(201));
     const ids = created.map((res) => res.json.id as string).sort();
@@ -319,8 +370,14 @@ describe.runIf(stacks().includes("postgres"))("cluster mode: KONTOR_WORKERS=2 on
     await receiver.waitFor("/cluster", n, 30_000);
     // Every delivery succeeded at its first attempt: each claim counts one, so nothing was sent twice.
     let deliveries: { status: string; attempts: number }[] = [];
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-      deliveries = (await a!.request("GET", `/v1/webhook-deliveries?endpoint_id=${endpoint.json.id}&limit=100`, { key })).json.data;
+    for (
+      const deadline = Date.now() + 30_000;
+      Date.now() < deadline;
+      await new Promise((r) => setTimeout(r, 100))
+    ) {
+      deliveries = (
+        await a!.request("GET", `/v1/webhook-deliveries?endpoint_id=${endpoint.json.id}&limit=100`, { key })
+      ).json.data;
       if (deliveries.length === n && deliveries.every((d) => d.status === "succeeded")) break;
     }
     expect(deliveries.map((d) => [d.status, d.attempts])).toEqual(Array(n).fill(["succeeded", 1]));
@@ -342,7 +399,12 @@ describe.runIf(stacks().includes("postgres"))("cluster mode: KONTOR_WORKERS=2 on
       15_000,
       detail,
     );
-    expect(died).toMatchObject({ level: "error", worker: 1, signal: "SIGKILL", restart_in_ms: expect.any(Number) });
+    expect(died).toMatchObject({
+      level: "error",
+      worker: 1,
+      signal: "SIGKILL",
+      restart_in_ms: expect.any(Number),
+    });
     expect(died.restart_in_ms).toBeGreaterThan(0);
 
     // From the moment the primary knows, every new connection goes to a live worker until the new one serves.
@@ -376,11 +438,18 @@ describe.runIf(stacks().includes("postgres"))("cluster mode: KONTOR_WORKERS=2 on
     const stopped = logs().filter((l) => l.msg === "worker stopped");
     expect(stopped.map((l) => [l.pid, l.code]).sort()).toEqual(pids.map((pid) => [pid, 0]).sort());
     // Each worker closed its server and its database itself.
-    expect(logs().filter((l) => l.msg === "shutting down" && l.worker !== undefined).map((l) => l.worker).sort()).toEqual([1, 2]);
+    expect(
+      logs()
+        .filter((l) => l.msg === "shutting down" && l.worker !== undefined)
+        .map((l) => l.worker)
+        .sort(),
+    ).toEqual([1, 2]);
     for (const pid of pids) expect(alive(pid)).toBe(false);
     await expect(send(port, false, "GET", "/health")).rejects.toThrow(/ECONNREFUSED/);
     expect(server.stderr()).not.toMatch(STACK_TRACE);
-    expect(logs().filter((l) => l.level === "error" && l.msg !== "worker died: starting another")).toEqual([]);
+    expect(logs().filter((l) => l.level === "error" && l.msg !== "worker died: starting another")).toEqual(
+      [],
+    );
   });
 });
 
@@ -392,14 +461,25 @@ describe.runIf(stacks().includes("postgres"))("cluster mode refuses what it cann
     expect(loadConfig({ ...both, KONTOR_WORKERS: "64" }).workers).toBe(64);
     expect(loadConfig({ ...both, KONTOR_WORKERS: "auto" }).workers).toBeGreaterThanOrEqual(1);
     for (const bad of ["0", "65", "1.5", "-2", "two", "2x"]) {
-      expect(() => loadConfig({ ...both, KONTOR_WORKERS: bad }), bad).toThrow(new ConfigError(`KONTOR_WORKERS must be a whole number from 1 to 64, or auto; got '${bad}'.`));
+      expect(() => loadConfig({ ...both, KONTOR_WORKERS: bad }), bad).toThrow(
+        new ConfigError(`KONTOR_WORKERS must be a whole number from 1 to 64, or auto; got '${bad}'.`),
+      );
     }
-    expect(() => loadConfig({ KONTOR_WORKERS: "2", REDIS_URL })).toThrow(/KONTOR_WORKERS=2 needs DATABASE_URL/);
-    expect(() => loadConfig({ KONTOR_WORKERS: "2", DATABASE_URL: both.DATABASE_URL })).toThrow(/KONTOR_WORKERS=2 needs REDIS_URL/);
+    expect(() => loadConfig({ KONTOR_WORKERS: "2", REDIS_URL })).toThrow(
+      /KONTOR_WORKERS=2 needs DATABASE_URL/,
+    );
+    expect(() => loadConfig({ KONTOR_WORKERS: "2", DATABASE_URL: both.DATABASE_URL })).toThrow(
+      /KONTOR_WORKERS=2 needs REDIS_URL/,
+    );
   });
 
   it("KONTOR_WORKERS=2 without DATABASE_URL stops at start: exit 1, one line saying why, nothing forked", async () => {
-    const server = spawnServer({ KONTOR_WORKERS: "2", REDIS_URL, DATA_DIR: "/nonexistent/kontor-cluster-test", PORT: "0" });
+    const server = spawnServer({
+      KONTOR_WORKERS: "2",
+      REDIS_URL,
+      DATA_DIR: "/nonexistent/kontor-cluster-test",
+      PORT: "0",
+    });
     try {
       const exit = await within(server.exited, 30_000, () => server.stderr());
       expect(exit.code, server.stderr()).toBe(1);
@@ -424,7 +504,9 @@ describe.runIf(stacks().includes("postgres"))("cluster mode refuses what it cann
     try {
       const exit = await within(server.exited, 60_000, () => server.stderr());
       expect(exit.code, server.stderr()).toBe(1);
-      expect(server.stderr()).toMatch(/^kontor: worker [12]: could not start: database "kontor_missing_\w+" does not exist$/m);
+      expect(server.stderr()).toMatch(
+        /^kontor: worker [12]: could not start: database "kontor_missing_\w+" does not exist$/m,
+      );
       expect(server.stderr()).not.toMatch(STACK_TRACE);
       expect(server.stdout()).toBe("");
     } finally {

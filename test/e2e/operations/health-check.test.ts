@@ -16,7 +16,8 @@ async function burst(n: number, send: () => Promise<{ status: number }>, paralle
 }
 
 /** A plain GET (no OpenAPI check, whose document fetch would count against the same address). */
-const get = (url: string) => fetch(url).then(async (res) => ({ status: res.status, headers: res.headers, text: await res.text() }));
+const get = (url: string) =>
+  fetch(url).then(async (res) => ({ status: res.status, headers: res.headers, text: await res.text() }));
 const health = (url: string) => get(`${url}/health`);
 
 /**
@@ -51,6 +52,8 @@ e2e("health check: never rate limited", (server) => {
 
     await flushRequestLogs(server().running.db);
     expect(await server().running.db.prisma.requestLog.count({ where: { route: "/health" } })).toBe(0);
-    expect(await server().running.db.prisma.requestLog.count({ where: { route: "/v1/workspace", status: 429 } })).toBeGreaterThanOrEqual(6);
+    expect(
+      await server().running.db.prisma.requestLog.count({ where: { route: "/v1/workspace", status: 429 } }),
+    ).toBeGreaterThanOrEqual(6);
   });
 });

@@ -3,15 +3,15 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
-import { createApiKey } from "../../../server/auth/api-keys.ts";
-import { loadConfig } from "../../../server/runtime/config.ts";
-import { openDatabase } from "../../../server/db/open.ts";
-import { startServer, type RunningServer } from "../../../server/runtime/server.ts";
-import { redisNamespace } from "../../../server/runtime/redis.ts";
 import { createWorkspace } from "../../../server/accounts/workspaces.ts";
+import { createApiKey } from "../../../server/auth/api-keys.ts";
+import { openDatabase } from "../../../server/db/open.ts";
+import { loadConfig } from "../../../server/runtime/config.ts";
+import { redisNamespace } from "../../../server/runtime/redis.ts";
+import { type RunningServer, startServer } from "../../../server/runtime/server.ts";
 import { DashboardClient } from "../../support/dashboard-session.ts";
 import { rest } from "../../support/http.ts";
-import { startReceiver, type Receiver } from "../../support/receiver.ts";
+import { type Receiver, startReceiver } from "../../support/receiver.ts";
 import { provisionStack } from "../../support/server.ts";
 import { REDIS_URL, stacks } from "../../support/stacks.ts";
 
@@ -65,14 +65,19 @@ async function freeKey(server: RunningServer): Promise<{ key: string; workspaceI
     ownerEmail: `owner-${randomBytes(4).toString("hex")}@example.com`,
     ownerPassword: "correct horse battery staple",
   });
-  const { key } = await createApiKey(server.db.prisma, { workspaceId: workspace.workspace_id, scopes: [...SCOPES] });
+  const { key } = await createApiKey(server.db.prisma, {
+    workspaceId: workspace.workspace_id,
+    scopes: [...SCOPES],
+  });
   return { key, workspaceId: workspace.workspace_id };
 }
 
 describe("the deployment id", () => {
   for (const stack of stacks()) {
     // Four opens of one database (the first migrates it): PGlite takes a while for each.
-    it(`is made by the migration, kept across opens, and made again if its row is deleted [${stack}]`, { timeout: 180_000 }, async () => {
+    it(`is made by the migration, kept across opens, and made again if its row is deleted [${stack}]`, {
+      timeout: 180_000,
+    }, async () => {
       const scratch = await provisionStack(stack, { empty: true });
       try {
         const options = loadConfig({ ...scratch.env });
@@ -82,7 +87,9 @@ describe("the deployment id", () => {
         expect(redisNamespace(id)).toBe(`kontor:{${id}}:`);
         expect(await db.prisma.deployment.findMany({ select: { id: true } })).toEqual([{ id }]);
         // One row only.
-        await expect(db.prisma.$executeRawUnsafe("insert into deployment (singleton, id) values (false, 'other')")).rejects.toThrow();
+        await expect(
+          db.prisma.$executeRawUnsafe("insert into deployment (singleton, id) values (false, 'other')"),
+        ).rejects.toThrow();
         await db.close();
 
         db = await openDatabase(options);
@@ -96,7 +103,9 @@ describe("the deployment id", () => {
         // An id that cannot stand in a hash tag stops the start with the reason.
         await db.prisma.deployment.updateMany({ data: { id: "not{ok}" } });
         await db.close();
-        await expect(openDatabase(options)).rejects.toThrow(/deployment table holds the id "not\{ok\}".*delete the row/);
+        await expect(openDatabase(options)).rejects.toThrow(
+          /deployment table holds the id "not\{ok\}".*delete the row/,
+        );
       } finally {
         await scratch.drop();
       }
@@ -118,7 +127,13 @@ describe.runIf(stacks().includes("postgres"))("the Redis namespace [postgres]", 
     const urls = [one.env.DATABASE_URL!, respell(one.env.DATABASE_URL!), other.env.DATABASE_URL!];
     expect(urls[1]).not.toBe(urls[0]);
     for (const [i, DATABASE_URL] of urls.entries()) {
-      const config = loadConfig({ DATABASE_URL, REDIS_URL, DATA_DIR: (i < 2 ? one : other).env.DATA_DIR, PORT: "0", KONTOR_ENV: "development" });
+      const config = loadConfig({
+        DATABASE_URL,
+        REDIS_URL,
+        DATA_DIR: (i < 2 ? one : other).env.DATA_DIR,
+        PORT: "0",
+        KONTOR_ENV: "development",
+      });
       servers.push(await startServer(config, { publicUrlFromPort: true }));
     }
     receiver = await startReceiver();
@@ -144,7 +159,9 @@ describe.runIf(stacks().includes("postgres"))("the Redis namespace [postgres]", 
     const { key } = await freeKey(a);
     const statuses: number[] = [];
     for (let i = 0; i < FREE + 10; i += 10) {
-      const batch = Array.from({ length: Math.min(10, FREE + 10 - i) }, (_, j) => rest(`${servers[(i + j) % 2]!.url}/v1`, key).get("/workspace"));
+      const batch = Array.from({ length: Math.min(10, FREE + 10 - i) }, (_, j) =>
+        rest(`${servers[(i + j) % 2]!.url}/v1`, key).get("/workspace"),
+      );
       statuses.push(...(await Promise.all(batch)).map((r) => r.status));
     }
     expect(statuses.filter((s) => s === 200)).toHaveLength(FREE);
@@ -169,17 +186,31 @@ describe.runIf(stacks().includes("postgres"))("the Redis namespace [postgres]", 
     const api = rest(`${a.url}/v1`, key);
     // A webhook that fails leaves a delayed retry in BullMQ; a keyed POST leaves its idempotency record.
     receiver!.answer = () => ({ status: 500 });
-    expect((await api.post("/webhook-endpoints", { url: receiver!.url("/namespace"), events: ["lead.created"] })).status).toBe(201);
+    expect(
+      (await api.post("/webhook-endpoints", { url: receiver!.url("/namespace"), events: ["lead.created"] }))
+        .status,
+    ).toBe(201);
     const created = await fetch(`${a.url}/v1/leads`, {
       method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": `namespace-${randomBytes(4).toString("hex")}` },
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        "idempotency-key": `namespace-${randomBytes(4).toString("hex")}`,
+      },
       body: JSON.stringify({ first_name: "Slot" }),
     });
     await created.arrayBuffer();
     expect(created.status).toBe(201);
     await receiver!.waitFor("/namespace", 1);
     // A failed dashboard sign-in counts per account and per address.
-    expect((await new DashboardClient(a.url).signIn(`nobody-${randomBytes(4).toString("hex")}@example.com`, "not the password")).status).toBe(401);
+    expect(
+      (
+        await new DashboardClient(a.url).signIn(
+          `nobody-${randomBytes(4).toString("hex")}@example.com`,
+          "not the password",
+        )
+      ).status,
+    ).toBe(401);
 
     let keys: string[] = [];
     const deadline = Date.now() + 10_000;
@@ -190,7 +221,9 @@ describe.runIf(stacks().includes("postgres"))("the Redis namespace [postgres]", 
     } while (Date.now() < deadline);
     const kinds = new Set(keys.map((k) => k.slice(`kontor:{${id}}:`.length).split(":")[0]));
     expect([...kinds]).toEqual(expect.arrayContaining(["ratelimit", "idem", "bull", "signin"]));
-    expect(keys.filter((k) => k.includes(":bull:webhook-deliveries:"))).toEqual(expect.arrayContaining([expect.stringMatching(/:delayed$/)]));
+    expect(keys.filter((k) => k.includes(":bull:webhook-deliveries:"))).toEqual(
+      expect.arrayContaining([expect.stringMatching(/:delayed$/)]),
+    );
     for (const k of keys) expect(hashTag(k), k).toBe(id);
   });
 });

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
+import { createApiKey } from "../../../server/auth/api-keys.ts";
 import { flushRequestLogs } from "../../../server/observability/request-log.ts";
 import { foldDataUsage } from "../../../server/policies/data-quota.ts";
-import { createApiKey } from "../../../server/auth/api-keys.ts";
 import { identity } from "../../support/agent-flow.ts";
 import { graphql } from "../../support/graphql.ts";
 import { call, raw, rest } from "../../support/http.ts";
@@ -77,19 +77,31 @@ e2e("data quota: the counter", (server) => {
     expect(client.status).toBe(201);
     const lead = await api.post("/leads", { full_name: "Grace Hopper", notes: noise(2_000) });
     const gone = await api.post("/leads", { full_name: "Gone Soon" });
-    expect((await api.patch(`/leads/${lead.body.id}`, { notes: noise(6_000), stage: "qualified" })).status).toBe(200);
+    expect(
+      (await api.patch(`/leads/${lead.body.id}`, { notes: noise(6_000), stage: "qualified" })).status,
+    ).toBe(200);
     expect((await api.delete(`/leads/${gone.body.id}`)).status).toBe(200);
     // Text PostgreSQL compresses counts as compressed, the same going in as coming out.
     const squeezed = await api.post("/leads", { full_name: "Squeezed", notes: "z".repeat(9_000) });
     expect((await api.patch(`/leads/${squeezed.body.id}`, { notes: "w".repeat(9_500) })).status).toBe(200);
     expect((await api.delete(`/leads/${squeezed.body.id}`)).status).toBe(200);
-    const items = Array.from({ length: 30 }, (_, i) => ({ description: `Line ${i} ${noise(300)}`, quantity: 1, unit_price: 10 }));
+    const items = Array.from({ length: 30 }, (_, i) => ({
+      description: `Line ${i} ${noise(300)}`,
+      quantity: 1,
+      unit_price: 10,
+    }));
     const invoice = await api.post("/invoices", { client_id: client.body.id, items });
     expect(invoice.status).toBe(201);
     expect((await api.patch(`/invoices/${invoice.body.id}`, { items: items.slice(0, 5) })).status).toBe(200);
-    expect((await api.post(`/invoices/${invoice.body.id}/payments`, { amount: 10, payment_method: "cash" })).status).toBe(201);
+    expect(
+      (await api.post(`/invoices/${invoice.body.id}/payments`, { amount: 10, payment_method: "cash" }))
+        .status,
+    ).toBe(201);
     const project = await api.post("/projects", { name: "Roof" });
-    expect((await api.post(`/projects/${project.body.id}/tasks`, { title: "Tiles", description: noise(1_000) })).status).toBe(201);
+    expect(
+      (await api.post(`/projects/${project.body.id}/tasks`, { title: "Tiles", description: noise(1_000) }))
+        .status,
+    ).toBe(201);
     expect((await api.post("/inventory/items", { name: "Tile", quantity: 5 })).status).toBe(201);
     await flushRequestLogs(server().running.db);
 
@@ -118,11 +130,22 @@ e2e("data quota: the counter", (server) => {
       concurrent_uploads: PLAN_LIMITS.plus.concurrent_uploads,
       ai_tokens_daily: PLAN_LIMITS.plus.ai_tokens_daily,
     });
-    expect(usage).toMatchObject({ data_quota_bytes: 2e9, storage_bytes: 0, webhook_endpoints: 0, idempotency_bytes: 0 });
+    expect(usage).toMatchObject({
+      data_quota_bytes: 2e9,
+      storage_bytes: 0,
+      webhook_endpoints: 0,
+      idempotency_bytes: 0,
+    });
 
     const prisma = server().running.db.prisma;
     const sandbox = await prisma.workspace.create({
-      data: { id: `ws_${randomUUID().replaceAll("-", "").slice(0, 26)}`, name: "Sandbox", plan: "free", agentAuthEnabled: true, sandboxExpiresAt: new Date(Date.now() + 3_600_000) },
+      data: {
+        id: `ws_${randomUUID().replaceAll("-", "").slice(0, 26)}`,
+        name: "Sandbox",
+        plan: "free",
+        agentAuthEnabled: true,
+        sandboxExpiresAt: new Date(Date.now() + 3_600_000),
+      },
     });
     const key = await createApiKey(prisma, { workspaceId: sandbox.id, scopes: ["leads.read"] });
     const seen = await workspace(server(), key.key);
@@ -179,9 +202,14 @@ e2e(
       expect((await api.get("/leads?limit=100")).body.data).toHaveLength(created.length);
 
       // Updates are writes too; GraphQL says the same.
-      expect((await api.patch(`/leads/${created[0]}`, { stage: "won" })).body.error.code).toBe("data_quota_exceeded");
+      expect((await api.patch(`/leads/${created[0]}`, { stage: "won" })).body.error.code).toBe(
+        "data_quota_exceeded",
+      );
       const gql = await graphql(server().url, tenant.key)(`mutation { createLead(first_name: "G") { id } }`);
-      expect(gql.errors?.[0]?.extensions).toMatchObject({ code: "data_quota_exceeded", type: "permission_error" });
+      expect(gql.errors?.[0]?.extensions).toMatchObject({
+        code: "data_quota_exceeded",
+        type: "permission_error",
+      });
       expect(gql.data).toBeNull();
       // A raw upload runs no mutation: it is checked all the same, and stores nothing.
       const upload = await raw(`${server().api}/buckets/${bucket.body.id}/objects?file_name=a.txt`, {
@@ -206,7 +234,9 @@ e2e(
 
     it("bounds each workspace alone: another workspace still writes", async () => {
       const other = await server().tenant();
-      expect((await rest(server().api, other.key).post("/leads", { full_name: "Unbothered" })).status).toBe(201);
+      expect((await rest(server().api, other.key).post("/leads", { full_name: "Unbothered" })).status).toBe(
+        201,
+      );
     });
   },
   { KONTOR_DATA_QUOTA_CAP_BYTES: String(CAP) },
@@ -234,8 +264,13 @@ e2e(
     });
 
     it("lets concurrent registrations pass the cap by none", async () => {
-      await server().running.db.prisma.$executeRaw`update workspaces set sandbox_expires_at = now() - interval '1 second' where sandbox_expires_at is not null`;
-      const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => identity(server(), { type: "anonymous", agent_name: `Racer ${i}` })));
+      await server().running.db.prisma
+        .$executeRaw`update workspaces set sandbox_expires_at = now() - interval '1 second' where sandbox_expires_at is not null`;
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          identity(server(), { type: "anonymous", agent_name: `Racer ${i}` }),
+        ),
+      );
       expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 429, 429, 429, 429]);
     });
   },
@@ -245,7 +280,11 @@ e2e(
 describe("data quota: what a write is", () => {
   it("lets deletes, removals, revocations and rotations run past the quota", async () => {
     const { countsAsWrite } = await import("../../../schema/plugins/data-quota.ts");
-    expect(["deleteLead", "removeMember", "revokeApiKey", "rotateWebhookEndpointSecret"].map(countsAsWrite)).toEqual([false, false, false, false]);
-    expect(["createLead", "updateLead", "recordPayment", "voidInvoice", "uploadFile"].map(countsAsWrite)).toEqual([true, true, true, true, true]);
+    expect(
+      ["deleteLead", "removeMember", "revokeApiKey", "rotateWebhookEndpointSecret"].map(countsAsWrite),
+    ).toEqual([false, false, false, false]);
+    expect(
+      ["createLead", "updateLead", "recordPayment", "voidInvoice", "uploadFile"].map(countsAsWrite),
+    ).toEqual([true, true, true, true, true]);
   });
 });

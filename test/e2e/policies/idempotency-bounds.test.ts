@@ -1,14 +1,14 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
 import { newId } from "../../../schema/lib/ids.ts";
-import { createApiKey } from "../../../server/auth/api-keys.ts";
-import { loadConfig } from "../../../server/runtime/config.ts";
-import { openDatabase } from "../../../server/db/open.ts";
-import { redisNamespace } from "../../../server/runtime/redis.ts";
+import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
 import { createWorkspace } from "../../../server/accounts/workspaces.ts";
-import { startChildServer, type ChildServer } from "../../support/child-server.ts";
+import { createApiKey } from "../../../server/auth/api-keys.ts";
+import { openDatabase } from "../../../server/db/open.ts";
+import { loadConfig } from "../../../server/runtime/config.ts";
+import { redisNamespace } from "../../../server/runtime/redis.ts";
+import { type ChildServer, startChildServer } from "../../support/child-server.ts";
 import { call } from "../../support/http.ts";
 import { mb, rssOf } from "../../support/rss.ts";
 import { provisionStack } from "../../support/server.ts";
@@ -31,9 +31,19 @@ interface Setup {
 async function seed(env: NodeJS.ProcessEnv): Promise<Setup> {
   const db = await openDatabase(loadConfig(env));
   try {
-    const ws = await createWorkspace(db.prisma, { name: "Hammer", plan: "free", ownerEmail: `owner-${randomUUID()}@example.com`, ownerPassword: "correct horse battery staple" });
-    const key = await createApiKey(db.prisma, { workspaceId: ws.workspace_id, scopes: ["projects.read", "projects.write", "leads.read", "leads.write"] });
-    const project = await db.prisma.project.create({ data: { id: newId("project"), workspaceId: ws.workspace_id, name: "Big" } });
+    const ws = await createWorkspace(db.prisma, {
+      name: "Hammer",
+      plan: "free",
+      ownerEmail: `owner-${randomUUID()}@example.com`,
+      ownerPassword: "correct horse battery staple",
+    });
+    const key = await createApiKey(db.prisma, {
+      workspaceId: ws.workspace_id,
+      scopes: ["projects.read", "projects.write", "leads.read", "leads.write"],
+    });
+    const project = await db.prisma.project.create({
+      data: { id: newId("project"), workspaceId: ws.workspace_id, name: "Big" },
+    });
     await db.prisma.task.createMany({
       data: Array.from({ length: TASKS }, (_, i) => ({
         id: newId("task"),
@@ -43,7 +53,12 @@ async function seed(env: NodeJS.ProcessEnv): Promise<Setup> {
         description: randomBytes(7_500).toString("base64").slice(0, 10_000),
       })),
     });
-    return { workspaceId: ws.workspace_id, key: key.key, projectId: project.id, deploymentId: db.deploymentId };
+    return {
+      workspaceId: ws.workspace_id,
+      key: key.key,
+      projectId: project.id,
+      deploymentId: db.deploymentId,
+    };
   } finally {
     await db.close();
   }
@@ -68,7 +83,9 @@ for (const stack of stacks()) {
     const update = (idempotencyKey: string) =>
       call("POST", `${server.url}/graphql`, {
         key: setup.key,
-        body: { query: `mutation { updateProject(id: "${setup.projectId}", name: "Big") { id tasks { description } } }` },
+        body: {
+          query: `mutation { updateProject(id: "${setup.projectId}", name: "Big") { id tasks { description } } }`,
+        },
         headers: { "Idempotency-Key": idempotencyKey },
       });
 
@@ -89,7 +106,9 @@ for (const stack of stacks()) {
       expect(usage.idempotency_bytes).toBeLessThanOrEqual(BOUND);
       expect(usage.idempotency_bytes).toBeGreaterThan(BOUND / 2);
       const grown = rssOf(server.child.pid!) - rssBefore;
-      console.info(`[${stack}] RSS grew ${mb(grown)} for ${mb(offered)} offered; the records hold ${mb(usage.idempotency_bytes)}`);
+      console.info(
+        `[${stack}] RSS grew ${mb(grown)} for ${mb(offered)} offered; the records hold ${mb(usage.idempotency_bytes)}`,
+      );
       // RSS is a coarse witness: uncollected garbage of 100 big responses alone moved it by up to
       // 70 MB on a loaded machine (with the records in Redis). The bound itself is proven by the
       // records' own accounting above and by Redis's memory below; this catches only growth of
@@ -119,7 +138,12 @@ for (const stack of stacks()) {
 
       // A create with a key still replays.
       const key = randomUUID();
-      const create = () => call("POST", `${server.api}/leads`, { key: setup.key, body: { full_name: "After the storm" }, headers: { "Idempotency-Key": key } });
+      const create = () =>
+        call("POST", `${server.api}/leads`, {
+          key: setup.key,
+          body: { full_name: "After the storm" },
+          headers: { "Idempotency-Key": key },
+        });
       const first = await create();
       expect(first.status).toBe(201);
       const again = await create();

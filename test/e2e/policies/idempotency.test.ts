@@ -1,43 +1,40 @@
-import { randomBytes, randomUUID } from "node:crypto";
+/** Idempotency on a running server, over REST and GraphQL; the stores themselves and two server processes: idempotency-stores.test.ts. */
+import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey } from "../../../server/auth/api-keys.ts";
-import { loadConfig } from "../../../server/runtime/config.ts";
-import { startServer, type RunningServer } from "../../../server/runtime/server.ts";
-import { Redis } from "ioredis";
-import {
-  idempotencyRedisKey,
-  MemoryIdempotencyStore,
-  RedisIdempotencyStore,
-  type IdempotencyStore,
-} from "../../../server/policies/idempotency-store.ts";
-import { CLAIM_TTL_MS, IDEMPOTENCY_TTL_MS } from "../../../server/policies/idempotency.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { flushRequestLogs } from "../../../server/observability/request-log.ts";
+import { CLAIM_TTL_MS, IDEMPOTENCY_TTL_MS } from "../../../server/policies/idempotency.ts";
+import { idempotencyRedisKey } from "../../../server/policies/idempotency-store.ts";
 import { redisNamespace } from "../../../server/runtime/redis.ts";
-import { createWorkspace } from "../../../server/accounts/workspaces.ts";
-import { call, rest, type ApiResponse } from "../../support/http.ts";
+import { type ApiResponse, call, rest } from "../../support/http.ts";
 import { expectError, newClient, stored } from "../../support/invoicing.ts";
-import { provisionStack, type Tenant } from "../../support/server.ts";
-import { REDIS_URL, stacks } from "../../support/stacks.ts";
+import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { idempotentPost, isReplay, newKey } from "./support.ts";
 
-const newKey = () => `key-${randomUUID()}`;
 const ITEMS = [{ description: "Work", quantity: 1, unit_price: 100 }];
 const CREATE_LEAD = `mutation { createLead(first_name: "Grace", stage: qualified) { id first_name } }`;
 
-const isReplay = (res: { headers: Headers }) => res.headers.get("idempotent-replay") === "true";
-
-/** A POST over REST (`base` is `/v1` of a server) with an Idempotency-Key. */
-function idempotentPost(base: string, apiKey: string, path: string, body: unknown, idempotencyKey: string) {
-  return call("POST", base + path, { key: apiKey, body, headers: { "Idempotency-Key": idempotencyKey } });
-}
-
-async function graphqlPost(url: string, apiKey: string, query: string, idempotencyKey: string): Promise<ApiResponse> {
-  return call("POST", `${url}/graphql`, { key: apiKey, body: { query }, headers: { "Idempotency-Key": idempotencyKey } });
+async function graphqlPost(
+  url: string,
+  apiKey: string,
+  query: string,
+  idempotencyKey: string,
+): Promise<ApiResponse> {
+  return call("POST", `${url}/graphql`, {
+    key: apiKey,
+    body: { query },
+    headers: { "Idempotency-Key": idempotencyKey },
+  });
 }
 
 /** Sends header bytes fetch refuses to send (control characters, raw UTF-8); returns status line and text. */
-function rawPost(url: string, path: string, apiKey: string, keyBytes: Buffer): Promise<{ status: number; text: string }> {
+function rawPost(
+  url: string,
+  path: string,
+  apiKey: string,
+  keyBytes: Buffer,
+): Promise<{ status: number; text: string }> {
   const { hostname, port } = new URL(url);
   const body = JSON.stringify({ first_name: "Raw" });
   const head = Buffer.from(
@@ -62,8 +59,10 @@ e2e("idempotency", (server, stack) => {
   let api: ReturnType<typeof rest>;
   const post = (path: string, body: unknown, idempotencyKey: string, apiKey = tenant.key) =>
     idempotentPost(server().api, apiKey, path, body, idempotencyKey);
-  const leadCount = () => server().running.db.prisma.lead.count({ where: { workspaceId: tenant.workspaceId } });
-  const invoiceCount = () => server().running.db.prisma.invoice.count({ where: { workspaceId: tenant.workspaceId } });
+  const leadCount = () =>
+    server().running.db.prisma.lead.count({ where: { workspaceId: tenant.workspaceId } });
+  const invoiceCount = () =>
+    server().running.db.prisma.invoice.count({ where: { workspaceId: tenant.workspaceId } });
 
   beforeAll(async () => {
     tenant = await server().tenant();
@@ -77,7 +76,9 @@ e2e("idempotency", (server, stack) => {
       expect(first.status).toBe(201);
       expect(isReplay(first)).toBe(false);
       const leads = await leadCount();
-      const events = await server().running.db.prisma.event.count({ where: { workspaceId: tenant.workspaceId } });
+      const events = await server().running.db.prisma.event.count({
+        where: { workspaceId: tenant.workspaceId },
+      });
 
       const again = await post("/leads", { first_name: "Ada", stage: "qualified" }, key);
       expect(again.status).toBe(201);
@@ -88,7 +89,9 @@ e2e("idempotency", (server, stack) => {
       expect(again.headers.get("x-request-id")).toMatch(/^req_/);
       expect(again.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
       expect(await leadCount()).toBe(leads);
-      expect(await server().running.db.prisma.event.count({ where: { workspaceId: tenant.workspaceId } })).toBe(events);
+      expect(
+        await server().running.db.prisma.event.count({ where: { workspaceId: tenant.workspaceId } }),
+      ).toBe(events);
     });
 
     it("replays an invoice creation without touching invoices, sequences or events", async () => {
@@ -116,7 +119,10 @@ e2e("idempotency", (server, stack) => {
       }
       const named = await call("POST", `${server().url}/graphql`, {
         key: tenant.key,
-        body: { query: `query Q { workspace { id } } mutation M { createLead(first_name: "Not this") { id } }`, operationName: "Q" },
+        body: {
+          query: `query Q { workspace { id } } mutation M { createLead(first_name: "Not this") { id } }`,
+          operationName: "Q",
+        },
         headers: { "Idempotency-Key": key },
       });
       expect(named.status).toBe(200);
@@ -167,7 +173,11 @@ e2e("idempotency", (server, stack) => {
       ]) {
         expect(res.status, JSON.stringify(res.body)).toBe(409);
         const error = res.body.error ?? res.body.errors[0].extensions;
-        expect(error).toMatchObject({ type: "idempotency_error", code: "idempotency_conflict", request_id: res.headers.get("x-request-id") });
+        expect(error).toMatchObject({
+          type: "idempotency_error",
+          code: "idempotency_conflict",
+          request_id: res.headers.get("x-request-id"),
+        });
       }
       expect(await leadCount()).toBe(leads);
       const again = await post("/leads", { first_name: "Alan" }, key);
@@ -199,14 +209,22 @@ e2e("idempotency", (server, stack) => {
       await lockTaken;
 
       const key = newKey();
-      const requests = [post("/leads", { first_name: "Slow" }, key), post("/leads", { first_name: "Slow" }, key)];
+      const requests = [
+        post("/leads", { first_name: "Slow" }, key),
+        post("/leads", { first_name: "Slow" }, key),
+      ];
       // Whichever claimed the key waits on the lock; the other must be turned away meanwhile.
       const early = await Promise.race(requests);
       expectError(early, 409, "idempotency_in_progress");
       expect(early.body.error.type).toBe("idempotency_error");
       expectError(await post("/leads", { first_name: "Other" }, key), 409, "idempotency_conflict");
       if (stack === "postgres") {
-        const ttl = await server().running.redis!.pttl(idempotencyRedisKey(redisNamespace(server().running.db.deploymentId), `${tenant.workspaceId}:${key}`));
+        const ttl = await server().running.redis!.pttl(
+          idempotencyRedisKey(
+            redisNamespace(server().running.db.deploymentId),
+            `${tenant.workspaceId}:${key}`,
+          ),
+        );
         expect(ttl).toBeGreaterThan(CLAIM_TTL_MS - 60_000);
         expect(ttl).toBeLessThanOrEqual(CLAIM_TTL_MS);
       }
@@ -271,7 +289,10 @@ e2e("idempotency", (server, stack) => {
     it("answers GraphQL in its own error shape", async () => {
       const res = await graphqlPost(server().url, tenant.key, CREATE_LEAD, "k".repeat(256));
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].extensions).toMatchObject({ code: "idempotency_key_invalid", type: "invalid_request_error" });
+      expect(res.body.errors[0].extensions).toMatchObject({
+        code: "idempotency_key_invalid",
+        type: "invalid_request_error",
+      });
     });
 
     it("accepts 255 printable characters, spaces and punctuation included", async () => {
@@ -327,7 +348,12 @@ e2e("idempotency", (server, stack) => {
       expect(replayId).not.toBe(first.body.error.request_id);
       await flushRequestLogs(server().running.db);
       const row = await server().running.db.prisma.requestLog.findUnique({ where: { id: replayId } });
-      expect(row).toMatchObject({ status: 400, errorCode: "validation_failed", route: "/v1/leads", credentialId: tenant.keyId });
+      expect(row).toMatchObject({
+        status: 400,
+        errorCode: "validation_failed",
+        route: "/v1/leads",
+        credentialId: tenant.keyId,
+      });
       // The key is spent on the failure: a corrected body is another request.
       expectError(await post("/leads", { first_name: "A" }, key), 409, "idempotency_conflict");
     });
@@ -353,7 +379,10 @@ e2e("idempotency", (server, stack) => {
       const key = newKey();
       const denied = await graphqlPost(server().url, readOnly.key, CREATE_LEAD, key);
       expect(denied.status).toBe(200);
-      expect(denied.body.errors[0].extensions).toMatchObject({ code: "insufficient_scope", type: "permission_error" });
+      expect(denied.body.errors[0].extensions).toMatchObject({
+        code: "insufficient_scope",
+        type: "permission_error",
+      });
       const allowed = await graphqlPost(server().url, tenant.key, CREATE_LEAD, key);
       expect(isReplay(allowed)).toBe(false);
       expect(allowed.body.data.createLead.id).toMatch(/^lead_/);
@@ -364,163 +393,20 @@ e2e("idempotency", (server, stack) => {
       it("keeps a finished key 24 hours in Redis", async () => {
         const key = newKey();
         expect((await post("/leads", { first_name: "Ttl" }, key)).status).toBe(201);
-        const redisKey = idempotencyRedisKey(redisNamespace(server().running.db.deploymentId), `${tenant.workspaceId}:${key}`);
+        const redisKey = idempotencyRedisKey(
+          redisNamespace(server().running.db.deploymentId),
+          `${tenant.workspaceId}:${key}`,
+        );
         const ttl = await server().running.redis!.pttl(redisKey);
         expect(ttl).toBeGreaterThan(IDEMPOTENCY_TTL_MS - 60_000);
         expect(ttl).toBeLessThanOrEqual(IDEMPOTENCY_TTL_MS);
         const record = JSON.parse((await server().running.redis!.get(redisKey))!);
         expect(record.response.status).toBe(201);
         // Per-request headers (X-Request-Id, rate limits) are not part of what is replayed.
-        expect(record.response.headers.map(([name]: [string]) => name.toLowerCase())).toEqual(["content-type"]);
+        expect(record.response.headers.map(([name]: [string]) => name.toLowerCase())).toEqual([
+          "content-type",
+        ]);
       });
     }
-  });
-});
-
-/** A record key of workspace `ws` (or another). */
-const k = (key: string, workspaceId = "ws") => ({ workspaceId, key });
-/** No per-workspace bound: the test is about another one. */
-const UNBOUNDED = Number.MAX_SAFE_INTEGER;
-
-describe("idempotency in-process store", () => {
-  it("holds at most its byte cap, dropping the oldest finished records first and never a running claim", async () => {
-    const cap = 40_000;
-    const store = new MemoryIdempotencyStore(Date.now, cap);
-    const response = { status: 201, headers: [] as [string, string][], body: "x".repeat(5_000) };
-    expect(await store.claim(k("running"), { fingerprint: "f", owner: "r" }, CLAIM_TTL_MS)).toBeNull();
-    for (let i = 0; i < 50; i++) {
-      const key = k(String(i));
-      expect(await store.claim(key, { fingerprint: "f", owner: `o${i}` }, CLAIM_TTL_MS)).toBeNull();
-      await store.complete(key, { fingerprint: "f", owner: `o${i}`, response }, IDEMPOTENCY_TTL_MS, UNBOUNDED);
-      expect(store.size).toBeLessThanOrEqual(cap);
-    }
-    // The newest are kept, the oldest were dropped (a retry of those runs again), the running claim stays.
-    expect(await store.claim(k("49"), { fingerprint: "f", owner: "late" }, CLAIM_TTL_MS)).toMatchObject({ owner: "o49", response });
-    expect(await store.claim(k("0"), { fingerprint: "f", owner: "late" }, CLAIM_TTL_MS)).toBeNull();
-    expect(await store.claim(k("running"), { fingerprint: "f", owner: "other" }, CLAIM_TTL_MS)).toMatchObject({ owner: "r" });
-  });
-
-  it("keeps a finished key 24 hours and an abandoned claim only for the claim TTL", async () => {
-    let now = 1_000_000;
-    const store = new MemoryIdempotencyStore(() => now);
-    expect(await store.claim(k("a"), { fingerprint: "f", owner: "1" }, CLAIM_TTL_MS)).toBeNull();
-    const response = { status: 201, headers: [], body: "" };
-    await store.complete(k("a"), { fingerprint: "f", owner: "1", response }, IDEMPOTENCY_TTL_MS, UNBOUNDED);
-    now += IDEMPOTENCY_TTL_MS - 1;
-    expect(await store.claim(k("a"), { fingerprint: "f", owner: "2" }, CLAIM_TTL_MS)).toMatchObject({ owner: "1", response });
-    now += 1;
-    expect(await store.claim(k("a"), { fingerprint: "f", owner: "2" }, CLAIM_TTL_MS)).toBeNull();
-
-    // Owner 2 "died": its claim lapses, and its late completion cannot overwrite owner 3's claim.
-    now += CLAIM_TTL_MS;
-    expect(await store.claim(k("a"), { fingerprint: "f", owner: "3" }, CLAIM_TTL_MS)).toBeNull();
-    await store.complete(k("a"), { fingerprint: "f", owner: "2", response }, IDEMPOTENCY_TTL_MS, UNBOUNDED);
-    await store.release(k("a"), "2");
-    expect(await store.claim(k("a"), { fingerprint: "f", owner: "4" }, CLAIM_TTL_MS)).toMatchObject({ owner: "3" });
-  });
-});
-
-type OpenStore = (now: () => number) => { store: IdempotencyStore; close(): Promise<void> };
-
-/** A Redis store in a namespace of its own, emptied afterwards. */
-const openRedisStore: OpenStore = (now) => {
-  const redis = new Redis(REDIS_URL);
-  const namespace = `kontor:{test-${randomUUID()}}:`;
-  return {
-    store: new RedisIdempotencyStore(redis, namespace, IDEMPOTENCY_TTL_MS, now),
-    close: async () => {
-      const keys = await redis.keys(`${namespace}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      redis.disconnect();
-    },
-  };
-};
-
-/** Each store with a clock the test moves; Redis's on the PostgreSQL + Redis stack. */
-const STORES: [name: string, open: OpenStore][] = [
-  ["in-process", (now) => ({ store: new MemoryIdempotencyStore(now), close: async () => {} })],
-  ...(stacks().includes("postgres") ? [["Redis", openRedisStore] as [string, OpenStore]] : []),
-];
-
-describe.each(STORES)("idempotency records per workspace (%s store)", (_name, open) => {
-  let now = 1_000_000;
-  const { store, close } = open(() => now);
-  afterAll(close);
-  const response = { status: 201, headers: [] as [string, string][], body: "x".repeat(4_000) };
-  const finish = async (key: { workspaceId: string; key: string }, bound: number) => {
-    // Records finished in the same millisecond may go in either order: these finish apart.
-    now += 10;
-    expect(await store.claim(key, { fingerprint: "f", owner: key.key }, CLAIM_TTL_MS)).toBeNull();
-    await store.complete(key, { fingerprint: "f", owner: key.key, response }, IDEMPOTENCY_TTL_MS, bound);
-  };
-
-  it("holds a workspace's records within its bound, dropping its oldest, never another's or a running claim", async () => {
-    const bound = 20_000;
-    await finish(k("b-1", "wsB"), bound);
-    expect(await store.claim(k("running", "wsA"), { fingerprint: "f", owner: "r" }, CLAIM_TTL_MS)).toBeNull();
-    for (let i = 0; i < 30; i++) {
-      await finish(k(`a-${i}`, "wsA"), bound);
-      expect(await store.workspaceBytes("wsA")).toBeLessThanOrEqual(bound);
-    }
-    const held = await store.workspaceBytes("wsA");
-    // About four records of ~4 KB each fit: the bound is used, not just respected.
-    expect(held).toBeGreaterThan(bound - 5_000);
-    expect(await store.claim(k("a-29", "wsA"), { fingerprint: "f", owner: "late" }, CLAIM_TTL_MS)).toMatchObject({ owner: "a-29" });
-    expect(await store.claim(k("a-0", "wsA"), { fingerprint: "f", owner: "late" }, CLAIM_TTL_MS)).toBeNull();
-    expect(await store.claim(k("running", "wsA"), { fingerprint: "f", owner: "other" }, CLAIM_TTL_MS)).toMatchObject({ owner: "r" });
-    expect(await store.claim(k("b-1", "wsB"), { fingerprint: "f", owner: "late" }, CLAIM_TTL_MS)).toMatchObject({ owner: "b-1" });
-    expect(await store.workspaceBytes("wsB")).toBeGreaterThan(4_000);
-  });
-
-  it("stops counting records once they expire", async () => {
-    await finish(k("c-1", "wsC"), Number.MAX_SAFE_INTEGER);
-    expect(await store.workspaceBytes("wsC")).toBeGreaterThan(4_000);
-    now += IDEMPOTENCY_TTL_MS + 60_000;
-    expect(await store.workspaceBytes("wsC")).toBe(0);
-  });
-});
-
-describe.runIf(stacks().includes("postgres"))("idempotency across two server processes [postgres]", () => {
-  let scratch: Awaited<ReturnType<typeof provisionStack>>;
-  const servers: RunningServer[] = [];
-
-  beforeAll(async () => {
-    scratch = await provisionStack("postgres");
-    const env = { ...scratch.env, PORT: "0" };
-    servers.push(await startServer(loadConfig(env), { publicUrlFromPort: true }));
-    servers.push(await startServer(loadConfig(env), { publicUrlFromPort: true }));
-  });
-
-  afterAll(async () => {
-    for (const running of servers) await running.close();
-    await scratch?.drop();
-  });
-
-  it("replays on one process a key used on the other, and sees its claim", async () => {
-    const [one, two] = servers as [RunningServer, RunningServer];
-    const ws = await createWorkspace(one.db.prisma, {
-      name: "Cross",
-      plan: "pro",
-      ownerEmail: `owner-${randomBytes(4).toString("hex")}@example.com`,
-      ownerPassword: "correct horse battery staple",
-    });
-    const { key: apiKey } = await createApiKey(one.db.prisma, { workspaceId: ws.workspace_id, scopes: ["leads.read", "leads.write"] });
-    const key = newKey();
-
-    const first = await idempotentPost(`${one.url}/v1`, apiKey, "/leads", { first_name: "Twin" }, key);
-    expect(first.status).toBe(201);
-    const again = await idempotentPost(`${two.url}/v1`, apiKey, "/leads", { first_name: "Twin" }, key);
-    expect(again.status).toBe(201);
-    expect(isReplay(again)).toBe(true);
-    expect(again.body).toEqual(first.body);
-    expectError(await idempotentPost(`${two.url}/v1`, apiKey, "/leads", { first_name: "Other" }, key), 409, "idempotency_conflict");
-    expect(await two.db.prisma.lead.count({ where: { workspaceId: ws.workspace_id } })).toBe(1);
-
-    const racing = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => idempotentPost(`${(i % 2 ? one : two).url}/v1`, apiKey, "/leads", { first_name: "Race" }, `${key}-race`)),
-    );
-    expect(racing.filter((res) => res.status === 201 && !isReplay(res))).toHaveLength(1);
-    for (const res of racing.filter((res) => res.status !== 201)) expectError(res, 409, "idempotency_in_progress");
-    expect(await one.db.prisma.lead.count({ where: { workspaceId: ws.workspace_id } })).toBe(2);
   });
 });

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
 import { MAX_BODY_BYTES } from "../../../server/http/request-body.ts";
-import { pool, resolve, type Fixtures, type OpenApiDoc, type Schema } from "../../support/bad-input.ts";
+import { type Fixtures, type OpenApiDoc, pool, resolve, type Schema } from "../../support/bad-input.ts";
 import { call } from "../../support/http.ts";
-import { limitCasesFor, type LimitCase, type LimitRequest } from "../../support/limit-cases.ts";
-import { startReceiver, type Receiver } from "../../support/receiver.ts";
+import { type LimitCase, type LimitRequest, limitCasesFor } from "../../support/limit-cases.ts";
+import { type Receiver, startReceiver } from "../../support/receiver.ts";
 import { startTestServer, type TestServer } from "../../support/server.ts";
-import { sweepFixtures } from "../../support/sweep-fixtures.ts";
 import { stacks } from "../../support/stacks.ts";
+import { sweepFixtures } from "../../support/sweep-fixtures.ts";
 
 /**
  * The OpenAPI document's limits are the enforced ones: for every `maxLength` and `maxItems` of every
@@ -43,7 +43,9 @@ async function once<T>(run: () => Promise<T>): Promise<T> {
 const refusedForLength = (answer: Answer, param: string) =>
   answer.status === 413 ||
   answer.status === 414 ||
-  (answer.status === 400 && answer.param === param && /at most|characters|too long|longer than|items/i.test(answer.message ?? ""));
+  (answer.status === 400 &&
+    answer.param === param &&
+    /at most|characters|too long|longer than|items/i.test(answer.message ?? ""));
 
 /** Every input the document leaves unbounded: a string that is not an enum or a format, a list. */
 function unbounded(doc: OpenApiDoc, schema: Schema, path: string, out: string[], depth = 0): void {
@@ -51,7 +53,9 @@ function unbounded(doc: OpenApiDoc, schema: Schema, path: string, out: string[],
   if (s.type === "string" && !s.enum && !s.format && s.maxLength === undefined) out.push(path);
   if (s.type === "array" && s.maxItems === undefined) out.push(path);
   if (depth > 4) return;
-  if (s.type === "object") for (const [key, property] of Object.entries(s.properties ?? {})) unbounded(doc, property, `${path}.${key}`, out, depth + 1);
+  if (s.type === "object")
+    for (const [key, property] of Object.entries(s.properties ?? {}))
+      unbounded(doc, property, `${path}.${key}`, out, depth + 1);
   if (s.type === "array" && s.items) unbounded(doc, s.items, `${path}[0]`, out, depth + 1);
 }
 
@@ -87,8 +91,16 @@ describe(`the OpenAPI document's limits are the enforced ones [${stack}]`, () =>
     const document = await call<OpenApiDoc>("GET", `${server.api}/openapi.json`);
     expect(document.status).toBe(200);
     doc = document.body;
-    const request = (method: string, path: string, body?: unknown) => once(() => call(method, server.api + path, { key: tenant.key, body }));
-    fixtures = await sweepFixtures({ doc, request, prisma: server.running.db.prisma, workspaceId: tenant.workspaceId, receiverUrl: receiver.url("/limits"), label: "limits" });
+    const request = (method: string, path: string, body?: unknown) =>
+      once(() => call(method, server.api + path, { key: tenant.key, body }));
+    fixtures = await sweepFixtures({
+      doc,
+      request,
+      prisma: server.running.db.prisma,
+      workspaceId: tenant.workspaceId,
+      receiverUrl: receiver.url("/limits"),
+      label: "limits",
+    });
     cases = fixtures.endpoints.flatMap((endpoint) => limitCasesFor(fixtures, endpoint));
   });
 
@@ -100,7 +112,8 @@ describe(`the OpenAPI document's limits are the enforced ones [${stack}]`, () =>
   it("bounds every text and list input of every operation", () => {
     const open: string[] = [];
     for (const endpoint of fixtures.endpoints) {
-      for (const param of [...endpoint.pathParams, ...endpoint.queryParams]) unbounded(doc, param.schema, `${endpoint.label} ${param.name}`, open);
+      for (const param of [...endpoint.pathParams, ...endpoint.queryParams])
+        unbounded(doc, param.schema, `${endpoint.label} ${param.name}`, open);
       const json = endpoint.body?.schema;
       if (json && !OPENAI_BODIES.has(endpoint.label)) unbounded(doc, json, `${endpoint.label} body`, open);
     }
@@ -115,7 +128,8 @@ describe(`the OpenAPI document's limits are the enforced ones [${stack}]`, () =>
       // Past the body limit (content_base64): the body's 413 bites first, so the field's bound can never refuse what the body carries.
       if (c.max >= MAX_BODY_BYTES) return;
       const at = await send(await c.request(c.max));
-      if (at.status >= 500 || refusedForLength(at, c.param)) failures.push(`${label(c)}: at the limit → ${at.status} ${at.code} ${at.param} ${at.message}`);
+      if (at.status >= 500 || refusedForLength(at, c.param))
+        failures.push(`${label(c)}: at the limit → ${at.status} ${at.code} ${at.param} ${at.message}`);
       const over = await send(await c.request(c.max + 1));
       if (over.status !== 400 || over.code !== "validation_failed" || over.param !== c.param) {
         failures.push(`${label(c)}: one more → ${over.status} ${over.code} ${over.param} ${over.message}`);

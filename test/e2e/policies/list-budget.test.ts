@@ -1,25 +1,25 @@
 import {
+  type GraphQLObjectType,
   getNamedType,
   getNullableType,
   isCompositeType,
   isListType,
   isNonNullType,
   isObjectType,
-  parse,
-  type GraphQLObjectType,
   type OperationDefinitionNode,
+  parse,
 } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../../schema/index.ts";
 import { decodeCursor, encodeCursor, MAX_LIMIT } from "../../../schema/lib/cursor.ts";
+import { RESPONSE_BUDGET_BYTES } from "../../../schema/lib/limits.ts";
 import { RESPONSE_RESERVE_BYTES } from "../../../schema/lib/list-page.ts";
 import { estimate } from "../../../schema/lib/response-cost.ts";
-import { RESPONSE_BUDGET_BYTES } from "../../../schema/lib/limits.ts";
-import { ConfigError, loadConfig, MIN_RESPONSE_BUDGET_BYTES } from "../../../server/runtime/config.ts";
 import { GRAPHQL_LIMITS } from "../../../server/graphql/limits.ts";
+import { ConfigError, loadConfig, MIN_RESPONSE_BUDGET_BYTES } from "../../../server/runtime/config.ts";
 import { endpointsOf, type OpenApiDoc } from "../../support/bad-input.ts";
 import { call, raw, rest } from "../../support/http.ts";
-import { startReceiver, type Receiver } from "../../support/receiver.ts";
+import { type Receiver, startReceiver } from "../../support/receiver.ts";
 import type { Tenant } from "../../support/server.ts";
 import { recordSql } from "../../support/sql.ts";
 import { e2e } from "../../support/suite.ts";
@@ -70,7 +70,8 @@ function largestSelection(type: GraphQLObjectType, depth: number, lists: number)
       continue;
     }
     const nested = lists + (isListType(getNullableType(field.type)) ? 1 : 0);
-    if (!isObjectType(named) || depth >= GRAPHQL_LIMITS.maxDepth || nested > GRAPHQL_LIMITS.maxListNesting) continue;
+    if (!isObjectType(named) || depth >= GRAPHQL_LIMITS.maxDepth || nested > GRAPHQL_LIMITS.maxListNesting)
+      continue;
     const inner = largestSelection(named, depth + 1, nested);
     if (inner) parts.push(`${field.name} { ${inner} }`);
   }
@@ -81,10 +82,19 @@ describe("KONTOR_RESPONSE_BUDGET_BYTES", () => {
   it("lowers the budget for tests, within bounds, and is refused in production", () => {
     expect(loadConfig({}).responseBudgetBytes).toBe(RESPONSE_BUDGET_BYTES);
     expect(loadConfig({ KONTOR_RESPONSE_BUDGET_BYTES: String(BUDGET) }).responseBudgetBytes).toBe(BUDGET);
-    for (const bad of [String(MIN_RESPONSE_BUDGET_BYTES - 1), String(RESPONSE_BUDGET_BYTES + 1), "65536.5", "lots"]) {
+    for (const bad of [
+      String(MIN_RESPONSE_BUDGET_BYTES - 1),
+      String(RESPONSE_BUDGET_BYTES + 1),
+      "65536.5",
+      "lots",
+    ]) {
       expect(() => loadConfig({ KONTOR_RESPONSE_BUDGET_BYTES: bad }), bad).toThrow(ConfigError);
     }
-    const production = { PUBLIC_URL: "https://api.example.com", KONTOR_ENV: "production", KONTOR_RESPONSE_BUDGET_BYTES: String(BUDGET) };
+    const production = {
+      PUBLIC_URL: "https://api.example.com",
+      KONTOR_ENV: "production",
+      KONTOR_RESPONSE_BUDGET_BYTES: String(BUDGET),
+    };
     expect(() => loadConfig(production)).toThrow(/KONTOR_RESPONSE_BUDGET_BYTES is for tests only/);
   });
 });
@@ -149,7 +159,11 @@ e2e(
       for (let n = 0; n < INVOICES; n++) {
         const line = (i: number) => ({ description: describeLine(n, i), quantity: 1.5, unit_price: 12.34 });
         const items = Array.from({ length: isBig(n) ? LINES : 1 }, (_, i) => line(i));
-        const res = await api.post("/invoices", { client_id: client.body.id, notes: isBig(n) ? "N".repeat(1_000) : null, items });
+        const res = await api.post("/invoices", {
+          client_id: client.body.id,
+          notes: isBig(n) ? "N".repeat(1_000) : null,
+          items,
+        });
         expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(201);
         invoices.unshift(res.body.id);
       }
@@ -162,7 +176,8 @@ e2e(
       const receiver: Receiver = await startReceiver();
       try {
         const sweepTenant = await server().tenant();
-        const request = (method: string, path: string, body?: unknown) => call(method, server().api + path, { key: sweepTenant.key, body });
+        const request = (method: string, path: string, body?: unknown) =>
+          call(method, server().api + path, { key: sweepTenant.key, body });
         const fixtures = await sweepFixtures({
           doc: document.body,
           request,
@@ -171,9 +186,13 @@ e2e(
           receiverUrl: receiver.url("/budget"),
           label: "budget",
         });
-        const lists = endpointsOf(document.body).filter((e) => e.method === "GET" && e.queryParams.some((p) => p.name === "limit"));
+        const lists = endpointsOf(document.body).filter(
+          (e) => e.method === "GET" && e.queryParams.some((p) => p.name === "limit"),
+        );
         const paths = lists.map((e) => e.path);
-        expect(paths).toEqual(expect.arrayContaining(["/invoices", "/events", "/leads", "/projects/{project_id}/tasks"]));
+        expect(paths).toEqual(
+          expect.arrayContaining(["/invoices", "/events", "/leads", "/projects/{project_id}/tasks"]),
+        );
         // Every list field of GraphQL but apiKeys (the dashboard's, no route) has its route.
         expect(lists.length).toBeGreaterThanOrEqual(15);
         for (const endpoint of lists) {
@@ -183,7 +202,11 @@ e2e(
           // call() checks every answer against the OpenAPI document.
           const page = await request("GET", `${path}?limit=100`);
           expect(page.status, `${endpoint.label}: ${JSON.stringify(page.body).slice(0, 300)}`).toBe(200);
-          expect(page.body).toMatchObject({ object: "list", data: expect.any(Array), has_more: expect.any(Boolean) });
+          expect(page.body).toMatchObject({
+            object: "list",
+            data: expect.any(Array),
+            has_more: expect.any(Boolean),
+          });
           const over = await request("GET", `${path}?limit=101`);
           expect(over.status, endpoint.label).toBe(400);
           expect(over.body.error).toMatchObject({ code: "validation_failed", param: "limit" });
@@ -198,16 +221,27 @@ e2e(
       const project = await api.post("/projects", { name: "Largest" });
       const bucket = await api.post("/buckets", { name: `budget-${Date.now()}` });
       const ids: Record<string, string> = { project_id: project.body.id, bucket_id: bucket.body.id };
-      const fields = Object.values(query.getFields()).filter((field) => field.args.some((arg) => arg.name === "limit"));
+      const fields = Object.values(query.getFields()).filter((field) =>
+        field.args.some((arg) => arg.name === "limit"),
+      );
       expect(fields.length).toBeGreaterThanOrEqual(16);
       for (const field of fields) {
-        const required = field.args.filter((arg) => isNonNullType(arg.type)).map((arg) => `${arg.name}: "${ids[arg.name]}"`);
+        const required = field.args
+          .filter((arg) => isNonNullType(arg.type))
+          .map((arg) => `${arg.name}: "${ids[arg.name]}"`);
         const selection = largestSelection(getNamedType(field.type) as GraphQLObjectType, 2, 0);
-        const res = await graphql(`{ ${field.name}(${[...required, "limit: 100"].join(", ")}) { ${selection} } }`);
-        const codes = (res.json.errors ?? []).map((error: { extensions: { code: string } }) => error.extensions.code);
+        const res = await graphql(
+          `{ ${field.name}(${[...required, "limit: 100"].join(", ")}) { ${selection} } }`,
+        );
+        const codes = (res.json.errors ?? []).map(
+          (error: { extensions: { code: string } }) => error.extensions.code,
+        );
         expect(res.status, `${field.name}: ${JSON.stringify(res.json.errors)}`).toBe(200);
         // An API key is not a dashboard session: the owner-only list answers with that, and nothing else.
-        expect(codes.filter((code: string) => code !== "session_required"), field.name).toEqual([]);
+        expect(
+          codes.filter((code: string) => code !== "session_required"),
+          field.name,
+        ).toEqual([]);
         expect(res.bytes).toBeLessThanOrEqual(BUDGET);
       }
     });
@@ -270,10 +304,16 @@ e2e(
 
     it("GraphQL: two pages in one document share the budget; each continues where it stopped", async () => {
       const items = "data { id items { description } } has_more next_cursor";
-      const res = await graphql(`{ a: invoices(limit: 100) { ${items} } b: invoices(limit: 100) { ${items} } }`);
+      const res = await graphql(
+        `{ a: invoices(limit: 100) { ${items} } b: invoices(limit: 100) { ${items} } }`,
+      );
       expect(res.json.errors).toBeUndefined();
       expect(res.bytes).toBeLessThanOrEqual(BUDGET);
-      const pages = [res.json.data.a, res.json.data.b] as { data: { id: string }[]; has_more: boolean; next_cursor: string }[];
+      const pages = [res.json.data.a, res.json.data.b] as {
+        data: { id: string }[];
+        has_more: boolean;
+        next_cursor: string;
+      }[];
       expect(pages[0]!.data.length + pages[1]!.data.length).toBeLessThan(invoices.length);
       for (const page of pages) {
         expect(page.data.map((i) => i.id)).toEqual(invoices.slice(0, page.data.length));
@@ -282,7 +322,9 @@ e2e(
         const next = await api.get(`/invoices?limit=1&cursor=${page.next_cursor}`);
         expect(next.body.data[0].id).toBe(invoices[page.data.length]);
       }
-      console.info(`[${stack}] two pages in one document: ${pages.map((p) => p.data.length).join(" + ")} invoices, ${res.bytes} bytes`);
+      console.info(
+        `[${stack}] two pages in one document: ${pages.map((p) => p.data.length).join(" + ")} invoices, ${res.bytes} bytes`,
+      );
     });
 
     it("GraphQL: a page left no room by the rest of the document holds nothing, and continues at its first item", async () => {
@@ -293,8 +335,13 @@ e2e(
       const units = ["notes", "email", "first_name", "phone", "currency"];
       const parts: string[] = [];
       const left = (extra: string[]) => {
-        const operation = parse(`{ ${[...extra, page].join(" ")} }`).definitions[0] as OperationDefinitionNode;
-        return BUDGET - RESPONSE_RESERVE_BYTES - estimate(schema, () => undefined, operation.selectionSet, schema.getQueryType()!).bytes;
+        const operation = parse(`{ ${[...extra, page].join(" ")} }`)
+          .definitions[0] as OperationDefinitionNode;
+        return (
+          BUDGET -
+          RESPONSE_RESERVE_BYTES -
+          estimate(schema, () => undefined, operation.selectionSet, schema.getQueryType()!).bytes
+        );
       };
       for (const field of units) {
         while (parts.length < GRAPHQL_LIMITS.maxAliases - 1) {
@@ -313,15 +360,23 @@ e2e(
     });
 
     it("GraphQL: an item that no response could hold with its selection is query_too_costly, not an endless empty page", async () => {
-      const copies = Array.from({ length: GRAPHQL_LIMITS.maxAliases - 1 }, (_, i) => `i${i}: items { description }`).join(" ");
+      const copies = Array.from(
+        { length: GRAPHQL_LIMITS.maxAliases - 1 },
+        (_, i) => `i${i}: items { description }`,
+      ).join(" ");
       // Past the newest (one line), a big invoice: fourteen copies of its 40 lines pass the budget.
       const query = `query ($c: String) { invoices(limit: 5, cursor: $c) { data { id ${copies} } } }`;
       const res = await graphql(query, { c: encodeCursor(invoices[0]!) });
       expect(res.status).toBe(200);
       expect(res.json.data).toBeNull();
       expect(res.json.errors).toHaveLength(1);
-      expect(res.json.errors[0].extensions).toMatchObject({ code: "query_too_costly", type: "invalid_request_error" });
-      expect(res.json.errors[0].message).toMatch(/alone would take \d+\.\d MiB, over the 0\.3 MiB a response may carry/);
+      expect(res.json.errors[0].extensions).toMatchObject({
+        code: "query_too_costly",
+        type: "invalid_request_error",
+      });
+      expect(res.json.errors[0].message).toMatch(
+        /alone would take \d+\.\d MiB, over the 0\.3 MiB a response may carry/,
+      );
     });
 
     it("GraphQL: a page of projects stops at the tasks it shows (a nested list inside the page)", async () => {

@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLAN_LIMITS, PLANS, type PlanName } from "../../../schema/lib/plans.ts";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
-import { createApiKey } from "../../../server/auth/api-keys.ts";
-import { loadConfig } from "../../../server/runtime/config.ts";
-import { startServer, type RunningServer } from "../../../server/runtime/server.ts";
-import { flushRequestLogs } from "../../../server/observability/request-log.ts";
 import { createWorkspace } from "../../../server/accounts/workspaces.ts";
+import { createApiKey } from "../../../server/auth/api-keys.ts";
+import { flushRequestLogs } from "../../../server/observability/request-log.ts";
+import { loadConfig } from "../../../server/runtime/config.ts";
+import { type RunningServer, startServer } from "../../../server/runtime/server.ts";
 import { call, raw, rest } from "../../support/http.ts";
 import { provisionStack } from "../../support/server.ts";
 import { stacks } from "../../support/stacks.ts";
@@ -24,7 +24,11 @@ function limitHeaders(headers: Headers) {
 }
 
 /** `n` requests, a few at a time: statuses in the order they were sent. */
-async function burst(n: number, send: (i: number) => Promise<{ status: number }>, parallel = 10): Promise<number[]> {
+async function burst(
+  n: number,
+  send: (i: number) => Promise<{ status: number }>,
+  parallel = 10,
+): Promise<number[]> {
   const statuses: number[] = [];
   for (let i = 0; i < n; i += parallel) {
     const batch = Array.from({ length: Math.min(parallel, n - i) }, (_, j) => send(i + j));
@@ -121,7 +125,11 @@ e2e("rate limits", (server) => {
     const statuses = await burst(FREE - 1, () => rest(server().api, tenant.key).get("/workspace"));
     expect(tally(statuses)).toEqual({ ok: FREE - 1, limited: 0 });
 
-    const refused = await graphqlPost(server().url, tenant.key, 'mutation { createLead(first_name: "Over") { id } }');
+    const refused = await graphqlPost(
+      server().url,
+      tenant.key,
+      'mutation { createLead(first_name: "Over") { id } }',
+    );
     expect(refused.status).toBe(429);
     expect(refused.json.data).toBeUndefined();
     expect(refused.json.errors[0].extensions).toMatchObject({
@@ -139,7 +147,11 @@ e2e("rate limits", (server) => {
     const after = await call("GET", `${server().api}/workspace`, { key: `ktr_live_${"A".repeat(43)}` });
     const document = await raw(`${server().api}/openapi.json`);
     expect([before.status, after.status, document.status]).toEqual([401, 401, 200]);
-    const [a, b, c] = [limitHeaders(before.headers), limitHeaders(after.headers), limitHeaders(document.headers)];
+    const [a, b, c] = [
+      limitHeaders(before.headers),
+      limitHeaders(after.headers),
+      limitHeaders(document.headers),
+    ];
     expect(a).toMatchObject({ limit: FREE, plan: "free" });
     expect(b.remaining).toBe(a.remaining - 1);
     expect(c.remaining).toBe(a.remaining - 2);
@@ -160,7 +172,12 @@ e2e("rate limits", (server) => {
     const refusedId = refused.body.error.request_id as string;
     await flushRequestLogs(server().running.db);
     const row = await server().running.db.prisma.requestLog.findUnique({ where: { id: refusedId } });
-    expect(row).toMatchObject({ status: 429, errorCode: "rate_limit_exceeded", route: "/v1/workspace", credentialId: null });
+    expect(row).toMatchObject({
+      status: 429,
+      errorCode: "rate_limit_exceeded",
+      route: "/v1/workspace",
+      credentialId: null,
+    });
 
     // A key from the same address is not affected.
     const tenant = await server().tenant({ plan: "free" });
@@ -177,7 +194,14 @@ describe.runIf(stacks().includes("postgres"))("rate limits across processes [pos
     drop = scratch.drop;
     const { DATABASE_URL, REDIS_URL, DATA_DIR } = scratch.env;
     for (let i = 0; i < 2; i++) {
-      const config = loadConfig({ DATABASE_URL, REDIS_URL, DATA_DIR, PORT: "0", KONTOR_ENV: "production", KONTOR_SECRET_KEY: "rate-limit-test-secret-key-0123456789abcdef" });
+      const config = loadConfig({
+        DATABASE_URL,
+        REDIS_URL,
+        DATA_DIR,
+        PORT: "0",
+        KONTOR_ENV: "production",
+        KONTOR_SECRET_KEY: "rate-limit-test-secret-key-0123456789abcdef",
+      });
       servers.push(await startServer(config, { publicUrlFromPort: true }));
     }
   });
@@ -194,7 +218,10 @@ describe.runIf(stacks().includes("postgres"))("rate limits across processes [pos
       ownerEmail: `owner-${randomBytes(4).toString("hex")}@example.com`,
       ownerPassword: "correct horse battery staple",
     });
-    const { key } = await createApiKey(servers[0]!.db.prisma, { workspaceId: workspace.workspace_id, scopes: [...SCOPES] });
+    const { key } = await createApiKey(servers[0]!.db.prisma, {
+      workspaceId: workspace.workspace_id,
+      scopes: [...SCOPES],
+    });
 
     const statuses = await burst(FREE + 10, (i) => rest(`${servers[i % 2]!.url}/v1`, key).get("/workspace"));
     expect(tally(statuses)).toEqual({ ok: FREE, limited: 10 });

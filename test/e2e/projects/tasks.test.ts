@@ -1,15 +1,16 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { expectHidden, ids } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
-import { expectHidden, ids } from "../../support/assertions.ts";
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const TASK_ID = /^task_[0-9A-HJKMNP-TV-Z]{26}$/;
 const NEVER = "task_01J00000000000000000000000";
 const NEVER_PROJECT = "prj_01J00000000000000000000000";
-const FIELDS = "object id project_id title description status priority assignee_email due_date completed_at created_at updated_at";
+const FIELDS =
+  "object id project_id title description status priority assignee_email due_date completed_at created_at updated_at";
 
 e2e("tasks", (server) => {
   /** A fresh workspace with one project, and its task.completed events straight from the outbox. */
@@ -18,8 +19,13 @@ e2e("tasks", (server) => {
     const api = rest(server().api, own.key);
     const project = (await api.post("/projects", { name: "Scratch" })).body;
     const completions = () =>
-      server().running.db.prisma.event.findMany({ where: { workspaceId: own.workspaceId, type: "task.completed" }, orderBy: { id: "asc" }, omit: { dispatchedAt: true } });
-    const count = async () => server().running.db.prisma.task.count({ where: { workspaceId: own.workspaceId } });
+      server().running.db.prisma.event.findMany({
+        where: { workspaceId: own.workspaceId, type: "task.completed" },
+        orderBy: { id: "asc" },
+        omit: { dispatchedAt: true },
+      });
+    const count = async () =>
+      server().running.db.prisma.task.count({ where: { workspaceId: own.workspaceId } });
     return { own, api, project, completions, count };
   }
 
@@ -57,7 +63,14 @@ e2e("tasks", (server) => {
       const { api, project } = await scratch();
       const res = await api.post(`/projects/${project.id}/tasks`, { title: "Plain" });
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ status: "todo", priority: "medium", description: null, assignee_email: null, due_date: null, completed_at: null });
+      expect(res.body).toMatchObject({
+        status: "todo",
+        priority: "medium",
+        description: null,
+        assignee_email: null,
+        due_date: null,
+        completed_at: null,
+      });
     });
 
     it("created as done, a task is completed at once and emits task.completed with the task as GET returns it", async () => {
@@ -91,7 +104,11 @@ e2e("tasks", (server) => {
       const { api, project, count, completions } = await scratch();
       const res = await api.post(`/projects/${project.id}/tasks`, body);
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param });
+      expect(res.body.error).toMatchObject({
+        type: "invalid_request_error",
+        code: "validation_failed",
+        param,
+      });
       expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
       expect(await count()).toBe(0);
       expect(await completions()).toEqual([]);
@@ -99,9 +116,16 @@ e2e("tasks", (server) => {
 
     it("answers 404 on project_id for an unknown project, creating and listing", async () => {
       const { api, count } = await scratch();
-      for (const res of [await api.post(`/projects/${NEVER_PROJECT}/tasks`, { title: "Orphan" }), await api.get(`/projects/${NEVER_PROJECT}/tasks`)]) {
+      for (const res of [
+        await api.post(`/projects/${NEVER_PROJECT}/tasks`, { title: "Orphan" }),
+        await api.get(`/projects/${NEVER_PROJECT}/tasks`),
+      ]) {
         expect(res.status).toBe(404);
-        expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found", param: "project_id" });
+        expect(res.body.error).toMatchObject({
+          type: "invalid_request_error",
+          code: "not_found",
+          param: "project_id",
+        });
         expect(res.body.error.message).toContain(NEVER_PROJECT);
       }
       expect(await count()).toBe(0);
@@ -112,14 +136,25 @@ e2e("tasks", (server) => {
     it("PATCH: absent fields stay, null clears optional fields, required ones refuse null", async () => {
       const { api, project } = await scratch();
       const created = (
-        await api.post(`/projects/${project.id}/tasks`, { title: "Edit me", description: "d", priority: "low", assignee_email: "a@b.co", due_date: "2026-09-09" })
+        await api.post(`/projects/${project.id}/tasks`, {
+          title: "Edit me",
+          description: "d",
+          priority: "low",
+          assignee_email: "a@b.co",
+          due_date: "2026-09-09",
+        })
       ).body;
 
       const retitled = await api.patch(`/tasks/${created.id}`, { title: "Edited" });
       expect(retitled.status).toBe(200);
       expect(retitled.body).toEqual({ ...created, title: "Edited", updated_at: expect.stringMatching(ISO) });
 
-      const cleared = await api.patch(`/tasks/${created.id}`, { description: null, assignee_email: null, due_date: null, priority: "high" });
+      const cleared = await api.patch(`/tasks/${created.id}`, {
+        description: null,
+        assignee_email: null,
+        due_date: null,
+        priority: "high",
+      });
       expect(cleared.body).toEqual({
         ...retitled.body,
         description: null,
@@ -166,7 +201,11 @@ e2e("tasks", (server) => {
       expect(first[0]!.data).toEqual((await api.get(`/tasks/${task.id}`)).body);
 
       const again = await api.patch(`/tasks/${task.id}`, { status: "done", title: "Shipped" });
-      expect(again.body).toMatchObject({ status: "done", title: "Shipped", completed_at: done.body.completed_at });
+      expect(again.body).toMatchObject({
+        status: "done",
+        title: "Shipped",
+        completed_at: done.body.completed_at,
+      });
       const retitled = await api.patch(`/tasks/${task.id}`, { description: "while done" });
       expect(retitled.body.completed_at).toBe(done.body.completed_at);
       expect(await completions()).toHaveLength(1);
@@ -180,7 +219,12 @@ e2e("tasks", (server) => {
       const second = await completions();
       expect(second).toHaveLength(2);
       expect(second[1]!.data).toEqual(redone.body);
-      expect(second[1]!.data).toMatchObject({ object: "task", id: task.id, title: "Shipped", status: "done" });
+      expect(second[1]!.data).toMatchObject({
+        object: "task",
+        id: task.id,
+        title: "Shipped",
+        status: "done",
+      });
     });
 
     it("a refused PATCH to done neither completes the task nor emits", async () => {
@@ -207,9 +251,17 @@ e2e("tasks", (server) => {
 
     it("answers 404 not_found for an unknown task id", async () => {
       const { api } = await scratch();
-      for (const res of [await api.get(`/tasks/${NEVER}`), await api.patch(`/tasks/${NEVER}`, { status: "done" }), await api.delete(`/tasks/${NEVER}`)]) {
+      for (const res of [
+        await api.get(`/tasks/${NEVER}`),
+        await api.patch(`/tasks/${NEVER}`, { status: "done" }),
+        await api.delete(`/tasks/${NEVER}`),
+      ]) {
         expect(res.status).toBe(404);
-        expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found", param: "id" });
+        expect(res.body.error).toMatchObject({
+          type: "invalid_request_error",
+          code: "not_found",
+          param: "id",
+        });
       }
     });
   });
@@ -237,7 +289,12 @@ e2e("tasks", (server) => {
         made.push(res.body.id);
       }
       const sibling = (await api.post("/projects", { name: "Sibling" })).body;
-      otherTask = (await api.post(`/projects/${sibling.id}/tasks`, { title: "elsewhere", assignee_email: "ada@example.com" })).body.id;
+      otherTask = (
+        await api.post(`/projects/${sibling.id}/tasks`, {
+          title: "elsewhere",
+          assignee_email: "ada@example.com",
+        })
+      ).body.id;
     });
 
     it("pages the project's tasks newest first, never another project's", async () => {
@@ -280,7 +337,11 @@ e2e("tasks", (server) => {
     ])("rejects ?%s with 400 validation_failed on %s", async (query, param) => {
       const res = await api.get(`/projects/${projectId}/tasks?${query}`);
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "validation_failed", param });
+      expect(res.body.error).toMatchObject({
+        type: "invalid_request_error",
+        code: "validation_failed",
+        param,
+      });
     });
   });
 
@@ -294,26 +355,51 @@ e2e("tasks", (server) => {
       );
       expect(made.errors).toBeUndefined();
       const task = made.data.createTask;
-      expect(task).toMatchObject({ object: "task", project_id: project.id, status: "todo", priority: "high", assignee_email: "gq@example.com" });
+      expect(task).toMatchObject({
+        object: "task",
+        project_id: project.id,
+        status: "todo",
+        priority: "high",
+        assignee_email: "gq@example.com",
+      });
       expect((await api.get(`/tasks/${task.id}`)).body).toEqual(task);
 
-      const read = await gql(`query ($id: ID!) { task(id: $id) { ${FIELDS} project { id name } } }`, { id: task.id });
+      const read = await gql(`query ($id: ID!) { task(id: $id) { ${FIELDS} project { id name } } }`, {
+        id: task.id,
+      });
       expect(read.errors).toBeUndefined();
       expect(read.data.task).toEqual({ ...task, project: { id: project.id, name: "Scratch" } });
 
-      const listed = await gql(`query ($p: ID!) { tasks(project_id: $p, priority: high, assignee_email: "GQ@example.com") { object has_more next_cursor data { id } } }`, {
-        p: project.id,
+      const listed = await gql(
+        `query ($p: ID!) { tasks(project_id: $p, priority: high, assignee_email: "GQ@example.com") { object has_more next_cursor data { id } } }`,
+        {
+          p: project.id,
+        },
+      );
+      expect(listed.data.tasks).toEqual({
+        object: "list",
+        has_more: false,
+        next_cursor: null,
+        data: [{ id: task.id }],
       });
-      expect(listed.data.tasks).toEqual({ object: "list", has_more: false, next_cursor: null, data: [{ id: task.id }] });
 
-      const done = await gql(`mutation ($id: ID!) { updateTask(id: $id, status: done, due_date: null) { status due_date completed_at } }`, { id: task.id });
+      const done = await gql(
+        `mutation ($id: ID!) { updateTask(id: $id, status: done, due_date: null) { status due_date completed_at } }`,
+        { id: task.id },
+      );
       expect(done.errors).toBeUndefined();
-      expect(done.data.updateTask).toEqual({ status: "done", due_date: null, completed_at: expect.stringMatching(ISO) });
+      expect(done.data.updateTask).toEqual({
+        status: "done",
+        due_date: null,
+        completed_at: expect.stringMatching(ISO),
+      });
       const events = await completions();
       expect(events).toHaveLength(1);
       expect(events[0]!.data).toEqual((await api.get(`/tasks/${task.id}`)).body);
 
-      const deleted = await gql(`mutation ($id: ID!) { deleteTask(id: $id) { id object deleted } }`, { id: task.id });
+      const deleted = await gql(`mutation ($id: ID!) { deleteTask(id: $id) { id object deleted } }`, {
+        id: task.id,
+      });
       expect(deleted.data.deleteTask).toEqual({ id: task.id, object: "task", deleted: true });
       expect((await api.get(`/tasks/${task.id}`)).status).toBe(404);
     });
@@ -324,15 +410,35 @@ e2e("tasks", (server) => {
       for (const [query, code, param] of [
         [`{ task(id: "${NEVER}") { id } }`, "not_found", "id"],
         [`{ tasks(project_id: "${NEVER_PROJECT}") { data { id } } }`, "not_found", "project_id"],
-        [`mutation { createTask(project_id: "${NEVER_PROJECT}", title: "x") { id } }`, "not_found", "project_id"],
-        [`mutation { createTask(project_id: "${project.id}", title: "") { id } }`, "validation_failed", "title"],
-        [`mutation { createTask(project_id: "${project.id}", title: "x", assignee_email: "nope") { id } }`, "validation_failed", "assignee_email"],
+        [
+          `mutation { createTask(project_id: "${NEVER_PROJECT}", title: "x") { id } }`,
+          "not_found",
+          "project_id",
+        ],
+        [
+          `mutation { createTask(project_id: "${project.id}", title: "") { id } }`,
+          "validation_failed",
+          "title",
+        ],
+        [
+          `mutation { createTask(project_id: "${project.id}", title: "x", assignee_email: "nope") { id } }`,
+          "validation_failed",
+          "assignee_email",
+        ],
         [`mutation { updateTask(id: "${NEVER}", priority: null) { id } }`, "validation_failed", "priority"],
         [`{ tasks(project_id: "${project.id}", limit: 0) { data { id } } }`, "validation_failed", "limit"],
-        [`{ tasks(project_id: "${project.id}", assignee_email: "x") { data { id } } }`, "validation_failed", "assignee_email"],
+        [
+          `{ tasks(project_id: "${project.id}", assignee_email: "x") { data { id } } }`,
+          "validation_failed",
+          "assignee_email",
+        ],
       ] as const) {
         const res = await gql(query);
-        expect(res.errors?.[0]?.extensions, query).toMatchObject({ code, param, request_id: expect.stringMatching(/^req_/) });
+        expect(res.errors?.[0]?.extensions, query).toMatchObject({
+          code,
+          param,
+          request_id: expect.stringMatching(/^req_/),
+        });
       }
       expect(await count()).toBe(0);
     });
@@ -351,7 +457,11 @@ e2e("tasks", (server) => {
         await reader.delete(`/tasks/${task.id}`),
       ]) {
         expect(res.status).toBe(403);
-        expect(res.body.error).toMatchObject({ type: "permission_error", code: "insufficient_scope", required_scope: "projects.write" });
+        expect(res.body.error).toMatchObject({
+          type: "permission_error",
+          code: "insufficient_scope",
+          required_scope: "projects.write",
+        });
       }
       expect(await count()).toBe(1);
       expect((await api.get(`/tasks/${task.id}`)).body).toEqual(task);
@@ -363,11 +473,16 @@ e2e("tasks", (server) => {
       const created = await writer.post(`/projects/${project.id}/tasks`, { title: "Blind" });
       expect(created.status).toBe(201);
       expect((await api.get(`/tasks/${created.body.id}`)).body).toEqual(created.body);
-      for (const res of [await writer.get(`/projects/${project.id}/tasks`), await writer.get(`/tasks/${created.body.id}`)]) {
+      for (const res of [
+        await writer.get(`/projects/${project.id}/tasks`),
+        await writer.get(`/tasks/${created.body.id}`),
+      ]) {
         expect(res.status).toBe(403);
         expect(res.body.error).toMatchObject({ code: "insufficient_scope", required_scope: "projects.read" });
       }
-      expect((await writer.patch(`/tasks/${created.body.id}`, { status: "done" })).body.completed_at).toMatch(ISO);
+      expect((await writer.patch(`/tasks/${created.body.id}`, { status: "done" })).body.completed_at).toMatch(
+        ISO,
+      );
       expect((await writer.delete(`/tasks/${created.body.id}`)).status).toBe(200);
     });
 
@@ -395,7 +510,11 @@ e2e("tasks", (server) => {
         [`mutation { deleteTask(id: "${task.id}") { id } }`, "projects.write"],
       ] as const) {
         const res = await gql(query);
-        expect(res.errors?.[0]?.extensions, query).toMatchObject({ code: "insufficient_scope", type: "permission_error", required_scope: scope });
+        expect(res.errors?.[0]?.extensions, query).toMatchObject({
+          code: "insufficient_scope",
+          type: "permission_error",
+          required_scope: scope,
+        });
       }
       expect(await count()).toBe(1);
       expect((await api.get(`/tasks/${task.id}`)).body).toEqual(task);
@@ -428,7 +547,10 @@ e2e("tasks", (server) => {
         [apiA, A, "Alpha"],
       ] as const) {
         side.project = (await api.post("/projects", { name: `${label} project` })).body.id;
-        const task = await api.post(`/projects/${side.project}/tasks`, { title: `${label} shared task`, assignee_email: "shared@example.com" });
+        const task = await api.post(`/projects/${side.project}/tasks`, {
+          title: `${label} shared task`,
+          assignee_email: "shared@example.com",
+        });
         expect(task.status).toBe(201);
         side.task = task.body.id;
       }
@@ -436,7 +558,12 @@ e2e("tasks", (server) => {
     });
 
     it("creating or listing tasks under B's project is 404, like an unknown project", async () => {
-      expectHidden(await apiA.get(`/projects/${B.project}/tasks`), await apiA.get(`/projects/${NEVER_PROJECT}/tasks`), B.project, NEVER_PROJECT);
+      expectHidden(
+        await apiA.get(`/projects/${B.project}/tasks`),
+        await apiA.get(`/projects/${NEVER_PROJECT}/tasks`),
+        B.project,
+        NEVER_PROJECT,
+      );
       expectHidden(
         await apiA.get(`/projects/${B.project}/tasks?assignee_email=shared%40example.com`),
         await apiA.get(`/projects/${NEVER_PROJECT}/tasks?assignee_email=shared%40example.com`),
@@ -457,16 +584,33 @@ e2e("tasks", (server) => {
     it("GET, PATCH and DELETE of B's task are 404 like an unknown id, and change nothing", async () => {
       expectHidden(await apiA.get(`/tasks/${B.task}`), await apiA.get(`/tasks/${NEVER}`), B.task, NEVER);
       for (const body of [{ status: "done" }, { title: "Hijacked", assignee_email: null }, {}]) {
-        expectHidden(await apiA.patch(`/tasks/${B.task}`, body), await apiA.patch(`/tasks/${NEVER}`, body), B.task, NEVER);
+        expectHidden(
+          await apiA.patch(`/tasks/${B.task}`, body),
+          await apiA.patch(`/tasks/${NEVER}`, body),
+          B.task,
+          NEVER,
+        );
       }
-      expectHidden(await apiA.delete(`/tasks/${B.task}`), await apiA.delete(`/tasks/${NEVER}`), B.task, NEVER);
+      expectHidden(
+        await apiA.delete(`/tasks/${B.task}`),
+        await apiA.delete(`/tasks/${NEVER}`),
+        B.task,
+        NEVER,
+      );
       expect(await snapshotOfB()).toEqual(snapshot);
     });
 
     it("A's lists hold only A's tasks, and B is equally blind to A's", async () => {
-      expect(ids((await apiA.get(`/projects/${A.project}/tasks?assignee_email=shared%40example.com`)).body)).toEqual([A.task]);
+      expect(
+        ids((await apiA.get(`/projects/${A.project}/tasks?assignee_email=shared%40example.com`)).body),
+      ).toEqual([A.task]);
       expectHidden(await apiB.get(`/tasks/${A.task}`), await apiB.get(`/tasks/${NEVER}`), A.task, NEVER);
-      expectHidden(await apiB.get(`/projects/${A.project}/tasks`), await apiB.get(`/projects/${NEVER_PROJECT}/tasks`), A.project, NEVER_PROJECT);
+      expectHidden(
+        await apiB.get(`/projects/${A.project}/tasks`),
+        await apiB.get(`/projects/${NEVER_PROJECT}/tasks`),
+        A.project,
+        NEVER_PROJECT,
+      );
       expect((await apiA.get(`/tasks/${A.task}`)).body.title).toBe("Alpha shared task");
     });
 
@@ -474,17 +618,31 @@ e2e("tasks", (server) => {
       for (const [query, variables] of [
         [`query ($id: ID!) { task(id: $id) { id title } }`, { id: B.task }],
         [`query ($id: ID!) { tasks(project_id: $id) { data { id } } }`, { id: B.project }],
-        [`mutation ($id: ID!) { createTask(project_id: $id, title: "Planted", status: done) { id } }`, { id: B.project }],
+        [
+          `mutation ($id: ID!) { createTask(project_id: $id, title: "Planted", status: done) { id } }`,
+          { id: B.project },
+        ],
         [`mutation ($id: ID!) { updateTask(id: $id, status: done) { id } }`, { id: B.task }],
         [`mutation ($id: ID!) { deleteTask(id: $id) { id } }`, { id: B.task }],
       ] as const) {
         const res = await gqlA(query, variables);
-        expect(Object.values(res.data ?? {}).every((v) => v === null), query).toBe(true);
-        expect(res.errors?.[0]?.extensions, query).toMatchObject({ code: "not_found", type: "invalid_request_error" });
+        expect(
+          Object.values(res.data ?? {}).every((v) => v === null),
+          query,
+        ).toBe(true);
+        expect(res.errors?.[0]?.extensions, query).toMatchObject({
+          code: "not_found",
+          type: "invalid_request_error",
+        });
       }
-      const own = await gqlA(`query ($id: ID!) { tasks(project_id: $id) { data { id project { id tasks { id } } } } }`, { id: A.project });
+      const own = await gqlA(
+        `query ($id: ID!) { tasks(project_id: $id) { data { id project { id tasks { id } } } } }`,
+        { id: A.project },
+      );
       expect(own.errors).toBeUndefined();
-      expect(own.data.tasks.data).toEqual([{ id: A.task, project: { id: A.project, tasks: [{ id: A.task }] } }]);
+      expect(own.data.tasks.data).toEqual([
+        { id: A.task, project: { id: A.project, tasks: [{ id: A.task }] } },
+      ]);
       expect(await snapshotOfB()).toEqual(snapshot);
     });
   });

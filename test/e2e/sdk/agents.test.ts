@@ -4,14 +4,20 @@ import {
   AgentAuthError,
   ClaimDeniedError,
   ClaimExpiredError,
-  resourceMetadataFromChallenge,
   type FetchLike,
   type PendingPoll,
+  resourceMetadataFromChallenge,
 } from "../../../sdk/src/agents/index.ts";
-import { CLAIM_GRANT_TYPE, decide, eventually, JWT_BEARER_GRANT_TYPE, ownerOf } from "../../support/agent-flow.ts";
+import {
+  CLAIM_GRANT_TYPE,
+  decide,
+  eventually,
+  JWT_BEARER_GRANT_TYPE,
+  ownerOf,
+} from "../../support/agent-flow.ts";
 import { rest } from "../../support/http.ts";
 import { checkAgainstOpenApi } from "../../support/openapi-check.ts";
-import { startReceiver, type Receiver } from "../../support/receiver.ts";
+import { type Receiver, startReceiver } from "../../support/receiver.ts";
 import { e2e } from "../../support/suite.ts";
 
 /**
@@ -40,7 +46,13 @@ function recordingFetch(): { fetch: FetchLike; sent: Sent[]; to: (suffix: string
     const text = await response.clone().text();
     const method = init.method ?? "GET";
     await checkAgainstOpenApi(method, url, { status: response.status, headers: response.headers, text });
-    sent.push({ method, url, status: response.status, body: typeof init.body === "string" ? init.body : "", wwwAuthenticate: response.headers.get("www-authenticate") });
+    sent.push({
+      method,
+      url,
+      status: response.status,
+      body: typeof init.body === "string" ? init.body : "",
+      wwwAuthenticate: response.headers.get("www-authenticate"),
+    });
     return response;
   };
   return { fetch: fetcher, sent, to: (suffix) => sent.filter((request) => request.url.endsWith(suffix)) };
@@ -65,10 +77,14 @@ afterAll(async () => {
 });
 
 it("reads resource_metadata from a WWW-Authenticate challenge", () => {
-  expect(resourceMetadataFromChallenge('Bearer resource_metadata="https://k.example/v1/.well-known/oauth-protected-resource"')).toBe(
-    "https://k.example/v1/.well-known/oauth-protected-resource",
+  expect(
+    resourceMetadataFromChallenge(
+      'Bearer resource_metadata="https://k.example/v1/.well-known/oauth-protected-resource"',
+    ),
+  ).toBe("https://k.example/v1/.well-known/oauth-protected-resource");
+  expect(resourceMetadataFromChallenge('Bearer error="invalid_token", resource_metadata="https://a/b"')).toBe(
+    "https://a/b",
   );
-  expect(resourceMetadataFromChallenge('Bearer error="invalid_token", resource_metadata="https://a/b"')).toBe("https://a/b");
   expect(resourceMetadataFromChallenge("Bearer resource_metadata=https://a/c, error=x")).toBe("https://a/c");
   expect(resourceMetadataFromChallenge('Bearer realm="kontor"')).toBeUndefined();
   expect(resourceMetadataFromChallenge(null)).toBeUndefined();
@@ -86,8 +102,12 @@ e2e("SDK agent helper", (server) => {
   });
 
   /** The person approves (or denies) on the claim page with the code the agent showed them. */
-  const approve = (claim: { user_code: string; verification_uri: string; expires_in: number; interval: number }) =>
-    decide(server(), claim, owner.userId, { workspaceId });
+  const approve = (claim: {
+    user_code: string;
+    verification_uri: string;
+    expires_in: number;
+    interval: number;
+  }) => decide(server(), claim, owner.userId, { workspaceId });
 
   /**
    * An injected clock and sleep: sleeping `ms` advances the clock and moves the server's last poll
@@ -103,9 +123,15 @@ e2e("SDK agent helper", (server) => {
         state.clock += ms;
         const id = registration();
         if (!id) return;
-        const row = await prisma().agentRegistration.findUniqueOrThrow({ where: { id }, select: { lastPolledAt: true } });
+        const row = await prisma().agentRegistration.findUniqueOrThrow({
+          where: { id },
+          select: { lastPolledAt: true },
+        });
         if (row.lastPolledAt) {
-          await prisma().agentRegistration.update({ where: { id }, data: { lastPolledAt: new Date(row.lastPolledAt.getTime() - ms) } });
+          await prisma().agentRegistration.update({
+            where: { id },
+            data: { lastPolledAt: new Date(row.lastPolledAt.getTime() - ms) },
+          });
         }
       },
     };
@@ -158,7 +184,12 @@ e2e("SDK agent helper", (server) => {
     it("on the real clock: pending, the person approves, the poll one interval later yields the tokens; then exchange", async () => {
       const { fetch, to } = recordingFetch();
       const agent = new AgentAuth({ baseUrl: server().api, fetch });
-      const registration = await agent.register({ type: "service_auth", loginHint: owner.email, agentName: "SDK bot", scope: ["leads.read", "leads.write"] });
+      const registration = await agent.register({
+        type: "service_auth",
+        loginHint: owner.email,
+        agentName: "SDK bot",
+        scope: ["leads.read", "leads.write"],
+      });
       expect(registration).toMatchObject({
         registration_id: expect.stringMatching(/^areg_/),
         registration_type: "service_auth",
@@ -166,23 +197,30 @@ e2e("SDK agent helper", (server) => {
         post_claim_scopes: ["leads.read", "leads.write"],
         claim: { user_code: expect.stringMatching(/^\d{6}$/), interval: 5, expires_in: 600 },
       });
-      expect(registration.claim.verification_uri).toMatch(new RegExp(`^${server().url}/agent/claim\\?claim_attempt_token=cat_`));
+      expect(registration.claim.verification_uri).toMatch(
+        new RegExp(`^${server().url}/agent/claim\\?claim_attempt_token=cat_`),
+      );
       expect(registration.claim.verification_uri).not.toContain(registration.claim.user_code);
 
       const pending: (PendingPoll & { at: number })[] = [];
       const tokens = await agent.waitForClaim({
         onPending: async (poll) => {
           pending.push({ ...poll, at: Date.now() });
-          if (pending.length === 1) expect(await approve(registration.claim)).toMatchObject({ outcome: "approved" });
+          if (pending.length === 1)
+            expect(await approve(registration.claim)).toMatchObject({ outcome: "approved" });
         },
       });
       const grantedAt = Date.now();
-      expect(pending.map(({ at, ...poll }) => poll)).toEqual([{ reason: "authorization_pending", interval: 5, polls: 1 }]);
+      expect(pending.map(({ at, ...poll }) => poll)).toEqual([
+        { reason: "authorization_pending", interval: 5, polls: 1 },
+      ]);
       const waited = grantedAt - pending[0]!.at;
       expect(waited).toBeGreaterThanOrEqual(5_000);
       expect(waited).toBeLessThan(7_000);
       const polls = to("/oauth2/token");
-      expect(polls.map((request) => [new URLSearchParams(request.body).get("grant_type"), request.status])).toEqual([
+      expect(
+        polls.map((request) => [new URLSearchParams(request.body).get("grant_type"), request.status]),
+      ).toEqual([
         [CLAIM_GRANT_TYPE, 400],
         [CLAIM_GRANT_TYPE, 200],
       ]);
@@ -208,7 +246,9 @@ e2e("SDK agent helper", (server) => {
       expect((await workspaceOf(renewed.access_token)).id).toBe(workspaceId);
       const narrow = await agent.exchange({ scope: "leads.read" });
       expect(narrow.scope).toBe("leads.read");
-      expect((await rest(server().api, narrow.access_token).post("/leads", { first_name: "No" })).status).toBe(403);
+      expect(
+        (await rest(server().api, narrow.access_token).post("/leads", { first_name: "No" })).status,
+      ).toBe(403);
 
       // The claim token is spent: there is nothing left to wait for.
       expect(await rejection(agent.waitForClaim())).toMatchObject({ code: "not_registered" });
@@ -217,22 +257,35 @@ e2e("SDK agent helper", (server) => {
     it("honours slow_down: 5 s more between every later poll, judged by the server's own check (simulated clock)", async () => {
       // An agent polls once, then is stopped (the wait is aborted at once, not after 5 s).
       const first = new AgentAuth({ baseUrl: server().api });
-      const registration = await first.register({ type: "service_auth", loginHint: owner.email, agentName: "Restarted bot" });
+      const registration = await first.register({
+        type: "service_auth",
+        loginHint: owner.email,
+        agentName: "Restarted bot",
+      });
       const controller = new AbortController();
       const started = Date.now();
-      const aborted = await rejection(first.waitForClaim({ signal: controller.signal, onPending: () => controller.abort() }));
+      const aborted = await rejection(
+        first.waitForClaim({ signal: controller.signal, onPending: () => controller.abort() }),
+      );
       expect((aborted as Error).name).toBe("AbortError");
       expect(Date.now() - started).toBeLessThan(2_000);
 
       // Restarted from its saved state, it polls at once: too soon for the server, which says slow_down.
       const time = simulatedTime(() => registration.registration_id);
       const { fetch, to } = recordingFetch();
-      const agent = new AgentAuth({ baseUrl: server().api, fetch, now: time.now, sleep: time.sleep, state: first.state });
+      const agent = new AgentAuth({
+        baseUrl: server().api,
+        fetch,
+        now: time.now,
+        sleep: time.sleep,
+        state: first.state,
+      });
       const pending: PendingPoll[] = [];
       const tokens = await agent.waitForClaim({
         onPending: async (poll) => {
           pending.push(poll);
-          if (poll.reason === "authorization_pending") expect(await approve(registration.claim)).toMatchObject({ outcome: "approved" });
+          if (poll.reason === "authorization_pending")
+            expect(await approve(registration.claim)).toMatchObject({ outcome: "approved" });
         },
       });
       expect(pending).toEqual([
@@ -250,13 +303,19 @@ e2e("SDK agent helper", (server) => {
       const time = simulatedTime(() => agentId);
       const { fetch, to } = recordingFetch();
       const agent = new AgentAuth({ baseUrl: server().api, fetch, now: time.now, sleep: time.sleep });
-      const registration = await agent.register({ type: "service_auth", loginHint: owner.email, agentName: "Long-running bot", scope: "leads.read" });
+      const registration = await agent.register({
+        type: "service_auth",
+        loginHint: owner.email,
+        agentName: "Long-running bot",
+        scope: "leads.read",
+      });
       agentId = registration.registration_id;
       expect(await approve(registration.claim)).toMatchObject({ outcome: "approved" });
       const tokens = await agent.waitForClaim();
       expect(time.state.slept).toEqual([]);
       expect(tokens.expires_at).toBe(time.state.clock + 3600_000);
-      const grants = () => to("/oauth2/token").map((request) => new URLSearchParams(request.body).get("grant_type"));
+      const grants = () =>
+        to("/oauth2/token").map((request) => new URLSearchParams(request.body).get("grant_type"));
       expect(grants()).toEqual([CLAIM_GRANT_TYPE]);
 
       time.state.clock += 3600_000 - 61_000; // 61 s left: still good
@@ -284,8 +343,12 @@ e2e("SDK agent helper", (server) => {
     it("stops with ClaimDeniedError when the person denies", async () => {
       const agent = new AgentAuth({ baseUrl: server().api });
       const registration = await agent.register({ type: "service_auth", loginHint: owner.email });
-      expect(await decide(server(), registration.claim, owner.userId, { approve: false })).toEqual({ outcome: "denied" });
-      const error = await rejection(agent.waitForClaim({ onPending: () => expect.unreachable("no pending poll") }));
+      expect(await decide(server(), registration.claim, owner.userId, { approve: false })).toEqual({
+        outcome: "denied",
+      });
+      const error = await rejection(
+        agent.waitForClaim({ onPending: () => expect.unreachable("no pending poll") }),
+      );
       expect(error).toBeInstanceOf(ClaimDeniedError);
       expect(error).toMatchObject({ code: "access_denied", status: 400 });
     });
@@ -297,7 +360,8 @@ e2e("SDK agent helper", (server) => {
       const registration = await agent.register({ type: "service_auth", loginHint: owner.email });
       agentId = registration.registration_id;
       const wrong = registration.claim.user_code === "000000" ? "111111" : "000000";
-      for (let i = 0; i < 5; i++) await decide(server(), registration.claim, owner.userId, { code: wrong, workspaceId });
+      for (let i = 0; i < 5; i++)
+        await decide(server(), registration.claim, owner.userId, { code: wrong, workspaceId });
       const error = await rejection(agent.waitForClaim());
       expect(error).toBeInstanceOf(ClaimExpiredError);
       expect(error).toMatchObject({ code: "expired_token", status: 400 });
@@ -320,7 +384,10 @@ e2e("SDK agent helper", (server) => {
       const agent = new AgentAuth({ baseUrl: server().api, now: time.now, sleep: time.sleep });
       const registration = await agent.register({ type: "anonymous", agentName: "Scout" });
       agentId = registration.registration_id;
-      expect(registration).toMatchObject({ registration_type: "anonymous", identity_assertion: expect.stringMatching(/^eyJ/) });
+      expect(registration).toMatchObject({
+        registration_type: "anonymous",
+        identity_assertion: expect.stringMatching(/^eyJ/),
+      });
       expect(await rejection(agent.waitForClaim())).toMatchObject({ code: "no_claim_started" });
 
       const sandboxToken = await agent.accessToken();
@@ -329,7 +396,11 @@ e2e("SDK agent helper", (server) => {
       expect((await rest(server().api, sandboxToken).get("/webhook-endpoints")).status).toBe(403);
 
       const started = await agent.startClaim(owner.email);
-      expect(started).toMatchObject({ registration_id: registration.registration_id, status: "initiated", claim: { interval: 5 } });
+      expect(started).toMatchObject({
+        registration_id: registration.registration_id,
+        status: "initiated",
+        claim: { interval: 5 },
+      });
       expect(await decide(server(), started.claim, owner.userId)).toMatchObject({ outcome: "approved" });
       const claimed = await agent.waitForClaim();
       expect(claimed.scope.split(" ")).toEqual(expect.arrayContaining(registration.post_claim_scopes));

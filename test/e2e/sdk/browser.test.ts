@@ -53,7 +53,9 @@ async function startPageServer(): Promise<{ origin: string; close(): Promise<voi
     const file = normalize(join(DIST, path.replace(/^\/sdk\//, "")));
     if (!path.startsWith("/sdk/") || !file.startsWith(DIST)) return void res.writeHead(404).end();
     try {
-      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(await readFile(file));
+      res
+        .writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" })
+        .end(await readFile(file));
     } catch {
       res.writeHead(404).end();
     }
@@ -84,9 +86,11 @@ e2e("the SDK in headless Chromium", (server) => {
     const errors: string[] = [];
     tab.on("pageerror", (error) => errors.push(String(error)));
     await tab.goto(`${page.origin}/?${new URLSearchParams({ key: tenant.key, api: server().api })}`);
-    const result = (await tab.waitForFunction(() => (window as unknown as { __result?: unknown }).__result, undefined, { timeout: 20_000 }).then((h) =>
-      h.jsonValue(),
-    )) as Record<string, unknown>;
+    const result = (await tab
+      .waitForFunction(() => (window as unknown as { __result?: unknown }).__result, undefined, {
+        timeout: 20_000,
+      })
+      .then((h) => h.jsonValue())) as Record<string, unknown>;
     expect(result.error, String(result.error)).toBeUndefined();
     expect(errors).toEqual([]);
     expect(result.workspace).toBe(tenant.workspaceId);

@@ -3,15 +3,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it, vi 
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../../../schema/events.ts";
 import {
   KONTOR_EVENT_TYPES,
+  type KontorEvent,
+  type KontorEventType,
   signWebhook,
   verifyWebhook,
   WebhookVerificationError,
-  type KontorEvent,
-  type KontorEventType,
   type WebhookVerificationErrorReason,
 } from "../../../sdk/src/webhooks/index.ts";
 import { rest } from "../../support/http.ts";
-import { startReceiver, type Received, type Receiver } from "../../support/receiver.ts";
+import { type Received, type Receiver, startReceiver } from "../../support/receiver.ts";
 import { e2e } from "../../support/suite.ts";
 
 /**
@@ -31,7 +31,10 @@ afterAll(async () => {
 });
 
 /** The refusal `promise` ends in, checked for its class and reason. */
-async function refusal(promise: Promise<unknown>, reason: WebhookVerificationErrorReason): Promise<WebhookVerificationError> {
+async function refusal(
+  promise: Promise<unknown>,
+  reason: WebhookVerificationErrorReason,
+): Promise<WebhookVerificationError> {
   const error = await promise.then(
     (event) => {
       throw new Error(`accepted: ${JSON.stringify(event).slice(0, 200)}`);
@@ -39,12 +42,19 @@ async function refusal(promise: Promise<unknown>, reason: WebhookVerificationErr
     (error: unknown) => error,
   );
   expect(error).toBeInstanceOf(WebhookVerificationError);
-  expect({ reason: (error as WebhookVerificationError).reason, message: (error as Error).message }).toMatchObject({ reason });
+  expect({
+    reason: (error as WebhookVerificationError).reason,
+    message: (error as Error).message,
+  }).toMatchObject({ reason });
   return error as WebhookVerificationError;
 }
 
 /** A copy of the received headers without `drop` and with `set` (names lower-case, as Node gives them). */
-function headersWith(request: Received, set: Record<string, string> = {}, drop: string[] = []): IncomingHttpHeaders {
+function headersWith(
+  request: Received,
+  set: Record<string, string> = {},
+  drop: string[] = [],
+): IncomingHttpHeaders {
   const copy: IncomingHttpHeaders = { ...request.headers };
   for (const name of drop) delete copy[name];
   return { ...copy, ...set };
@@ -86,7 +96,10 @@ e2e("SDK webhook verification", (server, stack) => {
     const tenant = await server().tenant();
     workspaceId = tenant.workspaceId;
     api = rest(server().api, tenant.key);
-    const created = await api.post("/webhook-endpoints", { url: receiver.url(path("main")), events: ["lead.created"] });
+    const created = await api.post("/webhook-endpoints", {
+      url: receiver.url(path("main")),
+      events: ["lead.created"],
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     endpoint = created.body;
     lead = await newLead("Ada");
@@ -101,7 +114,12 @@ e2e("SDK webhook verification", (server, stack) => {
     it("verifies a lead.created delivery (raw string body, Node's headers) and returns the typed event", async () => {
       const event = await verifyWebhook(delivered.body, delivered.headers, endpoint.secret);
       expect(event).toEqual(delivered.json);
-      expect(event).toMatchObject({ object: "event", type: "lead.created", workspace_id: workspaceId, id: delivered.headers["webhook-id"] });
+      expect(event).toMatchObject({
+        object: "event",
+        type: "lead.created",
+        workspace_id: workspaceId,
+        id: delivered.headers["webhook-id"],
+      });
       expect(event.id).toMatch(/^evt_/);
       // The discriminated union: narrowing on type (and thin) types data.object.
       if (event.type !== "lead.created" || event.thin) throw new Error(`unexpected ${event.type}`);
@@ -117,9 +135,12 @@ e2e("SDK webhook verification", (server, stack) => {
     it("verifies the same delivery given as bytes (Buffer and plain Uint8Array) and with fetch Headers", async () => {
       const bytes = Buffer.from(delivered.body, "utf8");
       await expect(verifyWebhook(bytes, delivered.headers, endpoint.secret)).resolves.toEqual(delivered.json);
-      await expect(verifyWebhook(new Uint8Array(bytes), delivered.headers, endpoint.secret)).resolves.toEqual(delivered.json);
+      await expect(verifyWebhook(new Uint8Array(bytes), delivered.headers, endpoint.secret)).resolves.toEqual(
+        delivered.json,
+      );
       const headers = new Headers();
-      for (const [name, value] of Object.entries(delivered.headers)) if (typeof value === "string") headers.set(name, value);
+      for (const [name, value] of Object.entries(delivered.headers))
+        if (typeof value === "string") headers.set(name, value);
       await expect(verifyWebhook(delivered.body, headers, endpoint.secret)).resolves.toEqual(delivered.json);
       // Header names are case-insensitive in a plain object too.
       const mixedCase = {
@@ -129,7 +150,9 @@ e2e("SDK webhook verification", (server, stack) => {
         "Webhook-Timestamp": String(delivered.headers["webhook-timestamp"]),
         "Webhook-Signature": String(delivered.headers["webhook-signature"]),
       };
-      await expect(verifyWebhook(delivered.body, mixedCase, endpoint.secret)).resolves.toEqual(delivered.json);
+      await expect(verifyWebhook(delivered.body, mixedCase, endpoint.secret)).resolves.toEqual(
+        delivered.json,
+      );
     });
 
     it("compares both signatures with Web Crypto's HMAC verify (constant time), never with ===", async () => {
@@ -143,14 +166,25 @@ e2e("SDK webhook verification", (server, stack) => {
     });
 
     it("accepts the Standard Webhooks headers alone, and Kontor's alone", async () => {
-      await expect(verifyWebhook(delivered.body, headersWith(delivered, {}, KONTOR_HEADERS), endpoint.secret)).resolves.toEqual(delivered.json);
-      await expect(verifyWebhook(delivered.body, headersWith(delivered, {}, STANDARD_HEADERS), endpoint.secret)).resolves.toEqual(delivered.json);
+      await expect(
+        verifyWebhook(delivered.body, headersWith(delivered, {}, KONTOR_HEADERS), endpoint.secret),
+      ).resolves.toEqual(delivered.json);
+      await expect(
+        verifyWebhook(delivered.body, headersWith(delivered, {}, STANDARD_HEADERS), endpoint.secret),
+      ).resolves.toEqual(delivered.json);
       // Any of several space-separated signatures may match (a rotation on the sender's side); v1a and junk are skipped.
       const real = String(delivered.headers["webhook-signature"]);
-      const several = headersWith(delivered, { "webhook-signature": `v1a,AAAA v1,${Buffer.alloc(32).toString("base64")} junk ${real}` }, KONTOR_HEADERS);
+      const several = headersWith(
+        delivered,
+        { "webhook-signature": `v1a,AAAA v1,${Buffer.alloc(32).toString("base64")} junk ${real}` },
+        KONTOR_HEADERS,
+      );
       await expect(verifyWebhook(delivered.body, several, endpoint.secret)).resolves.toEqual(delivered.json);
       // Two webhook-signature headers, which fetch's Headers joins with ", ".
-      const joined = new Headers({ "webhook-id": String(delivered.headers["webhook-id"]), "webhook-timestamp": String(delivered.headers["webhook-timestamp"]) });
+      const joined = new Headers({
+        "webhook-id": String(delivered.headers["webhook-id"]),
+        "webhook-timestamp": String(delivered.headers["webhook-timestamp"]),
+      });
       joined.append("webhook-signature", `v1,${Buffer.alloc(32, 1).toString("base64")}`);
       joined.append("webhook-signature", real);
       expect(joined.get("webhook-signature")).toContain(", v1,");
@@ -167,25 +201,41 @@ e2e("SDK webhook verification", (server, stack) => {
       expectTypeOf(event.data.object.object).toEqualTypeOf<"webhook_endpoint">();
       expectTypeOf(event.data.object.url).toEqualTypeOf<string>();
       expectTypeOf(event.data.object).not.toHaveProperty("secret");
-      expect(event.data.object).toMatchObject({ object: "webhook_endpoint", id: endpoint.id, url: receiver.url(path("main")) });
+      expect(event.data.object).toMatchObject({
+        object: "webhook_endpoint",
+        id: endpoint.id,
+        url: receiver.url(path("main")),
+      });
       expect(event.data.object).not.toHaveProperty("secret");
       expect(JSON.stringify(event)).not.toContain(endpoint.secret);
     });
 
     it("verifies a thin event (over 256 KiB) and types its data.object as object and id only", async () => {
       const thinPath = path("thin");
-      const created = await api.post("/webhook-endpoints", { url: receiver.url(thinPath), events: ["invoice.created"] });
+      const created = await api.post("/webhook-endpoints", {
+        url: receiver.url(thinPath),
+        events: ["invoice.created"],
+      });
       expect(created.status).toBe(201);
       const client = await api.post("/clients", { name: "Thin Events Ltd" });
       expect(client.status).toBe(201);
       // 250 lines of 500 "€" (3 bytes each): about 390 KB in full.
-      const items = Array.from({ length: 250 }, (_, i) => ({ description: `${i}:`.padEnd(500, "€"), quantity: 1, unit_price: 10 }));
+      const items = Array.from({ length: 250 }, (_, i) => ({
+        description: `${i}:`.padEnd(500, "€"),
+        quantity: 1,
+        unit_price: 10,
+      }));
       const invoice = await api.post("/invoices", { client_id: client.body.id, items });
       expect(invoice.status).toBe(201);
       const request = await deliveryOf(thinPath, invoice.body.id);
       const event = await verifyWebhook(request.body, request.headers, created.body.secret);
-      expect(event).toMatchObject({ type: "invoice.created", thin: true, data: { object: { object: "invoice", id: invoice.body.id } } });
-      if (event.type !== "invoice.created" || !event.thin) throw new Error("not a thin invoice.created event");
+      expect(event).toMatchObject({
+        type: "invoice.created",
+        thin: true,
+        data: { object: { object: "invoice", id: invoice.body.id } },
+      });
+      if (event.type !== "invoice.created" || !event.thin)
+        throw new Error("not a thin invoice.created event");
       expectTypeOf(event.data.object).toEqualTypeOf<{ object: "invoice"; id: string }>();
       // @ts-expect-error a thin event carries no snapshot: its fields are not typed as there
       expect(event.data.object.items).toBeUndefined();
@@ -211,42 +261,117 @@ e2e("SDK webhook verification", (server, stack) => {
     it("refuses a tampered body, under either signature", async () => {
       const tampered = delivered.body.replace('"first_name":"Ada"', '"first_name":"Eve"');
       expect(tampered).not.toBe(delivered.body);
-      const both = await refusal(verifyWebhook(tampered, delivered.headers, endpoint.secret), "invalid_signature");
+      const both = await refusal(
+        verifyWebhook(tampered, delivered.headers, endpoint.secret),
+        "invalid_signature",
+      );
       expect(both.message).toContain("Kontor-Signature");
-      await refusal(verifyWebhook(tampered, headersWith(delivered, {}, KONTOR_HEADERS), endpoint.secret), "invalid_signature");
-      await refusal(verifyWebhook(`${delivered.body} `, headersWith(delivered, {}, STANDARD_HEADERS), endpoint.secret), "invalid_signature");
+      await refusal(
+        verifyWebhook(tampered, headersWith(delivered, {}, KONTOR_HEADERS), endpoint.secret),
+        "invalid_signature",
+      );
+      await refusal(
+        verifyWebhook(`${delivered.body} `, headersWith(delivered, {}, STANDARD_HEADERS), endpoint.secret),
+        "invalid_signature",
+      );
       // A body re-serialised after parsing is not the body that was signed.
-      await refusal(verifyWebhook(JSON.stringify(delivered.json, null, 1), delivered.headers, endpoint.secret), "invalid_signature");
+      await refusal(
+        verifyWebhook(JSON.stringify(delivered.json, null, 1), delivered.headers, endpoint.secret),
+        "invalid_signature",
+      );
     });
 
     it("refuses a signature that does not cover the headers it came with (timestamp, id changed)", async () => {
       const later = String(Number(delivered.headers["kontor-timestamp"]) + 1);
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, { "kontor-timestamp": later }, STANDARD_HEADERS), endpoint.secret), "invalid_signature");
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, { "webhook-timestamp": later }, KONTOR_HEADERS), endpoint.secret), "invalid_signature");
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, { "webhook-id": "evt_01J00000000000000000000000" }), endpoint.secret), "invalid_signature");
+      await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, { "kontor-timestamp": later }, STANDARD_HEADERS),
+          endpoint.secret,
+        ),
+        "invalid_signature",
+      );
+      await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, { "webhook-timestamp": later }, KONTOR_HEADERS),
+          endpoint.secret,
+        ),
+        "invalid_signature",
+      );
+      await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, { "webhook-id": "evt_01J00000000000000000000000" }),
+          endpoint.secret,
+        ),
+        "invalid_signature",
+      );
       // One good signature does not excuse a bad one: both present, both must match.
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, { "webhook-signature": `v1,${Buffer.alloc(32).toString("base64")}` }), endpoint.secret), "invalid_signature");
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, { "kontor-signature": `sha256=${"0".repeat(64)}` }), endpoint.secret), "invalid_signature");
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, { "kontor-signature": "sha256=zz" }), endpoint.secret), "invalid_signature");
+      await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, { "webhook-signature": `v1,${Buffer.alloc(32).toString("base64")}` }),
+          endpoint.secret,
+        ),
+        "invalid_signature",
+      );
+      await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, { "kontor-signature": `sha256=${"0".repeat(64)}` }),
+          endpoint.secret,
+        ),
+        "invalid_signature",
+      );
+      await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, { "kontor-signature": "sha256=zz" }),
+          endpoint.secret,
+        ),
+        "invalid_signature",
+      );
       // Kontor-Event is not signed, but must agree with the signed body.
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, { "kontor-event": "invoice.paid" }), endpoint.secret), "invalid_header");
+      await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, { "kontor-event": "invoice.paid" }),
+          endpoint.secret,
+        ),
+        "invalid_header",
+      );
     });
 
     it("refuses another endpoint's secret", async () => {
-      const other = await api.post("/webhook-endpoints", { url: receiver.url(path("other")), events: ["lead.created"] });
+      const other = await api.post("/webhook-endpoints", {
+        url: receiver.url(path("other")),
+        events: ["lead.created"],
+      });
       expect(other.status).toBe(201);
       expect(other.body.secret).toMatch(/^whsec_/);
       await refusal(verifyWebhook(delivered.body, delivered.headers, other.body.secret), "invalid_signature");
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, {}, KONTOR_HEADERS), other.body.secret), "invalid_signature");
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, {}, STANDARD_HEADERS), other.body.secret), "invalid_signature");
+      await refusal(
+        verifyWebhook(delivered.body, headersWith(delivered, {}, KONTOR_HEADERS), other.body.secret),
+        "invalid_signature",
+      );
+      await refusal(
+        verifyWebhook(delivered.body, headersWith(delivered, {}, STANDARD_HEADERS), other.body.secret),
+        "invalid_signature",
+      );
     });
 
     it("after rotate-secret: new deliveries verify with the new secret only, old ones with the old secret only", async () => {
       const at = path("rotate");
-      const created = await api.post("/webhook-endpoints", { url: receiver.url(at), events: ["lead.created"] });
+      const created = await api.post("/webhook-endpoints", {
+        url: receiver.url(at),
+        events: ["lead.created"],
+      });
       expect(created.status).toBe(201);
       const before = await deliveryOf(at, (await newLead("Before")).id);
-      await expect(verifyWebhook(before.body, before.headers, created.body.secret)).resolves.toMatchObject({ type: "lead.created" });
+      await expect(verifyWebhook(before.body, before.headers, created.body.secret)).resolves.toMatchObject({
+        type: "lead.created",
+      });
 
       const rotated = await api.post(`/webhook-endpoints/${created.body.id}/rotate-secret`);
       expect(rotated.status).toBe(200);
@@ -261,50 +386,131 @@ e2e("SDK webhook verification", (server, stack) => {
     it("refuses a stale or future timestamp beyond the tolerance (default 300 s), accepts within it", async () => {
       const sentAt = Number(delivered.headers["kontor-timestamp"]) * 1000;
       const at = (offsetSeconds: number) => () => sentAt + offsetSeconds * 1000;
-      await expect(verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(299) })).resolves.toBeTruthy();
-      await expect(verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(-299) })).resolves.toBeTruthy();
-      const stale = await refusal(verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(301) }), "timestamp_too_old");
+      await expect(
+        verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(299) }),
+      ).resolves.toBeTruthy();
+      await expect(
+        verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(-299) }),
+      ).resolves.toBeTruthy();
+      const stale = await refusal(
+        verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(301) }),
+        "timestamp_too_old",
+      );
       expect(stale.message).toContain("300 s");
-      await refusal(verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(-301) }), "timestamp_in_future");
+      await refusal(
+        verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(-301) }),
+        "timestamp_in_future",
+      );
       // Each signature's own timestamp is checked: the Standard Webhooks one alone too.
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, {}, KONTOR_HEADERS), endpoint.secret, { now: at(3600) }), "timestamp_too_old");
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, {}, STANDARD_HEADERS), endpoint.secret, { now: at(-3600) }), "timestamp_in_future");
+      await refusal(
+        verifyWebhook(delivered.body, headersWith(delivered, {}, KONTOR_HEADERS), endpoint.secret, {
+          now: at(3600),
+        }),
+        "timestamp_too_old",
+      );
+      await refusal(
+        verifyWebhook(delivered.body, headersWith(delivered, {}, STANDARD_HEADERS), endpoint.secret, {
+          now: at(-3600),
+        }),
+        "timestamp_in_future",
+      );
       // toleranceSeconds widens or narrows the window.
-      await expect(verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(3000), toleranceSeconds: 3600 })).resolves.toBeTruthy();
-      await refusal(verifyWebhook(delivered.body, delivered.headers, endpoint.secret, { now: at(11), toleranceSeconds: 10 }), "timestamp_too_old");
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, { "kontor-timestamp": "yesterday" }), endpoint.secret), "invalid_header");
+      await expect(
+        verifyWebhook(delivered.body, delivered.headers, endpoint.secret, {
+          now: at(3000),
+          toleranceSeconds: 3600,
+        }),
+      ).resolves.toBeTruthy();
+      await refusal(
+        verifyWebhook(delivered.body, delivered.headers, endpoint.secret, {
+          now: at(11),
+          toleranceSeconds: 10,
+        }),
+        "timestamp_too_old",
+      );
+      await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, { "kontor-timestamp": "yesterday" }),
+          endpoint.secret,
+        ),
+        "invalid_header",
+      );
     });
 
     it("refuses missing headers: no signature at all, a signature without its timestamp, incomplete Standard Webhooks headers", async () => {
-      const none = await refusal(verifyWebhook(delivered.body, headersWith(delivered, {}, [...KONTOR_HEADERS, ...STANDARD_HEADERS]), endpoint.secret), "missing_header");
+      const none = await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, {}, [...KONTOR_HEADERS, ...STANDARD_HEADERS]),
+          endpoint.secret,
+        ),
+        "missing_header",
+      );
       expect(none.message).toContain("Kontor-Signature");
       await refusal(verifyWebhook(delivered.body, {}, endpoint.secret), "missing_header");
       await refusal(verifyWebhook(delivered.body, new Headers(), endpoint.secret), "missing_header");
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, {}, ["kontor-timestamp", ...STANDARD_HEADERS]), endpoint.secret), "missing_header");
+      await refusal(
+        verifyWebhook(
+          delivered.body,
+          headersWith(delivered, {}, ["kontor-timestamp", ...STANDARD_HEADERS]),
+          endpoint.secret,
+        ),
+        "missing_header",
+      );
       for (const missing of STANDARD_HEADERS) {
-        const error = await refusal(verifyWebhook(delivered.body, headersWith(delivered, {}, [missing]), endpoint.secret), "missing_header");
+        const error = await refusal(
+          verifyWebhook(delivered.body, headersWith(delivered, {}, [missing]), endpoint.secret),
+          "missing_header",
+        );
         expect(error.message).toContain(missing);
       }
     });
 
     it("refuses a secret that is not a whsec_ secret, with a message that says so", async () => {
       const tenantKey = await server().tenant();
-      for (const secret of [tenantKey.key, "", "whsec_", endpoint.secret.slice("whsec_".length), undefined as unknown as string]) {
-        const error = await refusal(verifyWebhook(delivered.body, delivered.headers, secret), "invalid_secret");
+      for (const secret of [
+        tenantKey.key,
+        "",
+        "whsec_",
+        endpoint.secret.slice("whsec_".length),
+        undefined as unknown as string,
+      ]) {
+        const error = await refusal(
+          verifyWebhook(delivered.body, delivered.headers, secret),
+          "invalid_secret",
+        );
         expect(error.message).toContain('"whsec_"');
       }
       // The Standard Webhooks key is the base64 part: a secret whose part is not base64 cannot check it.
-      await refusal(verifyWebhook(delivered.body, headersWith(delivered, {}, KONTOR_HEADERS), "whsec_not*base64!"), "invalid_secret");
+      await refusal(
+        verifyWebhook(delivered.body, headersWith(delivered, {}, KONTOR_HEADERS), "whsec_not*base64!"),
+        "invalid_secret",
+      );
     });
 
     it("refuses signed bodies that are not the event envelope, a parsed body, and types it does not know", async () => {
       const secret = endpoint.secret;
       const timestamp = Math.floor(Date.now() / 1000);
-      const signed = async (body: string) => verifyWebhook(body, await signWebhook(body, secret, { eventId: "evt_01J00000000000000000000000", timestamp }), secret);
-      for (const body of ["not json", "[1,2]", JSON.stringify({ ...delivered.json, object: "lead" }), JSON.stringify({ ...delivered.json, data: {} }), JSON.stringify({ ...delivered.json, id: 7 })]) {
+      const signed = async (body: string) =>
+        verifyWebhook(
+          body,
+          await signWebhook(body, secret, { eventId: "evt_01J00000000000000000000000", timestamp }),
+          secret,
+        );
+      for (const body of [
+        "not json",
+        "[1,2]",
+        JSON.stringify({ ...delivered.json, object: "lead" }),
+        JSON.stringify({ ...delivered.json, data: {} }),
+        JSON.stringify({ ...delivered.json, id: 7 }),
+      ]) {
         await refusal(signed(body), "invalid_payload");
       }
-      const parsed = await refusal(verifyWebhook(delivered.json as unknown as string, delivered.headers, secret), "invalid_payload");
+      const parsed = await refusal(
+        verifyWebhook(delivered.json as unknown as string, delivered.headers, secret),
+        "invalid_payload",
+      );
       expect(parsed.message).toContain("raw request body");
       const future = { ...delivered.json, type: "lead.archived" };
       const unknown = await refusal(signed(JSON.stringify(future)), "unknown_event_type");
@@ -315,7 +521,15 @@ e2e("SDK webhook verification", (server, stack) => {
 
 // Type-level: the union covers the catalog and narrows data.object by type.
 expectTypeOf<KontorEvent["type"]>().toEqualTypeOf<KontorEventType>();
-expectTypeOf<Extract<KontorEvent, { type: "file.uploaded"; thin?: undefined }>["data"]["object"]["object"]>().toEqualTypeOf<"file">();
-expectTypeOf<Extract<KontorEvent, { type: "file.uploaded"; thin?: undefined }>["data"]["object"]["size_bytes"]>().toEqualTypeOf<number>();
-expectTypeOf<Extract<KontorEvent, { type: "payment.recorded"; thin?: undefined }>["data"]["object"]["invoice_id"]>().toEqualTypeOf<string>();
-expectTypeOf<Extract<KontorEvent, { type: "quote.accepted"; thin?: undefined }>["data"]["object"]["object"]>().toEqualTypeOf<"invoice">();
+expectTypeOf<
+  Extract<KontorEvent, { type: "file.uploaded"; thin?: undefined }>["data"]["object"]["object"]
+>().toEqualTypeOf<"file">();
+expectTypeOf<
+  Extract<KontorEvent, { type: "file.uploaded"; thin?: undefined }>["data"]["object"]["size_bytes"]
+>().toEqualTypeOf<number>();
+expectTypeOf<
+  Extract<KontorEvent, { type: "payment.recorded"; thin?: undefined }>["data"]["object"]["invoice_id"]
+>().toEqualTypeOf<string>();
+expectTypeOf<
+  Extract<KontorEvent, { type: "quote.accepted"; thin?: undefined }>["data"]["object"]["object"]
+>().toEqualTypeOf<"invoice">();

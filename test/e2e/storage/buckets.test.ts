@@ -56,11 +56,14 @@ e2e("buckets", (server) => {
     expectError(await api.get(`/buckets/${made.body.id}`), 404, "not_found", "id");
   });
 
-  it.each([["ab"], ["a".repeat(64)], ["Photos"], ["my_bucket"], ["two words"], ["ünïcode"], [""]])("refuses the name %j with 400 validation_failed", async (name) => {
-    const before = (await api.get("/buckets?limit=100")).body.data.length;
-    expectError(await api.post("/buckets", { name }), 400, "validation_failed", "name");
-    expect((await api.get("/buckets?limit=100")).body.data.length).toBe(before);
-  });
+  it.each([["ab"], ["a".repeat(64)], ["Photos"], ["my_bucket"], ["two words"], ["ünïcode"], [""]])(
+    "refuses the name %j with 400 validation_failed",
+    async (name) => {
+      const before = (await api.get("/buckets?limit=100")).body.data.length;
+      expectError(await api.post("/buckets", { name }), 400, "validation_failed", "name");
+      expect((await api.get("/buckets?limit=100")).body.data.length).toBe(before);
+    },
+  );
 
   it("takes names of exactly 3 and 63 characters", async () => {
     expect((await api.post("/buckets", { name: "abc" })).status).toBe(201);
@@ -85,7 +88,12 @@ e2e("buckets", (server) => {
 
   it("requires a name and refuses unknown fields", async () => {
     expectError(await api.post("/buckets", {}), 400, "validation_failed", "name");
-    expectError(await api.post("/buckets", { name: "fine-name", region: "eu" }), 400, "validation_failed", "region");
+    expectError(
+      await api.post("/buckets", { name: "fine-name", region: "eu" }),
+      400,
+      "validation_failed",
+      "region",
+    );
   });
 
   describe("scopes and tenancy", () => {
@@ -121,7 +129,9 @@ e2e("buckets", (server) => {
     expect(taken.errors?.[0]?.extensions).toMatchObject({ code: "bucket_name_taken", param: "name" });
     const listed = await gql(`{ buckets(limit: 100) { data { name } } }`);
     expect(listed.data.buckets.data.map((b: { name: string }) => b.name)).toContain("via-graphql");
-    const removed = await gql(`mutation($id: ID!) { deleteBucket(id: $id) { deleted } }`, { id: made.data.createBucket.id });
+    const removed = await gql(`mutation($id: ID!) { deleteBucket(id: $id) { deleted } }`, {
+      id: made.data.createBucket.id,
+    });
     expect(removed.data.deleteBucket).toEqual({ deleted: true });
   });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { request as httpRequest } from "node:http";
 import { readdir } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LocalByteStore } from "../../../server/storage/local-store.ts";
@@ -31,11 +31,15 @@ function streamOf(bytes: Buffer, piece = 700): ReadableStream<Uint8Array> {
 
 /** Every file below `dir` (recursively), as paths relative to it; [] when it does not exist. */
 async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return [];
-    throw error;
-  });
-  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(dir.length + 1));
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return [];
+      throw error;
+    },
+  );
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(dir.length + 1));
 }
 
 e2e(
@@ -60,11 +64,20 @@ e2e(
     }
 
     /** Uploads `size` random bytes in one of the three forms; answers { status, body } (body parsed JSON). */
-    async function upload(ws: Workspace, size: number, form: Form = "json", name = `f-${size}.bin`): Promise<{ status: number; body: any; bytes: Buffer }> {
+    async function upload(
+      ws: Workspace,
+      size: number,
+      form: Form = "json",
+      name = `f-${size}.bin`,
+    ): Promise<{ status: number; body: any; bytes: Buffer }> {
       const bytes = randomBytes(size);
       const url = `${server().api}/buckets/${ws.bucket}/objects`;
       if (form === "json") {
-        const res = await ws.api.post(`/buckets/${ws.bucket}/objects`, { file_name: name, content_type: "application/octet-stream", content_base64: bytes.toString("base64") });
+        const res = await ws.api.post(`/buckets/${ws.bucket}/objects`, {
+          file_name: name,
+          content_type: "application/octet-stream",
+          content_base64: bytes.toString("base64"),
+        });
         return { status: res.status, body: res.body, bytes };
       }
       const init: RequestInit & { duplex?: "half" } = {
@@ -87,16 +100,26 @@ e2e(
       return res.body;
     }
 
-    const keysOf = async (ws: Workspace) => (await store().list(`${ws.tenant.workspaceId.toLowerCase()}/`)).keys.sort();
+    const keysOf = async (ws: Workspace) =>
+      (await store().list(`${ws.tenant.workspaceId.toLowerCase()}/`)).keys.sort();
     const rowsOf = (ws: Workspace) =>
-      server().running.db.prisma.storedObject.findMany({ where: { workspaceId: ws.tenant.workspaceId }, orderBy: { id: "asc" } });
+      server().running.db.prisma.storedObject.findMany({
+        where: { workspaceId: ws.tenant.workspaceId },
+        orderBy: { id: "asc" },
+      });
 
     /** What a refused upload must leave unchanged: the counter, the rows, the keys, and every file of the workspace on disk. */
     async function snapshot(ws: Workspace) {
       const { used_bytes, object_count } = await usage(ws);
       const wsDir = `/${ws.tenant.workspaceId.toLowerCase()}/`;
       const files = (await filesUnder(objectsDir())).filter((path) => `/${path}`.includes(wsDir)).sort();
-      return { used_bytes, object_count, rows: (await rowsOf(ws)).map((row) => row.id), keys: await keysOf(ws), files };
+      return {
+        used_bytes,
+        object_count,
+        rows: (await rowsOf(ws)).map((row) => row.id),
+        keys: await keysOf(ws),
+        files,
+      };
     }
 
     function expectQuotaExceeded(res: { status: number; body: any }) {
@@ -112,7 +135,11 @@ e2e(
         const left = CAP - 3_999;
 
         const before = await snapshot(ws);
-        expect(before).toMatchObject({ used_bytes: 3_999, object_count: 1, keys: [`${ws.tenant.workspaceId}/${first.body.id}`.toLowerCase()] });
+        expect(before).toMatchObject({
+          used_bytes: 3_999,
+          object_count: 1,
+          keys: [`${ws.tenant.workspaceId}/${first.body.id}`.toLowerCase()],
+        });
         expect(before.files).toHaveLength(1);
         expectQuotaExceeded(await upload(ws, left + 1, form));
         expect(await snapshot(ws)).toEqual(before);
@@ -136,26 +163,37 @@ e2e(
       const ws = await workspace();
       const before = await snapshot(ws);
       // Headers only: the body is never written, so an answer can only come from the declared length.
-      const answer = await new Promise<{ status: number; headers: Headers; text: string }>((resolve, reject) => {
-        const req = httpRequest(`${server().api}/buckets/${ws.bucket}/objects?file_name=big.bin`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${ws.tenant.key}`, "content-type": "application/octet-stream", "content-length": String(CAP + 1) },
-        });
-        req.on("error", reject);
-        req.on("response", (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => (text += chunk));
-          res.on("end", () => {
-            const headers = new Headers();
-            for (const [name, value] of Object.entries(res.headers)) if (typeof value === "string") headers.set(name, value);
-            resolve({ status: res.statusCode!, headers, text });
-            req.destroy();
+      const answer = await new Promise<{ status: number; headers: Headers; text: string }>(
+        (resolve, reject) => {
+          const req = httpRequest(`${server().api}/buckets/${ws.bucket}/objects?file_name=big.bin`, {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${ws.tenant.key}`,
+              "content-type": "application/octet-stream",
+              "content-length": String(CAP + 1),
+            },
           });
-        });
-        req.flushHeaders();
-      });
-      await checkAgainstOpenApi("POST", `${server().api}/buckets/${ws.bucket}/objects?file_name=big.bin`, answer);
+          req.on("error", reject);
+          req.on("response", (res) => {
+            let text = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk: string) => (text += chunk));
+            res.on("end", () => {
+              const headers = new Headers();
+              for (const [name, value] of Object.entries(res.headers))
+                if (typeof value === "string") headers.set(name, value);
+              resolve({ status: res.statusCode!, headers, text });
+              req.destroy();
+            });
+          });
+          req.flushHeaders();
+        },
+      );
+      await checkAgainstOpenApi(
+        "POST",
+        `${server().api}/buckets/${ws.bucket}/objects?file_name=big.bin`,
+        answer,
+      );
       expectQuotaExceeded({ status: answer.status, body: JSON.parse(answer.text) });
       expect(await snapshot(ws)).toEqual(before);
     });
@@ -197,7 +235,11 @@ e2e(
       const text = await response.text();
       const elapsed = Date.now() - started;
       controller.abort();
-      await checkAgainstOpenApi("POST", `${server().api}/buckets/${ws.bucket}/objects?file_name=huge.bin`, { status: response.status, headers: response.headers, text });
+      await checkAgainstOpenApi("POST", `${server().api}/buckets/${ws.bucket}/objects?file_name=huge.bin`, {
+        status: response.status,
+        headers: response.headers,
+        text,
+      });
       expectQuotaExceeded({ status: response.status, body: JSON.parse(text) });
       expect(pulledAtAnswer, `bytes produced when the answer came (in ${elapsed} ms)`).toBeGreaterThan(CAP);
       expect(pulledAtAnswer).toBeLessThanOrEqual(gate);
@@ -212,7 +254,9 @@ e2e(
         const forms: Form[] = round % 2 === 0 ? ["json", "raw-length"] : ["raw-chunked", "json"];
         const results = await Promise.all(forms.map((form) => upload(ws, 1_000, form)));
         const statuses = results.map((res) => res.status).sort();
-        expect(statuses, `round ${round}: ${JSON.stringify(results.map((res) => res.body))}`).toEqual([201, 403]);
+        expect(statuses, `round ${round}: ${JSON.stringify(results.map((res) => res.body))}`).toEqual([
+          201, 403,
+        ]);
         expectQuotaExceeded(results.find((res) => res.status === 403)!);
         const state = await snapshot(ws);
         expect(state).toMatchObject({ used_bytes: CAP - 500, object_count: 2 });
@@ -234,13 +278,18 @@ e2e(
         for (const res of refused) expectQuotaExceeded(res);
         const sum = landed.reduce((total, res) => total + res.bytes.length, 0);
         const remaining = 3_000 - sum;
-        expect(remaining, `round ${round}: landed ${landed.map((res) => res.bytes.length)}`).toBeGreaterThanOrEqual(0);
+        expect(
+          remaining,
+          `round ${round}: landed ${landed.map((res) => res.bytes.length)}`,
+        ).toBeGreaterThanOrEqual(0);
         expect(landed.length).toBeGreaterThanOrEqual(2); // at least two of the eight always fit in 3000 bytes
         // A refused upload did not fit beside the uploads under way. Uploads of a known length reserve it
         // all or nothing; a chunked one reserves its bytes as they arrive, so one refused midway held
         // some (less than its size) for a while: only those bytes can have been in the way and free now.
         for (const res of refused) {
-          const streams = refused.filter((other) => other !== res && forms[results.indexOf(other)] === "raw-chunked");
+          const streams = refused.filter(
+            (other) => other !== res && forms[results.indexOf(other)] === "raw-chunked",
+          );
           const held = streams.reduce((total, other) => total + other.bytes.length, 0);
           const why = `round ${round}: refused though ${remaining} bytes are left (${held} held by refused streams)`;
           expect(res.bytes.length, why).toBeGreaterThan(remaining - held);
@@ -252,7 +301,9 @@ e2e(
         // Each landed object's bytes are the ones its upload sent.
         for (const res of landed) {
           expect(res.body.size_bytes).toBe(res.bytes.length);
-          const content = await fetch(`${server().api}/objects/${res.body.id}/content`, { headers: { authorization: `Bearer ${ws.tenant.key}` } });
+          const content = await fetch(`${server().api}/objects/${res.body.id}/content`, {
+            headers: { authorization: `Bearer ${ws.tenant.key}` },
+          });
           expect(Buffer.from(await content.arrayBuffer()).equals(res.bytes)).toBe(true);
         }
       }
@@ -270,9 +321,16 @@ e2e(
         bucket_count: 1,
         object_count: 0,
       });
-      expect((await ws.api.post("/buckets", { name: `second-${randomBytes(3).toString("hex")}` })).status).toBe(201);
+      expect(
+        (await ws.api.post("/buckets", { name: `second-${randomBytes(3).toString("hex")}` })).status,
+      ).toBe(201);
       expect((await upload(ws, 1, "raw-length")).status).toBe(201);
-      expect(await usage(ws)).toMatchObject({ used_bytes: 1, used_percent: 0.01, bucket_count: 2, object_count: 1 });
+      expect(await usage(ws)).toMatchObject({
+        used_bytes: 1,
+        used_percent: 0.01,
+        bucket_count: 2,
+        object_count: 1,
+      });
       expect((await upload(ws, 1_233, "json")).status).toBe(201);
       expect(await usage(ws)).toMatchObject({ used_bytes: 1_234, used_percent: 12.34, object_count: 2 });
       expect((await upload(ws, 2_099, "raw-chunked")).status).toBe(201);
@@ -281,7 +339,10 @@ e2e(
       expect((await upload(ws, 3_334, "json")).status).toBe(201);
       expect(await usage(ws)).toMatchObject({ used_bytes: 6_667, used_percent: 66.67, object_count: 4 });
 
-      const gql = await graphql(server().url, ws.tenant.key)(
+      const gql = await graphql(
+        server().url,
+        ws.tenant.key,
+      )(
         "{ storageUsage { object plan used_bytes limit_bytes used_percent limit_label bucket_count object_count } }",
       );
       expect(gql.errors).toBeUndefined();
@@ -320,13 +381,19 @@ e2e(
         const target = await upload(ws, 1_000 + round, round % 2 ? "json" : "raw-length");
         expect(target.status).toBe(201);
         const before = await usage(ws);
-        const results = await Promise.all(Array.from({ length: 6 }, () => ws.api.delete(`/objects/${target.body.id}`)));
+        const results = await Promise.all(
+          Array.from({ length: 6 }, () => ws.api.delete(`/objects/${target.body.id}`)),
+        );
         const ok = results.filter((res) => res.status === 200);
         expect(ok, JSON.stringify(results.map((res) => res.body))).toHaveLength(1);
         expect(ok[0]!.body).toEqual({ id: target.body.id, object: "file", deleted: true });
         for (const res of results.filter((res) => res.status !== 200)) expectError(res, 404, "not_found");
         const after = await snapshot(ws);
-        expect(after).toMatchObject({ used_bytes: before.used_bytes - (1_000 + round), object_count: before.object_count - 1, rows: [keep.body.id] });
+        expect(after).toMatchObject({
+          used_bytes: before.used_bytes - (1_000 + round),
+          object_count: before.object_count - 1,
+          rows: [keep.body.id],
+        });
         expect(after.keys).toEqual([`${ws.tenant.workspaceId}/${keep.body.id}`.toLowerCase()]);
       }
       expect(await usage(ws)).toMatchObject({ used_bytes: 2_500, object_count: 1 });

@@ -1,33 +1,37 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { request as httpRequest, type ClientRequest } from "node:http";
+import { type ClientRequest, request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { Readable } from "node:stream";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { ulid } from "ulid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mb, sampleRss, vmOf } from "../../support/rss.ts";
 import { newId } from "../../../schema/lib/ids.ts";
 import { LocalByteStore } from "../../../server/storage/local-store.ts";
 import { SWEEP_GRACE_MS, sweepUnreferencedBytes } from "../../../server/storage/sweep.ts";
-import { startChildServer, type ChildServer } from "../../support/child-server.ts";
+import { type ChildServer, startChildServer } from "../../support/child-server.ts";
 import { answerOf, raw, rest } from "../../support/http.ts";
 import { checkAgainstOpenApi } from "../../support/openapi-check.ts";
 import { eventually } from "../../support/receiver.ts";
-import { provisionStack, tenantIn, type Tenant } from "../../support/server.ts";
+import { mb, sampleRss, vmOf } from "../../support/rss.ts";
+import { provisionStack, type Tenant, tenantIn } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
 
 const MiB = 1024 * 1024;
 
 /** Every file below `dir` (recursively), as paths relative to it; [] when it does not exist. */
 async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return [];
-    throw error;
-  });
-  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(dir.length + 1));
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return [];
+      throw error;
+    },
+  );
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(dir.length + 1));
 }
 
 const written = (req: ClientRequest, chunk: Buffer) =>
@@ -53,9 +57,18 @@ e2e("storage streaming", (server) => {
 
   async function state() {
     const usage = (await api.get("/storage")).body;
-    const rows = await server().running.db.prisma.storedObject.findMany({ where: { workspaceId: tenant.workspaceId }, select: { id: true } });
+    const rows = await server().running.db.prisma.storedObject.findMany({
+      where: { workspaceId: tenant.workspaceId },
+      select: { id: true },
+    });
     const keys = (await new LocalByteStore(objectsDir()).list(`${tenant.workspaceId.toLowerCase()}/`)).keys;
-    return { used_bytes: usage.used_bytes, object_count: usage.object_count, rows: rows.map((row) => row.id).sort(), keys: keys.sort(), files: (await workspaceFiles()).sort() };
+    return {
+      used_bytes: usage.used_bytes,
+      object_count: usage.object_count,
+      rows: rows.map((row) => row.id).sort(),
+      keys: keys.sort(),
+      files: (await workspaceFiles()).sort(),
+    };
   }
 
   describe("an upload whose client goes away halfway", () => {
@@ -68,7 +81,10 @@ e2e("storage streaming", (server) => {
       const temp = await eventually(
         async () => {
           for (const path of (await workspaceFiles()).filter((p) => !before.includes(p))) {
-            const size = await stat(join(objectsDir(), path)).then((s) => s.size, () => 0);
+            const size = await stat(join(objectsDir(), path)).then(
+              (s) => s.size,
+              () => 0,
+            );
             if (path.split("/").at(-1)!.startsWith(".") && size > 0) return path;
           }
           return null;
@@ -80,11 +96,16 @@ e2e("storage streaming", (server) => {
 
     async function expectNothingLeft(before: Awaited<ReturnType<typeof state>>) {
       // The server notices the hang-up on its own time: wait until the temp file is gone.
-      const files = await eventually(() => workspaceFiles(), (list) => list.length === before.files.length);
+      const files = await eventually(
+        () => workspaceFiles(),
+        (list) => list.length === before.files.length,
+      );
       expect(files.sort()).toEqual(before.files);
       expect(await state()).toEqual(before);
       // No temp file anywhere in the store.
-      expect((await filesUnder(objectsDir())).filter((path) => path.split("/").at(-1)!.startsWith("."))).toEqual([]);
+      expect(
+        (await filesUnder(objectsDir())).filter((path) => path.split("/").at(-1)!.startsWith(".")),
+      ).toEqual([]);
       // And the server keeps serving: the same upload, complete this time, lands.
       const again = await raw(`${server().api}/buckets/${bucket}/objects?file_name=again.bin`, {
         method: "POST",
@@ -92,7 +113,10 @@ e2e("storage streaming", (server) => {
         body: chunk,
       });
       expect(again.status, again.text).toBe(201);
-      expect(again.json).toMatchObject({ size_bytes: chunk.length, sha256: createHash("sha256").update(chunk).digest("hex") });
+      expect(again.json).toMatchObject({
+        size_bytes: chunk.length,
+        sha256: createHash("sha256").update(chunk).digest("hex"),
+      });
       const deleted = await api.delete(`/objects/${again.json.id}`);
       expect(deleted.status).toBe(200);
       expect(await state()).toEqual(before);
@@ -102,7 +126,11 @@ e2e("storage streaming", (server) => {
       const before = await state();
       const req = httpRequest(`${server().api}/buckets/${bucket}/objects?file_name=half.bin`, {
         method: "POST",
-        headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/octet-stream", "content-length": String(declared) },
+        headers: {
+          authorization: `Bearer ${tenant.key}`,
+          "content-type": "application/octet-stream",
+          "content-length": String(declared),
+        },
       });
       let answered = false;
       req.on("response", () => (answered = true));
@@ -117,7 +145,11 @@ e2e("storage streaming", (server) => {
       const before = await state();
       const req = httpRequest(`${server().api}/buckets/${bucket}/objects?file_name=half-chunked.bin`, {
         method: "POST",
-        headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/octet-stream", "transfer-encoding": "chunked" },
+        headers: {
+          authorization: `Bearer ${tenant.key}`,
+          "content-type": "application/octet-stream",
+          "transfer-encoding": "chunked",
+        },
       });
       req.on("error", () => {}); // the hang-up is ours
       await halfway((bytes) => written(req, bytes), before.files);
@@ -137,8 +169,16 @@ e2e("storage streaming", (server) => {
       const head =
         `POST /v1/buckets/${bucket}/objects?file_name=fin.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tenant.key}\r\n` +
         `Content-Type: application/octet-stream\r\nContent-Length: ${declared}\r\n\r\n`;
-      await new Promise<void>((resolve, reject) => socket.write(head, (error) => (error ? reject(error) : resolve())));
-      await halfway((bytes) => new Promise<void>((resolve, reject) => socket.write(bytes, (error) => (error ? reject(error) : resolve()))), before.files);
+      await new Promise<void>((resolve, reject) =>
+        socket.write(head, (error) => (error ? reject(error) : resolve())),
+      );
+      await halfway(
+        (bytes) =>
+          new Promise<void>((resolve, reject) =>
+            socket.write(bytes, (error) => (error ? reject(error) : resolve())),
+          ),
+        before.files,
+      );
       socket.end(); // half-close: the server has read what it will ever get
       // The server answers and closes the connection.
       await closed;
@@ -160,10 +200,16 @@ e2e("storage streaming", (server) => {
 
     const keyAt = (workspaceId: string, time: number) => `${workspaceId}/obj_${ulid(time)}`.toLowerCase();
 
-    it("deletes unreferenced Kontor keys older than the grace; keeps referenced, young and foreign keys", { timeout: 60_000 }, async () => {
+    it("deletes unreferenced Kontor keys older than the grace; keeps referenced, young and foreign keys", {
+      timeout: 60_000,
+    }, async () => {
       const store = new LocalByteStore(join(dir, "a"));
       const prisma = server().running.db.prisma;
-      const put = (key: string) => store.put(key, Readable.from([Buffer.from(key)]), { maxBytes: 1_000, contentType: "application/octet-stream" });
+      const put = (key: string) =>
+        store.put(key, Readable.from([Buffer.from(key)]), {
+          maxBytes: 1_000,
+          contentType: "application/octet-stream",
+        });
 
       // Two objects uploaded for real: their rows reference their keys, which the sweep store holds too.
       const referenced: string[] = [];
@@ -229,13 +275,17 @@ e2e("storage streaming", (server) => {
       }
 
       // Nothing more to do on a second pass.
-      expect(await sweepUnreferencedBytes(prisma, store, { graceMs: grace, now })).toEqual({ checked: left.length, deleted: 0 });
+      expect(await sweepUnreferencedBytes(prisma, store, { graceMs: grace, now })).toEqual({
+        checked: left.length,
+        deleted: 0,
+      });
     });
 
     it("without options, the grace is a day from now; a deleted row's bytes go once they are old", async () => {
       const store = new LocalByteStore(join(dir, "b"));
       const prisma = server().running.db.prisma;
-      const put = (key: string) => store.put(key, Readable.from([Buffer.from("x")]), { maxBytes: 1, contentType: "text/plain" });
+      const put = (key: string) =>
+        store.put(key, Readable.from([Buffer.from("x")]), { maxBytes: 1, contentType: "text/plain" });
       const ws = tenant.workspaceId;
       const hourOld = keyAt(ws, Date.now() - 3_600_000);
       const dayAndMinuteOld = keyAt(ws, Date.now() - SWEEP_GRACE_MS - 60_000);
@@ -255,7 +305,9 @@ e2e("storage streaming", (server) => {
       expect(await sweepUnreferencedBytes(prisma, store)).toEqual({ checked: 3, deleted: 1 });
       expect((await store.list("")).keys.sort()).toEqual([deletedKey, hourOld].sort());
       // A day later the rest is old enough.
-      expect(await sweepUnreferencedBytes(prisma, store, { now: Date.now() + SWEEP_GRACE_MS + 60_000 })).toEqual({ checked: 2, deleted: 2 });
+      expect(
+        await sweepUnreferencedBytes(prisma, store, { now: Date.now() + SWEEP_GRACE_MS + 60_000 }),
+      ).toEqual({ checked: 2, deleted: 2 });
       expect((await store.list("")).keys).toEqual([]);
     });
   });
@@ -271,7 +323,6 @@ function resetPeak(pid: number): boolean {
   }
 }
 
-
 describe("a 200 MiB raw upload to a server in its own process [embedded]", () => {
   let scratch: Awaited<ReturnType<typeof provisionStack>>;
   let child: ChildServer | undefined;
@@ -283,7 +334,9 @@ describe("a 200 MiB raw upload to a server in its own process [embedded]", () =>
     await scratch?.drop();
   });
 
-  it("is streamed: the server's RSS stays far below the upload; size and sha256 match, also on a streamed download", { timeout: 300_000 }, async () => {
+  it("is streamed: the server's RSS stays far below the upload; size and sha256 match, also on a streamed download", {
+    timeout: 300_000,
+  }, async () => {
     const env = { ...scratch.env, KONTOR_ENV: "development" };
     const { key } = await tenantIn(env, "Streaming");
     child = await startChildServer(env);
@@ -300,7 +353,11 @@ describe("a 200 MiB raw upload to a server in its own process [embedded]", () =>
       const hash = createHash("sha256");
       const req = httpRequest(url, {
         method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/octet-stream", "content-length": String(chunks * MiB) },
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/octet-stream",
+          "content-length": String(chunks * MiB),
+        },
       });
       const answer = answerOf(req);
       for (let i = 0; i < chunks; i++) {
@@ -331,12 +388,18 @@ describe("a 200 MiB raw upload to a server in its own process [embedded]", () =>
     const hwm = vmOf(pid, "VmHWM");
     expect(res.status, res.text).toBe(201);
     const body = JSON.parse(res.text);
-    expect(body).toMatchObject({ object: "file", file_name: "big.bin", content_type: "application/octet-stream", size_bytes: size, sha256 });
+    expect(body).toMatchObject({
+      object: "file",
+      file_name: "big.bin",
+      content_type: "application/octet-stream",
+      size_bytes: size,
+      sha256,
+    });
 
     const growth = peak - baseline;
     const hwmGrowth = hwm - baseline;
     console.info(
-      `200 MiB upload: ${uploadMs} ms (${((size / MiB) / (uploadMs / 1000)).toFixed(0)} MiB/s); child VmRSS baseline ${mb(baseline)}, ` +
+      `200 MiB upload: ${uploadMs} ms (${(size / MiB / (uploadMs / 1000)).toFixed(0)} MiB/s); child VmRSS baseline ${mb(baseline)}, ` +
         `sampled peak ${mb(peak)} (+${mb(growth)}, ${samples} samples)` +
         (peakReset ? `, VmHWM ${mb(hwm)} (+${mb(hwmGrowth)})` : ", VmHWM not resettable"),
     );
@@ -348,7 +411,10 @@ describe("a 200 MiB raw upload to a server in its own process [embedded]", () =>
     const meta = await api.get(`/objects/${body.id}`);
     expect(meta.status).toBe(200);
     expect(meta.body).toMatchObject({ id: body.id, size_bytes: size, sha256 });
-    const head = await raw(`${child.api}/objects/${body.id}/content`, { method: "HEAD", headers: { authorization: `Bearer ${key}` } });
+    const head = await raw(`${child.api}/objects/${body.id}/content`, {
+      method: "HEAD",
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(head.status).toBe(200);
     expect(head.headers.get("content-length")).toBe(String(size));
     expect(head.headers.get("etag")).toBe(`"${sha256}"`);
@@ -358,7 +424,9 @@ describe("a 200 MiB raw upload to a server in its own process [embedded]", () =>
     resetPeak(pid);
     const watching = sampleRss(pid, 3);
     const downloadStarted = Date.now();
-    const download = await fetch(`${child.api}/objects/${body.id}/content`, { headers: { authorization: `Bearer ${key}` } });
+    const download = await fetch(`${child.api}/objects/${body.id}/content`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(download.status).toBe(200);
     expect(download.headers.get("content-length")).toBe(String(size));
     const received = createHash("sha256");
@@ -372,7 +440,8 @@ describe("a 200 MiB raw upload to a server in its own process [embedded]", () =>
     const downloadHwm = vmOf(pid, "VmHWM");
     console.info(
       `200 MiB download: ${downloadMs} ms; child VmRSS baseline ${mb(downloadBaseline)}, sampled peak ${mb(watched.peak)} ` +
-        `(+${mb(watched.peak - downloadBaseline)}, ${watched.samples} samples)` + (peakReset ? `, VmHWM ${mb(downloadHwm)} (+${mb(downloadHwm - downloadBaseline)})` : ""),
+        `(+${mb(watched.peak - downloadBaseline)}, ${watched.samples} samples)` +
+        (peakReset ? `, VmHWM ${mb(downloadHwm)} (+${mb(downloadHwm - downloadBaseline)})` : ""),
     );
     expect(length).toBe(size);
     expect(received.digest("hex")).toBe(sha256);

@@ -2,13 +2,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
+import { createWorkspace } from "../../../server/accounts/workspaces.ts";
 import { createApiKey } from "../../../server/auth/api-keys.ts";
 import { loadConfig } from "../../../server/runtime/config.ts";
-import { startServer, type RunningServer } from "../../../server/runtime/server.ts";
-import { createWorkspace } from "../../../server/accounts/workspaces.ts";
+import { type RunningServer, startServer } from "../../../server/runtime/server.ts";
 import { startChildServer } from "../../support/child-server.ts";
-import { rest, type ApiResponse } from "../../support/http.ts";
-import { eventually, startReceiver, type Receiver } from "../../support/receiver.ts";
+import { type ApiResponse, rest } from "../../support/http.ts";
+import { eventually, type Receiver, startReceiver } from "../../support/receiver.ts";
 import { provisionStack, tenantIn } from "../../support/server.ts";
 import { stacks } from "../../support/stacks.ts";
 
@@ -30,7 +30,11 @@ async function all(api: Api, path: string): Promise<any[]> {
 
 async function createLeads(api: Api, count: number) {
   for (let i = 0; i < count; i += 10) {
-    const batch = await Promise.all(Array.from({ length: Math.min(10, count - i) }, (_, j) => api.post("/leads", { first_name: `Lead ${i + j}` })));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(10, count - i) }, (_, j) =>
+        api.post("/leads", { first_name: `Lead ${i + j}` }),
+      ),
+    );
     for (const res of batch) expect(res.status, JSON.stringify(res.body)).toBe(201);
   }
 }
@@ -49,7 +53,9 @@ for (const stack of stacks()) {
       await scratch?.drop();
     });
 
-    it("delivers every event at least once after the server is killed with deliveries pending and in flight", { timeout: 150_000 }, async () => {
+    it("delivers every event at least once after the server is killed with deliveries pending and in flight", {
+      timeout: 150_000,
+    }, async () => {
       const EVENTS = 100;
       const path = `/${stack}/durable`;
       const env = {
@@ -66,7 +72,10 @@ for (const stack of stacks()) {
       const first = await startChildServer(env);
       let api = rest(first.api, tenant.key);
       try {
-        const endpoint = await api.post("/webhook-endpoints", { url: receiver.url(path), events: ["lead.created"] });
+        const endpoint = await api.post("/webhook-endpoints", {
+          url: receiver.url(path),
+          events: ["lead.created"],
+        });
         expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
         await createLeads(api, EVENTS);
         await receiver.waitFor(path, 5);
@@ -90,7 +99,10 @@ for (const stack of stacks()) {
           (seen) => [...ids].every((id) => seen.has(id)),
           90_000,
         );
-        expect([...ids].filter((id) => !received.has(id)), "events never delivered").toEqual([]);
+        expect(
+          [...ids].filter((id) => !received.has(id)),
+          "events never delivered",
+        ).toEqual([]);
 
         const deliveries = await eventually(
           () => all(api, "/webhook-deliveries"),
@@ -130,45 +142,79 @@ async function overlapReceiver() {
     url,
     overlaps,
     counts,
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-describe.runIf(stacks().includes("postgres"))("two server processes share deliveries without sending one twice at once [postgres]", () => {
-  for (const queue of ["BullMQ (Redis)", "database polling (no Redis)"] as const) {
-    it(`each delivery is sent once, never concurrently: ${queue}`, { timeout: 120_000 }, async () => {
-      const EVENTS = 150;
-      const scratch = await provisionStack("postgres");
-      const receiver = await overlapReceiver();
-      const servers: RunningServer[] = [];
-      try {
-        const env = { ...scratch.env, ...(queue.startsWith("database") && { REDIS_URL: "" }), PORT: "0", KONTOR_ENV: "development", KONTOR_LOG: "silent" };
-        for (let i = 0; i < 2; i++) servers.push(await startServer(loadConfig(env), { publicUrlFromPort: true }));
-        expect(servers.every((s) => (s.redis !== undefined) === queue.startsWith("BullMQ"))).toBe(true);
-        const prisma = servers[0]!.db.prisma;
-        const ws = await createWorkspace(prisma, { name: "Two", plan: "max", ownerEmail: `two-${Date.now()}@example.com`, ownerPassword: "correct horse battery staple" });
-        const { key } = await createApiKey(prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] });
-        const apis = servers.map((s) => rest(`${s.url}/v1`, key));
-        expect((await apis[0]!.post("/webhook-endpoints", { url: receiver.url, events: ["*"] })).status).toBe(201);
-        // Events are written through both processes, so both fan out and send.
-        for (let i = 0; i < EVENTS; i += 10) {
-          const batch = await Promise.all(Array.from({ length: 10 }, (_, j) => apis[(i + j) % 2]!.post("/leads", { first_name: `L${i + j}` })));
-          for (const res of batch) expect(res.status).toBe(201);
+describe.runIf(stacks().includes("postgres"))(
+  "two server processes share deliveries without sending one twice at once [postgres]",
+  () => {
+    for (const queue of ["BullMQ (Redis)", "database polling (no Redis)"] as const) {
+      it(`each delivery is sent once, never concurrently: ${queue}`, { timeout: 120_000 }, async () => {
+        const EVENTS = 150;
+        const scratch = await provisionStack("postgres");
+        const receiver = await overlapReceiver();
+        const servers: RunningServer[] = [];
+        try {
+          const env = {
+            ...scratch.env,
+            ...(queue.startsWith("database") && { REDIS_URL: "" }),
+            PORT: "0",
+            KONTOR_ENV: "development",
+            KONTOR_LOG: "silent",
+          };
+          for (let i = 0; i < 2; i++)
+            servers.push(await startServer(loadConfig(env), { publicUrlFromPort: true }));
+          expect(servers.every((s) => (s.redis !== undefined) === queue.startsWith("BullMQ"))).toBe(true);
+          const prisma = servers[0]!.db.prisma;
+          const ws = await createWorkspace(prisma, {
+            name: "Two",
+            plan: "max",
+            ownerEmail: `two-${Date.now()}@example.com`,
+            ownerPassword: "correct horse battery staple",
+          });
+          const { key } = await createApiKey(prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] });
+          const apis = servers.map((s) => rest(`${s.url}/v1`, key));
+          expect(
+            (await apis[0]!.post("/webhook-endpoints", { url: receiver.url, events: ["*"] })).status,
+          ).toBe(201);
+          // Events are written through both processes, so both fan out and send.
+          for (let i = 0; i < EVENTS; i += 10) {
+            const batch = await Promise.all(
+              Array.from({ length: 10 }, (_, j) =>
+                apis[(i + j) % 2]!.post("/leads", { first_name: `L${i + j}` }),
+              ),
+            );
+            for (const res of batch) expect(res.status).toBe(201);
+          }
+          const done = await eventually(
+            () =>
+              prisma.webhookDelivery.groupBy({
+                by: ["status"],
+                _count: true,
+                where: { workspaceId: ws.workspace_id },
+              }),
+            (groups) =>
+              groups.length === 1 && groups[0]!.status === "succeeded" && groups[0]!._count === EVENTS,
+            60_000,
+          );
+          expect(done).toEqual([{ status: "succeeded", _count: EVENTS }]);
+          expect(receiver.overlaps, "deliveries sent by two senders at the same time").toEqual([]);
+          expect(receiver.counts.size).toBe(EVENTS);
+          expect(
+            [...receiver.counts.values()].filter((n) => n !== 1),
+            "deliveries sent more than once",
+          ).toEqual([]);
+        } finally {
+          await Promise.all(servers.map((s) => s.close()));
+          await receiver.close();
+          await scratch.drop();
         }
-        const done = await eventually(
-          () => prisma.webhookDelivery.groupBy({ by: ["status"], _count: true, where: { workspaceId: ws.workspace_id } }),
-          (groups) => groups.length === 1 && groups[0]!.status === "succeeded" && groups[0]!._count === EVENTS,
-          60_000,
-        );
-        expect(done).toEqual([{ status: "succeeded", _count: EVENTS }]);
-        expect(receiver.overlaps, "deliveries sent by two senders at the same time").toEqual([]);
-        expect(receiver.counts.size).toBe(EVENTS);
-        expect([...receiver.counts.values()].filter((n) => n !== 1), "deliveries sent more than once").toEqual([]);
-      } finally {
-        await Promise.all(servers.map((s) => s.close()));
-        await receiver.close();
-        await scratch.drop();
-      }
-    });
-  }
-});
+      });
+    }
+  },
+);

@@ -19,7 +19,11 @@ e2e("event outbox: leads and clients", (server) => {
   describe("written with the change", () => {
     it("lead.created carries the lead exactly as the API returned it", async () => {
       const before = (await events()).length;
-      const lead = await api.post("/leads", { full_name: "Ada Lovelace", estimated_value: 99.5, stage: "contacted" });
+      const lead = await api.post("/leads", {
+        full_name: "Ada Lovelace",
+        estimated_value: 99.5,
+        stage: "contacted",
+      });
       expect(lead.status).toBe(201);
       const written = await newEvents(before);
       expect(written.map((e) => e.type)).toEqual(["lead.created"]);
@@ -27,7 +31,9 @@ e2e("event outbox: leads and clients", (server) => {
       expect(written[0]!.workspaceId).toBe(tenant.workspaceId);
       expect(written[0]!.data).toEqual(lead.body);
       expect(Object.keys(written[0]!.data as object)).toEqual(Object.keys(lead.body));
-      expect(written[0]!.createdAt.getTime()).toBeGreaterThanOrEqual(new Date(lead.body.created_at).getTime());
+      expect(written[0]!.createdAt.getTime()).toBeGreaterThanOrEqual(
+        new Date(lead.body.created_at).getTime(),
+      );
     });
 
     it("lead.stage_changed only when the stage changes", async () => {
@@ -76,7 +82,10 @@ e2e("event outbox: leads and clients", (server) => {
     it("shows the whole resource even when the caller could not read it", async () => {
       const writeOnly = await server().key(tenant.workspaceId, ["leads.write"]);
       const before = (await events()).length;
-      const res = await rest(server().api, writeOnly.key).post("/leads", { first_name: "Barbara", notes: "w/o read" });
+      const res = await rest(server().api, writeOnly.key).post("/leads", {
+        first_name: "Barbara",
+        notes: "w/o read",
+      });
       expect(res.status).toBe(201);
       const written = await newEvents(before);
       expect(written[0]!.data).toEqual((await api.get(`/leads/${res.body.id}`)).body);
@@ -125,17 +134,24 @@ e2e("event outbox: leads and clients", (server) => {
 
       const retried = await api.post(`/leads/${lead.id}/convert`);
       expect(retried.status).toBe(200);
-      expect((await newEvents(eventsBefore)).map((e) => e.type)).toEqual(["client.created", "lead.stage_changed"]);
+      expect((await newEvents(eventsBefore)).map((e) => e.type)).toEqual([
+        "client.created",
+        "lead.stage_changed",
+      ]);
     });
 
     it("every committed change has its event: one per created lead under concurrency", async () => {
       const other = await server().tenant();
       const client = rest(server().api, other.key);
-      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => client.post("/leads", { first_name: `C${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => client.post("/leads", { first_name: `C${i}` })),
+      );
       expect(results.every((r) => r.status === 201)).toBe(true);
       const written = await outbox(server(), other.workspaceId);
       expect(written.map((e) => e.type)).toEqual(Array(12).fill("lead.created"));
-      expect(new Set(written.map((e) => (e.data as { id: string }).id))).toEqual(new Set(results.map((r) => r.body.id)));
+      expect(new Set(written.map((e) => (e.data as { id: string }).id))).toEqual(
+        new Set(results.map((r) => r.body.id)),
+      );
     });
   });
 });

@@ -1,9 +1,9 @@
-import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startChildServer, type ChildServer } from "../../support/child-server.ts";
+import { type ChildServer, startChildServer } from "../../support/child-server.ts";
 import { rest } from "../../support/http.ts";
-import { eventually, startRudeReceiver, type HangUp, type RudeReceiver } from "../../support/receiver.ts";
+import { eventually, type HangUp, type RudeReceiver, startRudeReceiver } from "../../support/receiver.ts";
 import { provisionStack, tenantIn } from "../../support/server.ts";
 import { stacks } from "../../support/stacks.ts";
 
@@ -50,7 +50,9 @@ for (const stack of stacks()) {
       child = await startChildServer(env);
       const api = rest(child.api, key);
 
-      const targets = new Map<string, string>(MODES.map((mode) => [mode, receivers.get(mode)!.url(`/${mode}`)]));
+      const targets = new Map<string, string>(
+        MODES.map((mode) => [mode, receivers.get(mode)!.url(`/${mode}`)]),
+      );
       targets.set("refused", `http://127.0.0.1:${await closedPort()}/refused`);
       const endpoints = new Map<string, string>();
       for (const [name, url] of targets) {
@@ -62,8 +64,15 @@ for (const stack of stacks()) {
       // A small event and the largest one sent in full (250 lines of 500 characters).
       const client = await api.post("/clients", { name: "Hang-up Ltd" });
       expect(client.status).toBe(201);
-      for (const [count, length] of [[1, 10], [250, 500]] as const) {
-        const items = Array.from({ length: count }, (_, i) => ({ description: `${i}:`.padEnd(length, "x"), quantity: 1, unit_price: 1 }));
+      for (const [count, length] of [
+        [1, 10],
+        [250, 500],
+      ] as const) {
+        const items = Array.from({ length: count }, (_, i) => ({
+          description: `${i}:`.padEnd(length, "x"),
+          quantity: 1,
+          unit_price: 1,
+        }));
         const invoice = await api.post("/invoices", { client_id: client.body.id, items });
         expect(invoice.status, JSON.stringify(invoice.body).slice(0, 300)).toBe(201);
       }
@@ -78,11 +87,22 @@ for (const stack of stacks()) {
         expect(rows, name).toHaveLength(2);
         for (const row of rows) {
           expect(row, name).toMatchObject({ status: "failed", attempts: 3, delivered_at: null });
-          if (name === "answer-then-close") expect(row, name).toMatchObject({ response_status: 413, response_body: "body too large", last_error: null });
-          else if (name === "refused") expect(row, name).toMatchObject({ response_status: null, last_error: "connection_refused" });
-          else if (name === "reset-mid-body") expect(row, name).toMatchObject({ response_status: null, last_error: "connection_reset" });
+          if (name === "answer-then-close")
+            expect(row, name).toMatchObject({
+              response_status: 413,
+              response_body: "body too large",
+              last_error: null,
+            });
+          else if (name === "refused")
+            expect(row, name).toMatchObject({ response_status: null, last_error: "connection_refused" });
+          else if (name === "reset-mid-body")
+            expect(row, name).toMatchObject({ response_status: null, last_error: "connection_reset" });
           // The reset may overtake the early answer.
-          else expect(row.response_status === 400 || row.last_error === "connection_reset", `${name}: ${JSON.stringify(row)}`).toBe(true);
+          else
+            expect(
+              row.response_status === 400 || row.last_error === "connection_reset",
+              `${name}: ${JSON.stringify(row)}`,
+            ).toBe(true);
         }
       }
       for (const [mode, receiver] of receivers) expect(receiver.hungUp, mode).toBeGreaterThanOrEqual(6);

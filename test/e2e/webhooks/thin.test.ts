@@ -3,7 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { WEBHOOK_BODY_BUDGET_BYTES } from "../../../server/webhooks/attempt.ts";
 import { call, rest } from "../../support/http.ts";
-import { eventually, startReceiver, type Received, type Receiver } from "../../support/receiver.ts";
+import { eventually, type Received, type Receiver, startReceiver } from "../../support/receiver.ts";
 import { e2e } from "../../support/suite.ts";
 
 /**
@@ -32,7 +32,11 @@ function expectSigned(request: Received, secret: string) {
 
 /** `count` lines whose descriptions are `length` characters long, padded with `fill`. */
 const lines = (count: number, length: number, fill = "x") =>
-  Array.from({ length: count }, (_, i) => ({ description: `${i}:`.padEnd(length, fill), quantity: 1, unit_price: 10 }));
+  Array.from({ length: count }, (_, i) => ({
+    description: `${i}:`.padEnd(length, fill),
+    quantity: 1,
+    unit_price: 10,
+  }));
 
 e2e("thin webhook events", (server, stack) => {
   let receiver: Receiver;
@@ -50,7 +54,10 @@ e2e("thin webhook events", (server, stack) => {
     const client = await api.post("/clients", { name: "Thin Events Ltd" });
     expect(client.status).toBe(201);
     clientId = client.body.id;
-    const created = await api.post("/webhook-endpoints", { url: receiver.url(path), events: ["invoice.created"] });
+    const created = await api.post("/webhook-endpoints", {
+      url: receiver.url(path),
+      events: ["invoice.created"],
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     secret = created.body.secret;
   });
@@ -62,7 +69,9 @@ e2e("thin webhook events", (server, stack) => {
   async function invoiceDelivered(items: ReturnType<typeof lines>) {
     const invoice = await api.post("/invoices", { client_id: clientId, items });
     expect(invoice.status, JSON.stringify(invoice.body).slice(0, 500)).toBe(201);
-    const [request] = (await receiver.waitFor(path, 1)).filter((r) => r.json?.type === "invoice.created" && r.json.data.object.id === invoice.body.id);
+    const [request] = (await receiver.waitFor(path, 1)).filter(
+      (r) => r.json?.type === "invoice.created" && r.json.data.object.id === invoice.body.id,
+    );
     receiver.received.splice(0);
     expect(request, "the invoice.created delivery").toBeDefined();
     return { invoice: invoice.body, request: request! };
@@ -110,10 +119,20 @@ e2e("thin webhook events", (server, stack) => {
     // The full snapshot: what GET /v1/events/{id} returns, and what the envelope would have carried.
     const event = await api.get(`/events/${eventId}`);
     expect(event.status).toBe(200);
-    expect(event.body).toMatchObject({ object: "event", id: eventId, type: "invoice.created", workspace_id: workspaceId });
+    expect(event.body).toMatchObject({
+      object: "event",
+      id: eventId,
+      type: "invoice.created",
+      workspace_id: workspaceId,
+    });
     expect(event.body.data.object).toEqual(invoice);
     expect(event.body.data.object.items).toHaveLength(250);
-    const full = JSON.stringify({ ...request.json, data: event.body.data, thin: undefined, event_url: undefined });
+    const full = JSON.stringify({
+      ...request.json,
+      data: event.body.data,
+      thin: undefined,
+      event_url: undefined,
+    });
     expect(Buffer.byteLength(full)).toBeGreaterThan(WEBHOOK_BODY_BUDGET_BYTES);
 
     // event_url needs a key like any route: without one it is 401, with another workspace's it is 404.
@@ -127,6 +146,10 @@ e2e("thin webhook events", (server, stack) => {
       async () => (await api.get(`/webhook-deliveries?event_type=invoice.created`)).body.data,
       (rows: any[]) => rows.some((row) => row.event_id === eventId && row.status === "succeeded"),
     );
-    expect(deliveries.find((row: any) => row.event_id === eventId)).toMatchObject({ status: "succeeded", attempts: 1, response_status: 200 });
+    expect(deliveries.find((row: any) => row.event_id === eventId)).toMatchObject({
+      status: "succeeded",
+      attempts: 1,
+      response_status: 200,
+    });
   });
 });

@@ -1,9 +1,8 @@
 import { getIntrospectionQuery } from "graphql";
 import { beforeAll, describe, expect, it } from "vitest";
-import { GRAPHQL_LIMITS } from "../../../server/graphql/limits.ts";
-import { raw, rest } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
-import { e2e } from "../../support/suite.ts";
+import { GRAPHQL_LIMITS } from "../../server/graphql/limits.ts";
+import { inProcess, raw, rest } from "../support/in-process.ts";
+import type { Tenant } from "../support/server.ts";
 
 const REQUEST_ID = /^req_[0-9A-Za-z]+$/;
 
@@ -14,11 +13,14 @@ const CLIENT_FIELDS = `object id name email phone company_name tax_id ${ADDRESS}
 const INVOICE_FIELDS = `object id document_type invoice_number status client_id issue_date due_date tax_rate currency notes
   subtotal tax_amount total amount_paid balance_due overdue quote_id converted_invoice_id sent_at paid_at voided_at
   accepted_at declined_at created_at updated_at`;
-const PAYMENT_FIELDS = "object id invoice_id amount currency payment_method reference payer_email paid_at notes created_at updated_at";
-const PROJECT_FIELDS = "object id name description client_id status start_date due_date budget currency created_at updated_at";
-const TASK_FIELDS = "object id project_id title description status priority assignee_email due_date completed_at created_at updated_at";
+const PAYMENT_FIELDS =
+  "object id invoice_id amount currency payment_method reference payer_email paid_at notes created_at updated_at";
+const PROJECT_FIELDS =
+  "object id name description client_id status start_date due_date budget currency created_at updated_at";
+const TASK_FIELDS =
+  "object id project_id title description status priority assignee_email due_date completed_at created_at updated_at";
 
-e2e("GraphQL limits", (server) => {
+inProcess("GraphQL limits", (server) => {
   let tenant: Tenant;
   let api: ReturnType<typeof rest>;
   let projectId: string;
@@ -27,11 +29,19 @@ e2e("GraphQL limits", (server) => {
 
   /** POST /graphql as a plain JSON client would. */
   const graphql = (query: string, variables?: Record<string, unknown>) =>
-    raw(`${server().url}/graphql`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify({ query, variables }),
-    });
+    raw(
+      `${server().url}/graphql`,
+      {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${tenant.key}`,
+          "content-type": "application/json",
+          accept: "application/json",
+        },
+        body: JSON.stringify({ query, variables }),
+      },
+      server().fetch,
+    );
 
   /** A success: 200, no errors, the data. */
   async function ok(query: string, variables?: Record<string, unknown>) {
@@ -47,7 +57,11 @@ e2e("GraphQL limits", (server) => {
     expect(res.status, res.text).toBe(400);
     expect(res.json.errors).toHaveLength(1);
     const [error] = res.json.errors;
-    expect(error.extensions).toMatchObject({ code, type: "invalid_request_error", request_id: expect.stringMatching(REQUEST_ID) });
+    expect(error.extensions).toMatchObject({
+      code,
+      type: "invalid_request_error",
+      request_id: expect.stringMatching(REQUEST_ID),
+    });
     expect(error.extensions.request_id).toBe(res.headers.get("x-request-id"));
     expect(error.message).toMatch(message);
     expect(error.message).not.toMatch(/Syntax Error|Did you mean|at .*\.(js|ts):\d+/);
@@ -56,12 +70,15 @@ e2e("GraphQL limits", (server) => {
   }
 
   const leadCount = async () => (await api.get("/leads?limit=100")).body.data.length as number;
-  const taskCount = async () => (await api.get(`/projects/${projectId}/tasks?limit=100`)).body.data.length as number;
+  const taskCount = async () =>
+    (await api.get(`/projects/${projectId}/tasks?limit=100`)).body.data.length as number;
 
   beforeAll(async () => {
     tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
-    const client = (await api.post("/clients", { name: "Limits Ltd", address: { city: "Lisbon", country: "PT" } })).body;
+    api = rest(server().api, tenant.key, server().fetch);
+    const client = (
+      await api.post("/clients", { name: "Limits Ltd", address: { city: "Lisbon", country: "PT" } })
+    ).body;
     const project = (await api.post("/projects", { name: "Deep", client_id: client.id })).body;
     projectId = project.id;
     for (const title of ["One", "Two", "Three"]) {
@@ -80,7 +97,9 @@ e2e("GraphQL limits", (server) => {
     ).body;
     invoiceId = invoice.id;
     expect((await api.post(`/invoices/${invoiceId}/send`)).status).toBe(200);
-    expect((await api.post(`/invoices/${invoiceId}/payments`, { amount: 200, payment_method: "card" })).status).toBe(201);
+    expect(
+      (await api.post(`/invoices/${invoiceId}/payments`, { amount: 200, payment_method: "card" })).status,
+    ).toBe(201);
     expect((await api.post("/leads", { first_name: "Ada" })).status).toBe(201);
   });
 
@@ -103,7 +122,10 @@ e2e("GraphQL limits", (server) => {
       expect(invoice.items).toHaveLength(2);
       expect(invoice.client.address.city).toBe("Lisbon");
       expect(invoice.payments).toHaveLength(1);
-      expect(invoice.payments[0].invoice).toEqual({ id: invoiceId, client: { address: expect.objectContaining({ city: "Lisbon" }) } });
+      expect(invoice.payments[0].invoice).toEqual({
+        id: invoiceId,
+        client: { address: expect.objectContaining({ city: "Lisbon" }) },
+      });
     });
 
     it("a page of 5 projects with their client and tasks, each task with its project (lists nested 2 deep)", async () => {
@@ -119,7 +141,10 @@ e2e("GraphQL limits", (server) => {
     });
 
     it(`fragments, a page size in a variable and ${GRAPHQL_LIMITS.maxAliases} aliases`, async () => {
-      const aliases = Array.from({ length: GRAPHQL_LIMITS.maxAliases - 1 }, (_, i) => `p${i}: project(id: $project) { ...P }`).join("\n");
+      const aliases = Array.from(
+        { length: GRAPHQL_LIMITS.maxAliases - 1 },
+        (_, i) => `p${i}: project(id: $project) { ...P }`,
+      ).join("\n");
       const data = await ok(
         `query Dashboard($limit: Int, $project: ID!) {
           recent: leads(limit: $limit) { data { ...L client { ...C } } has_more }
@@ -172,8 +197,15 @@ e2e("GraphQL limits", (server) => {
   describe("aliases", () => {
     it(`over ${GRAPHQL_LIMITS.maxAliases}: 400 too_many_aliases, and none of the aliased mutations runs`, async () => {
       const before = await leadCount();
-      const creates = Array.from({ length: GRAPHQL_LIMITS.maxAliases + 1 }, (_, i) => `l${i}: createLead(first_name: "Alias ${i}") { id }`);
-      await refused(`mutation { ${creates.join("\n")} }`, "too_many_aliases", /Aliases limit of 15 exceeded, found 16/);
+      const creates = Array.from(
+        { length: GRAPHQL_LIMITS.maxAliases + 1 },
+        (_, i) => `l${i}: createLead(first_name: "Alias ${i}") { id }`,
+      );
+      await refused(
+        `mutation { ${creates.join("\n")} }`,
+        "too_many_aliases",
+        /Aliases limit of 15 exceeded, found 16/,
+      );
       expect(await leadCount()).toBe(before);
     });
   });
@@ -209,43 +241,79 @@ e2e("GraphQL limits", (server) => {
       // Each invoice counts its 250 possible lines and 100 payments (853 values): 15 pages of 100 are
       // 1 279 530 values, of 60 are 767 730, whatever the pages end up holding.
       const pages = (limit: string) =>
-        Array.from({ length: 15 }, (_, i) => `i${i}: invoices(limit: ${limit}) { data { id items { quantity unit_price amount } payments { amount } } }`)
-          .join("\n");
-      await refused(`{ ${pages("100")} }`, "query_too_costly", /Query cost limit of 1000000 exceeded, found 1279530/);
+        Array.from(
+          { length: 15 },
+          (_, i) =>
+            `i${i}: invoices(limit: ${limit}) { data { id items { quantity unit_price amount } payments { amount } } }`,
+        ).join("\n");
+      await refused(
+        `{ ${pages("100")} }`,
+        "query_too_costly",
+        /Query cost limit of 1000000 exceeded, found 1279530/,
+      );
       // A page size in a variable counts as the largest page: validation does not see variables.
-      await refused(`query($n: Int) { ${pages("$n")} }`, "query_too_costly", /Query cost limit of 1000000 exceeded/, { n: 10 });
+      await refused(
+        `query($n: Int) { ${pages("$n")} }`,
+        "query_too_costly",
+        /Query cost limit of 1000000 exceeded/,
+        { n: 10 },
+      );
       const data = await ok(`{ ${pages("60")} }`);
       expect(data.i14.data.find((i: { id: string }) => i.id === invoiceId).items).toHaveLength(2);
     });
 
     it("requestLogStats is priced by the days it aggregates: 90 days in a document, not 180", async () => {
       const stats = (days: number, n = 1) =>
-        Array.from({ length: n }, (_, i) => `s${i}: requestLogStats(days: ${days}) { total daily { date } }`).join("\n");
+        Array.from(
+          { length: n },
+          (_, i) => `s${i}: requestLogStats(days: ${days}) { total daily { date } }`,
+        ).join("\n");
       expect((await ok(`{ ${stats(90)} }`)).s0.daily).toHaveLength(90);
-      await refused(`{ ${stats(90, 2)} }`, "query_too_costly", /Query cost limit of 1000000 exceeded, found 18\d{5}/);
+      await refused(
+        `{ ${stats(90, 2)} }`,
+        "query_too_costly",
+        /Query cost limit of 1000000 exceeded, found 18\d{5}/,
+      );
       // Its default is 30 days; a number of days in a variable counts as the most, 90.
       await refused(`{ ${stats(30, 4).replaceAll("(days: 30)", "")} }`, "query_too_costly", /found 12\d{5}/);
-      const unknown = "query($d: Int) { a: requestLogStats(days: $d) { total } b: requestLogStats(days: 11) { total } }";
+      const unknown =
+        "query($d: Int) { a: requestLogStats(days: $d) { total } b: requestLogStats(days: 11) { total } }";
       await refused(unknown, "query_too_costly", /found 101\d{4}/, { d: 1 });
-      expect(Object.keys(await ok(`{ ${stats(1, GRAPHQL_LIMITS.maxAliases)} }`))).toHaveLength(GRAPHQL_LIMITS.maxAliases);
+      expect(Object.keys(await ok(`{ ${stats(1, GRAPHQL_LIMITS.maxAliases)} }`))).toHaveLength(
+        GRAPHQL_LIMITS.maxAliases,
+      );
     });
   });
 
   describe("tokens and directives", () => {
     it(`over ${GRAPHQL_LIMITS.maxTokens} tokens: 400 too_many_tokens`, async () => {
-      await refused(`{ workspace { ${"id ".repeat(GRAPHQL_LIMITS.maxTokens)} } }`, "too_many_tokens", /Token limit of 5000 exceeded/);
+      await refused(
+        `{ workspace { ${"id ".repeat(GRAPHQL_LIMITS.maxTokens)} } }`,
+        "too_many_tokens",
+        /Token limit of 5000 exceeded/,
+      );
     });
 
     it(`over ${GRAPHQL_LIMITS.maxDirectives} directives: 400 too_many_directives`, async () => {
-      const fields = Array.from({ length: GRAPHQL_LIMITS.maxDirectives + 1 }, () => "id @include(if: true)").join(" ");
-      await refused(`{ workspace { ${fields} } }`, "too_many_directives", /Directives limit of 20 exceeded, found 21/);
+      const fields = Array.from(
+        { length: GRAPHQL_LIMITS.maxDirectives + 1 },
+        () => "id @include(if: true)",
+      ).join(" ");
+      await refused(
+        `{ workspace { ${fields} } }`,
+        "too_many_directives",
+        /Directives limit of 20 exceeded, found 21/,
+      );
     });
   });
 
   it("validation errors keep their code and carry no field suggestions", async () => {
     const res = await graphql("{ workspace { nmae } }");
     expect(res.json.errors).toHaveLength(1);
-    expect(res.json.errors[0].extensions).toMatchObject({ code: "validation_failed", type: "invalid_request_error" });
+    expect(res.json.errors[0].extensions).toMatchObject({
+      code: "validation_failed",
+      type: "invalid_request_error",
+    });
     expect(res.json.errors[0].message).toContain('Cannot query field "nmae" on type "Workspace".');
     expect(res.json.errors[0].message).not.toContain("Did you mean");
   });
