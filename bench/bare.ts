@@ -49,7 +49,13 @@ async function credentialOf(req: IncomingMessage): Promise<Credential | null> {
   const now = Date.now();
   let cached = keyCache.get(hash);
   if (!cached || cached.expires <= now) {
-    const { rows } = await pool.query<{ id: string; workspace_id: string; scopes: string[]; revoked_at: Date | null; plan: string }>(
+    const { rows } = await pool.query<{
+      id: string;
+      workspace_id: string;
+      scopes: string[];
+      revoked_at: Date | null;
+      plan: string;
+    }>(
       `select k.id, k.workspace_id, k.scopes, k.revoked_at, w.plan
          from api_keys k join workspaces w on w.id = k.workspace_id
         where k.hash = $1`,
@@ -58,7 +64,13 @@ async function credentialOf(req: IncomingMessage): Promise<Credential | null> {
     const row = rows[0];
     const credential =
       row && (!row.revoked_at || row.revoked_at.getTime() > now)
-        ? { id: row.id, workspaceId: row.workspace_id, plan: row.plan, scopes: new Set(row.scopes), expiresAt: row.revoked_at?.getTime() }
+        ? {
+            id: row.id,
+            workspaceId: row.workspace_id,
+            plan: row.plan,
+            scopes: new Set(row.scopes),
+            expiresAt: row.revoked_at?.getTime(),
+          }
         : null;
     if (keyCache.size >= 10_000) keyCache.clear();
     cached = { credential, expires: now + TTL_MS };
@@ -137,7 +149,10 @@ class HttpError extends Error {
 
 function send(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -145,7 +160,10 @@ const LEAD_ID = /^lead_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 async function getLead(credential: Credential, id: string) {
   if (!LEAD_ID.test(id)) throw new HttpError(404, "not_found");
-  const { rows } = await pool.query<LeadRow>(`select ${COLUMNS} from leads where id = $1 and workspace_id = $2`, [id, credential.workspaceId]);
+  const { rows } = await pool.query<LeadRow>(
+    `select ${COLUMNS} from leads where id = $1 and workspace_id = $2`,
+    [id, credential.workspaceId],
+  );
   if (!rows[0]) throw new HttpError(404, "not_found");
   return lead(rows[0]);
 }
@@ -153,7 +171,8 @@ async function getLead(credential: Credential, id: string) {
 const encodeCursor = (id: string) => Buffer.from(`v1:${id}`, "utf8").toString("base64url");
 function decodeCursor(cursor: string): string {
   const [version, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split(":");
-  if (version !== "v1" || !id || rest.length || !LEAD_ID.test(id)) throw new HttpError(400, "validation_failed");
+  if (version !== "v1" || !id || rest.length || !LEAD_ID.test(id))
+    throw new HttpError(400, "validation_failed");
   return id;
 }
 
@@ -169,7 +188,12 @@ async function listLeads(credential: Credential, query: URLSearchParams) {
   );
   const hasMore = rows.length > limit;
   const data = (hasMore ? rows.slice(0, limit) : rows).map(lead);
-  return { object: "list", data, has_more: hasMore, next_cursor: hasMore ? encodeCursor(data[data.length - 1]!.id) : null };
+  return {
+    object: "list",
+    data,
+    has_more: hasMore,
+    next_cursor: hasMore ? encodeCursor(data[data.length - 1]!.id) : null,
+  };
 }
 
 const text = (value: unknown): string | null => {
@@ -189,7 +213,8 @@ async function createLead(credential: Credential, body: Record<string, unknown>)
     if (body.last_name === undefined) last = match ? match[2]! : null;
   }
   const value = body.estimated_value;
-  if (value !== undefined && value !== null && !(typeof value === "number" && value >= 0)) throw new HttpError(400, "validation_failed");
+  if (value !== undefined && value !== null && !(typeof value === "number" && value >= 0))
+    throw new HttpError(400, "validation_failed");
   const values = [
     newId("lead"),
     credential.workspaceId,
@@ -219,16 +244,17 @@ async function createLead(credential: Credential, body: Record<string, unknown>)
       values,
     );
     const created = lead(rows[0]!);
-    await client.query(`insert into events (id, workspace_id, type, data) values ($1, $2, 'lead.created', $3)`, [
-      newId("event"),
-      credential.workspaceId,
-      JSON.stringify(created),
-    ]);
+    await client.query(
+      `insert into events (id, workspace_id, type, data) values ($1, $2, 'lead.created', $3)`,
+      [newId("event"), credential.workspaceId, JSON.stringify(created)],
+    );
     await client.query("commit");
     return created;
   } catch (error) {
     await client.query("rollback").catch(() => {});
-    throw (error as { code?: string }).code === "22P02" || (error as { code?: string }).code === "22007" ? new HttpError(400, "validation_failed") : error;
+    throw (error as { code?: string }).code === "22P02" || (error as { code?: string }).code === "22007"
+      ? new HttpError(400, "validation_failed")
+      : error;
   } finally {
     client.release();
   }
@@ -274,7 +300,11 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
   }
   if (url.pathname.startsWith("/v1/leads/") && req.method === "GET") {
     need("leads.read");
-    return send(res, 200, await getLead(credential, decodeURIComponent(url.pathname.slice("/v1/leads/".length))));
+    return send(
+      res,
+      200,
+      await getLead(credential, decodeURIComponent(url.pathname.slice("/v1/leads/".length))),
+    );
   }
   throw new HttpError(404, "not_found");
 }

@@ -34,7 +34,9 @@ for (const arg of args) {
   } else if (arg === "--isolation") {
     isolationOnly = true;
   } else {
-    console.error(`bench: unknown argument '${arg}' (known: --soak[=MINUTES], --no-webhooks, --no-isolation, --isolation)`);
+    console.error(
+      `bench: unknown argument '${arg}' (known: --soak[=MINUTES], --no-webhooks, --no-isolation, --isolation)`,
+    );
     process.exit(2);
   }
 }
@@ -43,9 +45,17 @@ const parts = soak
   ? ["bench/soak.ts"]
   : isolationOnly
     ? ["bench/isolation.ts"]
-    : ["bench/run.ts", ...(webhooks ? ["bench/webhooks.ts"] : []), ...(isolation ? ["bench/isolation.ts"] : [])];
+    : [
+        "bench/run.ts",
+        ...(webhooks ? ["bench/webhooks.ts"] : []),
+        ...(isolation ? ["bench/isolation.ts"] : []),
+      ];
 for (const part of parts) {
-  const { status, signal } = spawnSync(process.execPath, ["--import", "tsx", part], { cwd: ROOT, env, stdio: "inherit" });
+  const { status, signal } = spawnSync(process.execPath, ["--import", "tsx", part], {
+    cwd: ROOT,
+    env,
+    stdio: "inherit",
+  });
   if (status !== 0) {
     console.error(`bench: ${part} ${signal ? `was stopped by ${signal}` : `failed (exit code ${status})`}`);
     process.exit(status ?? 1);

@@ -68,7 +68,10 @@ async function answerOf(response: Response): Promise<string> {
   }
 }
 
-type Kind = { name: string; init: () => { path: string; method: string; body?: string; headers?: Record<string, string> } };
+type Kind = {
+  name: string;
+  init: () => { path: string; method: string; body?: string; headers?: Record<string, string> };
+};
 
 const KINDS: Kind[] = [
   {
@@ -101,7 +104,11 @@ async function apiLoop(offset: number) {
     try {
       const response = await fetch(`${settings!.url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${nextKey()}`, "x-forwarded-for": settings!.forwardedFor, ...headers },
+        headers: {
+          authorization: `Bearer ${nextKey()}`,
+          "x-forwarded-for": settings!.forwardedFor,
+          ...headers,
+        },
         ...(body && { body }),
         signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
       });
@@ -132,7 +139,11 @@ function upload(n: number): Promise<string> {
     };
     const req = httpRequest(`${s.url}/v1/buckets/${s.bucketId}/objects?file_name=noise-${run}-${n}.bin`, {
       method: "POST",
-      headers: { authorization: `Bearer ${nextKey()}`, "content-type": "application/octet-stream", "x-forwarded-for": s.forwardedFor },
+      headers: {
+        authorization: `Bearer ${nextKey()}`,
+        "content-type": "application/octet-stream",
+        "x-forwarded-for": s.forwardedFor,
+      },
     });
     req.on("response", (res) => {
       const parts: Buffer[] = [];
@@ -140,7 +151,9 @@ function upload(n: number): Promise<string> {
       res.on("end", () => {
         let code = "";
         try {
-          code = (JSON.parse(Buffer.concat(parts).toString("utf8")) as { error?: { code?: string } }).error?.code ?? "";
+          code =
+            (JSON.parse(Buffer.concat(parts).toString("utf8")) as { error?: { code?: string } }).error
+              ?.code ?? "";
         } catch {
           // not JSON
         }

@@ -38,13 +38,22 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { PLAN_LIMITS } from "../schema/lib/plans.ts";
 import { SCOPES } from "../schema/lib/scopes.ts";
+import { createWorkspace } from "../server/accounts/workspaces.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
-import { createWorkspace } from "../server/accounts/workspaces.ts";
 import type { NoiseReport, NoiseSettings } from "./isolation-noise.ts";
 import { treeMemory } from "./proc.ts";
 import { createScratch } from "./scratch.ts";
-import { freePort, num, REDIS_URL, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
+import {
+  freePort,
+  num,
+  REDIS_URL,
+  ROOT,
+  type ServerChild,
+  sleep,
+  startServerChild,
+  stopServerChild,
+} from "./support.ts";
 
 const SECONDS = num("BENCH_ISOLATION_SECONDS", 20);
 const RATE = num("BENCH_ISOLATION_RATE", 20);
@@ -71,8 +80,10 @@ const answers = (counts: Record<string, number>) =>
     .sort((a, b) => b[1] - a[1])
     .map(([answer, n]) => `${answer}: ${n}`)
     .join(", ");
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
-const ms = (value: number) => (Number.isNaN(value) ? "–" : value < 10 ? value.toFixed(1) : String(Math.round(value)));
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
+const ms = (value: number) =>
+  Number.isNaN(value) ? "–" : value < 10 ? value.toFixed(1) : String(Math.round(value));
 
 type Phase = "warm-up" | "alone" | "beside the noise" | "alone again";
 const MEASURED: Phase[] = ["alone", "beside the noise", "alone again"];
@@ -93,8 +104,15 @@ async function fastReceiver() {
     req.on("end", () => {
       const at = Date.now();
       try {
-        const event = JSON.parse(Buffer.concat(parts).toString("utf8")) as { created_at: string; data?: { object?: { first_name?: string } } };
-        arrivals.push({ at, createdAt: Date.parse(event.created_at), name: event.data?.object?.first_name ?? "" });
+        const event = JSON.parse(Buffer.concat(parts).toString("utf8")) as {
+          created_at: string;
+          data?: { object?: { first_name?: string } };
+        };
+        arrivals.push({
+          at,
+          createdAt: Date.parse(event.created_at),
+          name: event.data?.object?.first_name ?? "",
+        });
       } catch {
         // not an event
       }
@@ -165,7 +183,11 @@ function startNoise(settings: NoiseSettings): Promise<NoiseReport> {
 async function post(url: string, key: string, path: string, body: unknown, address: string) {
   const response = await fetch(`${url}${path}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-forwarded-for": address },
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      "x-forwarded-for": address,
+    },
     body: JSON.stringify(body),
   });
   return { status: response.status, json: (await response.json()) as Record<string, any> };
@@ -179,7 +201,10 @@ async function main() {
   let server: ServerChild | undefined;
   try {
     // The noisy workspace: free, with many keys (each has the plan's rate of its own).
-    const database = await openDatabase({ databaseUrl: scratch.env.DATABASE_URL, dataDir: scratch.env.DATA_DIR });
+    const database = await openDatabase({
+      databaseUrl: scratch.env.DATABASE_URL,
+      dataDir: scratch.env.DATA_DIR,
+    });
     const noisyKeys: string[] = [];
     try {
       const ws = await createWorkspace(database.prisma, {
@@ -188,25 +213,60 @@ async function main() {
         ownerEmail: `noisy-${randomBytes(4).toString("hex")}@example.com`,
         ownerPassword: "correct horse battery staple",
       });
-      for (let i = 0; i < NOISE_KEYS; i++) noisyKeys.push((await createApiKey(database.prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] })).key);
+      for (let i = 0; i < NOISE_KEYS; i++)
+        noisyKeys.push(
+          (await createApiKey(database.prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] })).key,
+        );
     } finally {
       await database.close();
     }
-    const env = { ...scratch.env, KONTOR_ENV: "development", KONTOR_SECRET_KEY: secretKey, KONTOR_TRUST_PROXY: "loopback", KONTOR_ACCESS_LOG: "off" };
+    const env = {
+      ...scratch.env,
+      KONTOR_ENV: "development",
+      KONTOR_SECRET_KEY: secretKey,
+      KONTOR_TRUST_PROXY: "loopback",
+      KONTOR_ACCESS_LOG: "off",
+    };
     server = await startServerChild("isolation", env, await freePort());
     const url = server.url;
     const quietKeys = scratch.keys;
 
     // The quiet workspace's lead and endpoint; the noisy one's bucket and endpoints.
-    const lead = await post(url, quietKeys[0]!, "/v1/leads", { full_name: "Ada Lovelace", email: "ada@example.com", notes: "Quiet." }, QUIET_ADDRESS);
+    const lead = await post(
+      url,
+      quietKeys[0]!,
+      "/v1/leads",
+      { full_name: "Ada Lovelace", email: "ada@example.com", notes: "Quiet." },
+      QUIET_ADDRESS,
+    );
     if (lead.status !== 201) throw new Error(`could not create the quiet lead: ${JSON.stringify(lead.json)}`);
-    const quietEndpoint = await post(url, quietKeys[0]!, "/v1/webhook-endpoints", { url: fast.url, events: ["lead.created"] }, QUIET_ADDRESS);
-    if (quietEndpoint.status !== 201) throw new Error(`could not create the quiet endpoint: ${JSON.stringify(quietEndpoint.json)}`);
-    const bucket = await post(url, noisyKeys[0]!, "/v1/buckets", { name: `noise-${randomBytes(3).toString("hex")}` }, NOISY_ADDRESS);
-    if (bucket.status !== 201) throw new Error(`could not create the noisy bucket: ${JSON.stringify(bucket.json)}`);
+    const quietEndpoint = await post(
+      url,
+      quietKeys[0]!,
+      "/v1/webhook-endpoints",
+      { url: fast.url, events: ["lead.created"] },
+      QUIET_ADDRESS,
+    );
+    if (quietEndpoint.status !== 201)
+      throw new Error(`could not create the quiet endpoint: ${JSON.stringify(quietEndpoint.json)}`);
+    const bucket = await post(
+      url,
+      noisyKeys[0]!,
+      "/v1/buckets",
+      { name: `noise-${randomBytes(3).toString("hex")}` },
+      NOISY_ADDRESS,
+    );
+    if (bucket.status !== 201)
+      throw new Error(`could not create the noisy bucket: ${JSON.stringify(bucket.json)}`);
     const endpointAnswers: Record<string, number> = {};
     for (let i = 0; i < NOISE_ENDPOINTS; i++) {
-      const made = await post(url, noisyKeys[i % noisyKeys.length]!, "/v1/webhook-endpoints", { url: hanging.url, events: ["lead.created"] }, NOISY_ADDRESS);
+      const made = await post(
+        url,
+        noisyKeys[i % noisyKeys.length]!,
+        "/v1/webhook-endpoints",
+        { url: hanging.url, events: ["lead.created"] },
+        NOISY_ADDRESS,
+      );
       const answer = `${made.status}${made.status === 201 ? "" : ` ${made.json.error?.code ?? ""}`}`;
       endpointAnswers[answer] = (endpointAnswers[answer] ?? 0) + 1;
     }
@@ -235,12 +295,24 @@ async function main() {
         const at = phase;
         if (kind === "POST /v1/leads") createdIn.set(`Quiet ${n}`, at);
         const t0 = performance.now();
-        const headers: Record<string, string> = { authorization: `Bearer ${quietKeys[n % quietKeys.length]}`, "x-forwarded-for": QUIET_ADDRESS };
+        const headers: Record<string, string> = {
+          authorization: `Bearer ${quietKeys[n % quietKeys.length]}`,
+          "x-forwarded-for": QUIET_ADDRESS,
+        };
         const init: RequestInit =
           kind === "POST /v1/leads"
-            ? { method: "POST", headers: { ...headers, "content-type": "application/json", "idempotency-key": `quiet-${n}` }, body: JSON.stringify({ first_name: `Quiet ${n}` }) }
+            ? {
+                method: "POST",
+                headers: { ...headers, "content-type": "application/json", "idempotency-key": `quiet-${n}` },
+                body: JSON.stringify({ first_name: `Quiet ${n}` }),
+              }
             : { headers };
-        const path = kind === "GET /v1/leads" ? "/v1/leads" : kind === "POST /v1/leads" ? "/v1/leads" : `/v1/leads/${lead.json.id as string}`;
+        const path =
+          kind === "GET /v1/leads"
+            ? "/v1/leads"
+            : kind === "POST /v1/leads"
+              ? "/v1/leads"
+              : `/v1/leads/${lead.json.id as string}`;
         pending.push(
           fetch(`${url}${path}`, init)
             .then(async (res) => {
@@ -312,10 +384,13 @@ async function main() {
     const p50Ratio = percentile(noisy.times, 0.5) / percentile(alone.times, 0.5);
     const p99Ratio = percentile(noisy.times, 0.99) / percentile(alone.times, 0.99);
     const noiseRows = Object.entries(noiseReport.kinds).map(
-      ([kind, entry]) =>
-        `| ${kind} | ${entry.sent} | ${answers(entry.answers)} |`,
+      ([kind, entry]) => `| ${kind} | ${entry.sent} | ${answers(entry.answers)} |`,
     );
-    const noiseTable = ["| noisy workspace's requests | sent | answers |", "|---|---:|---|", ...noiseRows].join("\n");
+    const noiseTable = [
+      "| noisy workspace's requests | sent | answers |",
+      "|---|---:|---|",
+      ...noiseRows,
+    ].join("\n");
     const report = `# Benchmark: isolation
 
 Generated by \`npm run bench\` (bench/isolation.ts) on ${new Date().toISOString()}; overwritten on every run.

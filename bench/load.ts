@@ -36,15 +36,26 @@ export function requestOf(kind: Kind, fx: Fixture): autocannon.Request {
   let n = 0;
   switch (kind) {
     case "get":
-      return { method: "GET", path: `/v1/leads/${fx.leadId}`, setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: auth() } }) };
+      return {
+        method: "GET",
+        path: `/v1/leads/${fx.leadId}`,
+        setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: auth() } }),
+      };
     case "list":
-      return { method: "GET", path: "/v1/leads", setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: auth() } }) };
+      return {
+        method: "GET",
+        path: "/v1/leads",
+        setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: auth() } }),
+      };
     case "graphql":
       return {
         method: "POST",
         path: "/graphql",
         body: JSON.stringify({ query: fx.query }),
-        setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: auth(), "content-type": "application/json" } }),
+        setupRequest: (req) => ({
+          ...req,
+          headers: { ...req.headers, authorization: auth(), "content-type": "application/json" },
+        }),
       };
     case "post":
       return {
@@ -53,17 +64,30 @@ export function requestOf(kind: Kind, fx: Fixture): autocannon.Request {
         body: POST_BODY,
         setupRequest: (req) => ({
           ...req,
-          headers: { ...req.headers, authorization: auth(), "content-type": "application/json", "idempotency-key": `bench-${run}-${n++}` },
+          headers: {
+            ...req.headers,
+            authorization: auth(),
+            "content-type": "application/json",
+            "idempotency-key": `bench-${run}-${n++}`,
+          },
         }),
       };
   }
 }
 
-
-export async function call(url: string, path: string, key: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}) {
+export async function call(
+  url: string,
+  path: string,
+  key: string,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+) {
   const res = await fetch(`${url}${path}`, {
     method: init.method ?? "GET",
-    headers: { authorization: `Bearer ${key}`, ...(init.body && { "content-type": "application/json" }), ...init.headers },
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(init.body && { "content-type": "application/json" }),
+      ...init.headers,
+    },
     ...(init.body && { body: init.body }),
   });
   return { status: res.status, text: await res.text() };
@@ -94,11 +118,21 @@ export async function createFixture(url: string, keys: string[]): Promise<Fixtur
   for (let i = 0; i < 40; i++) {
     const more = await call(url, "/v1/leads", keys[(i % Math.max(1, keys.length - 1)) + 1] ?? keys[0]!, {
       method: "POST",
-      body: JSON.stringify({ first_name: `Lead ${i}`, last_name: i % 2 ? "Bench" : null, email: `lead${i}@example.com`, estimated_value: i * 10 }),
+      body: JSON.stringify({
+        first_name: `Lead ${i}`,
+        last_name: i % 2 ? "Bench" : null,
+        email: `lead${i}@example.com`,
+        estimated_value: i * 10,
+      }),
     });
     if (more.status !== 201) throw new Error(`could not create the leads for the list: ${more.text}`);
   }
   // The GraphQL read selects exactly the fields the REST representation has.
   const fields = Object.keys(lead);
-  return { keys, leadId: String(lead.id), query: `query { lead(id: "${String(lead.id)}") { ${fields.join(" ")} } }`, fields };
+  return {
+    keys,
+    leadId: String(lead.id),
+    query: `query { lead(id: "${String(lead.id)}") { ${fields.join(" ")} } }`,
+    fields,
+  };
 }

@@ -109,7 +109,9 @@ export function memory(pid: number): { rssMb: number; peakMb: number } | null {
 }
 
 /** Sum of VmRSS and of VmHWM over a process tree (a cluster's primary and workers), and each process's share. */
-export function treeMemory(pid: number): { rssMb: number; peakMb: number; processes: { pid: number; rssMb: number }[] } | null {
+export function treeMemory(
+  pid: number,
+): { rssMb: number; peakMb: number; processes: { pid: number; rssMb: number }[] } | null {
   const processes = processTree(pid)
     .map((p) => ({ pid: p, mem: memory(p) }))
     .filter((p) => p.mem !== null);

@@ -51,13 +51,25 @@ export const NODE = PARTS.slice(9, 14);
 
 const FAMILIES: [RegExp, Part][] = [
   [/^(@prisma\/|prisma$|\.prisma$)/, "Prisma client (query compiler, interpreter, mapping)"],
-  [/^(pg|pg-protocol|pg-pool|pg-types|pg-int8|pg-connection-string|pgpass|postgres-.*|split2|packet-reader)$/, "pg driver"],
-  [/^(graphql|@graphql-tools\/executor|@graphql-tools\/utils)$/, "GraphQL execution (graphql-js, @graphql-tools/executor)"],
+  [
+    /^(pg|pg-protocol|pg-pool|pg-types|pg-int8|pg-connection-string|pgpass|postgres-.*|split2|packet-reader)$/,
+    "pg driver",
+  ],
+  [
+    /^(graphql|@graphql-tools\/executor|@graphql-tools\/utils)$/,
+    "GraphQL execution (graphql-js, @graphql-tools/executor)",
+  ],
   [/^@pothos\//, "Pothos (scope-auth, resolvers)"],
-  [/^(graphql-yoga|@graphql-yoga\/.*|@envelop\/.*|@escape\.tech\/.*|@graphql-tools\/.*|dset|lru-cache)$/, "Yoga + envelop + armor"],
+  [
+    /^(graphql-yoga|@graphql-yoga\/.*|@envelop\/.*|@escape\.tech\/.*|@graphql-tools\/.*|dset|lru-cache)$/,
+    "Yoga + envelop + armor",
+  ],
   [/^(@whatwg-node\/.*|urlpattern-polyfill|@fastify\/busboy)$/, "Fetch API layer (@whatwg-node)"],
   [/^sofa-api$/, "Sofa"],
-  [/^(ioredis|rate-limiter-flexible|@ioredis\/.*|redis-errors|redis-parser|cluster-key-slot|denque|standard-as-callback)$/, "ioredis + rate-limiter-flexible"],
+  [
+    /^(ioredis|rate-limiter-flexible|@ioredis\/.*|redis-errors|redis-parser|cluster-key-slot|denque|standard-as-callback)$/,
+    "ioredis + rate-limiter-flexible",
+  ],
 ];
 
 /** The package a file belongs to: the last `node_modules/<name>` (or `@scope/name`) of its path. */
@@ -85,8 +97,14 @@ export function partOf(frame: CallFrame): Part | "idle" {
   if (path.startsWith(GENERATED)) return "Prisma client (query compiler, interpreter, mapping)";
   if (path.startsWith(ROOT)) return "Kontor's code (server/, schema/)";
   if (/^node:(_http_|http$|internal\/http)/.test(path)) return "Node HTTP (parser, server, response)";
-  if (/^node:(net$|stream|buffer|internal\/(streams|stream_base_commons|buffer|net|js_stream_socket|webstreams))/.test(path)) return "Node net, streams, buffers";
-  if (/^node:(async_hooks|internal\/(async_hooks|async_local_storage))/.test(path)) return "Node async context (AsyncLocalStorage)";
+  if (
+    /^node:(net$|stream|buffer|internal\/(streams|stream_base_commons|buffer|net|js_stream_socket|webstreams))/.test(
+      path,
+    )
+  )
+    return "Node net, streams, buffers";
+  if (/^node:(async_hooks|internal\/(async_hooks|async_local_storage))/.test(path))
+    return "Node async context (AsyncLocalStorage)";
   if (path.startsWith("node:")) return "Node, other";
   return "other packages";
 }
@@ -133,8 +151,12 @@ export function readProfiles(dir: string): CpuProfile[] {
  * The main thread's CPU by part in the window: each thread writes a profile (tsx's loader thread
  * too, idle while serving), so the one busiest in the window is the server's.
  */
-export function mainThreadByPart(profiles: CpuProfile[], window: Window): { total: number; parts: Map<Part, number> } {
+export function mainThreadByPart(
+  profiles: CpuProfile[],
+  window: Window,
+): { total: number; parts: Map<Part, number> } {
   const covering = profiles.filter((p) => window.fromUs >= p.startTime && window.toUs <= p.endTime);
-  if (!covering.length) throw new Error("no CPU profile covers the load's window (V8's clock and this process's differ?)");
+  if (!covering.length)
+    throw new Error("no CPU profile covers the load's window (V8's clock and this process's differ?)");
   return covering.map((p) => cpuByPart(p, window)).reduce((a, b) => (b.total > a.total ? b : a));
 }

@@ -46,8 +46,7 @@
 import { execSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { cpus, loadavg } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import autocannon from "autocannon";
@@ -55,9 +54,26 @@ import pg from "pg";
 import { PLAN_LIMITS } from "../schema/lib/plans.ts";
 import { call, createFixture, type Fixture, KIND_LABEL, type Kind, POST_BODY, requestOf } from "./load.ts";
 import { cpuDelta, cpuTimes, machineCpu, processesNamed, processTree, treeMemory } from "./proc.ts";
-import { LIBRARIES, mainThreadByPart, NODE, nowUs, PARTS, readProfiles, type Part, type Window } from "./profile.ts";
+import {
+  LIBRARIES,
+  mainThreadByPart,
+  NODE,
+  nowUs,
+  PARTS,
+  type Part,
+  readProfiles,
+  type Window,
+} from "./profile.ts";
 import { createScratch, type Scratch } from "./scratch.ts";
-import { freePort, num, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
+import {
+  freePort,
+  num,
+  ROOT,
+  type ServerChild,
+  sleep,
+  startServerChild,
+  stopServerChild,
+} from "./support.ts";
 
 const DURATION = num("BENCH_DURATION", 10);
 const WARMUP = num("BENCH_WARMUP", 3);
@@ -72,12 +88,15 @@ const CASES = (process.env.BENCH_CASES ?? ALL_CASES.join(","))
   .split(",")
   .map((c) => c.trim())
   .filter(Boolean) as Case[];
-for (const c of CASES) if (!ALL_CASES.includes(c)) throw new Error(`BENCH_CASES: unknown case '${c}' (known: ${ALL_CASES.join(", ")}).`);
+for (const c of CASES)
+  if (!ALL_CASES.includes(c))
+    throw new Error(`BENCH_CASES: unknown case '${c}' (known: ${ALL_CASES.join(", ")}).`);
 const BENCH_SECRET_KEY = randomBytes(32).toString("base64url");
 
 const TARGETS = { get: 0.5, list: 0.5, post: 0.4, graphql: 0.9, cluster: 1.7, policies: 0.15 };
 const PROFILE = process.env.BENCH_PROFILE ?? "auto";
-if (!["auto", "always", "off"].includes(PROFILE)) throw new Error(`BENCH_PROFILE must be auto, always or off, got '${PROFILE}'.`);
+if (!["auto", "always", "off"].includes(PROFILE))
+  throw new Error(`BENCH_PROFILE must be auto, always or off, got '${PROFILE}'.`);
 
 // ---- servers ----
 
@@ -98,7 +117,9 @@ interface Server {
 async function idleCpu(servers: Server[], seconds = 2) {
   const before = servers.map((s) => cpuTimes(processTree(s.pid)));
   await sleep(seconds * 1000);
-  servers.forEach((s, i) => (s.idleCores = cpuDelta(before[i]!, cpuTimes(processTree(s.pid))) / (seconds * 1000)));
+  for (const [i, s] of servers.entries()) {
+    s.idleCores = cpuDelta(before[i]!, cpuTimes(processTree(s.pid))) / (seconds * 1000);
+  }
 }
 
 const kontorSettings = (policies: boolean) => ({
@@ -115,8 +136,20 @@ const kontorSettings = (policies: boolean) => ({
 async function start(name: string, kontor: boolean, env: NodeJS.ProcessEnv, port: number): Promise<Server> {
   const child = kontor
     ? await startServerChild(name, env, port)
-    : await startServerChild(name, env, port, { script: "bench/bare.ts", readyPath: "/ready", profile: false });
-  const server: Server = { name, kontor, child, pid: child.process.pid!, url: child.url, loadedSeconds: 0, rss: {} };
+    : await startServerChild(name, env, port, {
+        script: "bench/bare.ts",
+        readyPath: "/ready",
+        profile: false,
+      });
+  const server: Server = {
+    name,
+    kontor,
+    child,
+    pid: child.process.pid!,
+    url: child.url,
+    loadedSeconds: 0,
+    rss: {},
+  };
   await sleep(500);
   server.rss.start = treeMemory(server.pid)?.rssMb;
   return server;
@@ -155,7 +188,9 @@ interface Sample {
 }
 
 async function snapshot(server: Server, db: pg.Client) {
-  const backends = (await db.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database()")).rows.map((r) => r.pid);
+  const backends = (
+    await db.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database()")
+  ).rows.map((r) => r.pid);
   const tree = processTree(server.pid);
   return {
     at: performance.now(),
@@ -168,7 +203,10 @@ async function snapshot(server: Server, db: pg.Client) {
   };
 }
 
-function cpuUse(before: Awaited<ReturnType<typeof snapshot>>, after: Awaited<ReturnType<typeof snapshot>>): CpuUse | null {
+function cpuUse(
+  before: Awaited<ReturnType<typeof snapshot>>,
+  after: Awaited<ReturnType<typeof snapshot>>,
+): CpuUse | null {
   if (!after.tree.size || !before.machine || !after.machine) return null;
   const self = process.cpuUsage(before.self);
   const perProcess = new Map<number, number>();
@@ -221,9 +259,14 @@ interface Variant {
 async function drainOutbox(db: pg.Client) {
   const started = Date.now();
   for (;;) {
-    const { rows } = await db.query<{ n: number }>("select count(*)::int as n from events where dispatched_at is null");
+    const { rows } = await db.query<{ n: number }>(
+      "select count(*)::int as n from events where dispatched_at is null",
+    );
     if (rows[0]!.n === 0 || Date.now() - started > 60_000) {
-      if (Date.now() - started > 1_000) console.log(`  (waited ${fmt((Date.now() - started) / 1000, 1)} s for the outbox to drain; ${rows[0]!.n} events left)`);
+      if (Date.now() - started > 1_000)
+        console.log(
+          `  (waited ${fmt((Date.now() - started) / 1000, 1)} s for the outbox to drain; ${rows[0]!.n} events left)`,
+        );
       return;
     }
     await sleep(250);
@@ -249,9 +292,16 @@ async function runCase(title: string, variants: Variant[], fx: Fixture, db: pg.C
 
 // ---- checks ----
 
-function same(what: string, a: { status: number; text: string }, b: { status: number; text: string }, status: number) {
+function same(
+  what: string,
+  a: { status: number; text: string },
+  b: { status: number; text: string },
+  status: number,
+) {
   if (a.status !== status || b.status !== status || a.text !== b.text) {
-    throw new Error(`${what}: the bodies differ (or a status is not ${status}):\n  ${a.status} ${a.text}\n  ${b.status} ${b.text}`);
+    throw new Error(
+      `${what}: the bodies differ (or a status is not ${status}):\n  ${a.status} ${a.text}\n  ${b.status} ${b.text}`,
+    );
   }
 }
 
@@ -265,21 +315,46 @@ function masked(text: string): string {
 async function checkBodies(kontor: Server[], bare: Server, fx: Fixture, db: pg.Client) {
   const key = fx.keys[1]!;
   for (const k of kontor) {
-    same(`GET /v1/leads/{id}, ${k.name} vs bare`, await call(k.url, `/v1/leads/${fx.leadId}`, key), await call(bare.url, `/v1/leads/${fx.leadId}`, key), 200);
-    same(`GET /v1/leads, ${k.name} vs bare`, await call(k.url, "/v1/leads", key), await call(bare.url, "/v1/leads", key), 200);
+    same(
+      `GET /v1/leads/{id}, ${k.name} vs bare`,
+      await call(k.url, `/v1/leads/${fx.leadId}`, key),
+      await call(bare.url, `/v1/leads/${fx.leadId}`, key),
+      200,
+    );
+    same(
+      `GET /v1/leads, ${k.name} vs bare`,
+      await call(k.url, "/v1/leads", key),
+      await call(bare.url, "/v1/leads", key),
+      200,
+    );
     const page = JSON.parse((await call(k.url, "/v1/leads", key)).text) as { next_cursor: string };
     const second = `/v1/leads?limit=5&cursor=${page.next_cursor}`;
-    same(`GET /v1/leads (second page), ${k.name} vs bare`, await call(k.url, second, key), await call(bare.url, second, key), 200);
+    same(
+      `GET /v1/leads (second page), ${k.name} vs bare`,
+      await call(k.url, second, key),
+      await call(bare.url, second, key),
+      200,
+    );
     const rest = await call(k.url, `/v1/leads/${fx.leadId}`, key);
-    const gql = await call(k.url, "/graphql", key, { method: "POST", body: JSON.stringify({ query: fx.query }) });
+    const gql = await call(k.url, "/graphql", key, {
+      method: "POST",
+      body: JSON.stringify({ query: fx.query }),
+    });
     const gqlLead = JSON.stringify((JSON.parse(gql.text) as { data?: { lead?: unknown } }).data?.lead);
-    if (gql.status !== 200 || gqlLead !== rest.text) throw new Error(`GraphQL and REST differ on ${k.name}: ${rest.text} vs ${gql.text}`);
+    if (gql.status !== 200 || gqlLead !== rest.text)
+      throw new Error(`GraphQL and REST differ on ${k.name}: ${rest.text} vs ${gql.text}`);
   }
   // A create through each: the same answer and the same lead.created event in the outbox.
   const kontorPost = await call(kontor[0]!.url, "/v1/leads", key, { method: "POST", body: POST_BODY });
   const barePost = await call(bare.url, "/v1/leads", key, { method: "POST", body: POST_BODY });
-  if (kontorPost.status !== 201 || barePost.status !== 201 || masked(kontorPost.text) !== masked(barePost.text)) {
-    throw new Error(`POST /v1/leads: the answers differ beyond id and times:\n  ${kontorPost.status} ${kontorPost.text}\n  ${barePost.status} ${barePost.text}`);
+  if (
+    kontorPost.status !== 201 ||
+    barePost.status !== 201 ||
+    masked(kontorPost.text) !== masked(barePost.text)
+  ) {
+    throw new Error(
+      `POST /v1/leads: the answers differ beyond id and times:\n  ${kontorPost.status} ${kontorPost.text}\n  ${barePost.status} ${barePost.text}`,
+    );
   }
   for (const post of [kontorPost, barePost]) {
     const id = (JSON.parse(post.text) as { id: string }).id;
@@ -288,7 +363,9 @@ async function checkBodies(kontor: Server[], bare: Server, fx: Fixture, db: pg.C
       [id],
     );
     if (rows.length !== 1 || rows[0]!.type !== "lead.created" || rows[0]!.data !== post.text) {
-      throw new Error(`POST /v1/leads: the outbox of ${id} is not one lead.created event holding the answer: ${JSON.stringify(rows)}`);
+      throw new Error(
+        `POST /v1/leads: the outbox of ${id} is not one lead.created event holding the answer: ${JSON.stringify(rows)}`,
+      );
     }
   }
 }
@@ -304,7 +381,11 @@ async function probePolicies(on: Server, db: pg.Client, key: string, leadId: str
   const post = () =>
     fetch(`${on.url}/v1/leads`, {
       method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idem },
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        "idempotency-key": idem,
+      },
       body: JSON.stringify({ first_name: "Idempotency probe" }),
     }).then(async (r) => ({ headers: r.headers, body: (await r.json()) as { id?: string } }));
   const first = await post();
@@ -316,7 +397,9 @@ async function probePolicies(on: Server, db: pg.Client, key: string, leadId: str
   const deep = await fetch(`${on.url}/graphql`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ query: "{ projects { data { tasks { project { tasks { project { tasks { id } } } } } } } }" }),
+    body: JSON.stringify({
+      query: "{ projects { data { tasks { project { tasks { project { tasks { id } } } } } } } }",
+    }),
   });
   const deepBody = (await deep.json()) as { errors?: { extensions?: { code?: string } }[] };
   found["GraphQL limits"] =
@@ -326,7 +409,10 @@ async function probePolicies(on: Server, db: pg.Client, key: string, leadId: str
   try {
     await sleep(1_000); // request logs are written in the background
     const { rows } = await db.query<{ n: string }>("select count(*)::text as n from request_logs");
-    found["request logs"] = Number(rows[0]!.n) > 0 ? `active (${fmt(Number(rows[0]!.n))} rows in request_logs after the run)` : "request_logs is empty: stub or inactive";
+    found["request logs"] =
+      Number(rows[0]!.n) > 0
+        ? `active (${fmt(Number(rows[0]!.n))} rows in request_logs after the run)`
+        : "request_logs is empty: stub or inactive";
   } catch (error) {
     found["request logs"] = `no request_logs table (${(error as Error).message}): stub or inactive`;
   }
@@ -341,7 +427,8 @@ function firstLine(message: string): string {
   const json = /\{.*\}/.exec(line)?.[0];
   let text = line;
   try {
-    if (json) text = `${line.slice(0, line.indexOf(json))}${String((JSON.parse(json) as { error?: unknown }).error ?? json)}`;
+    if (json)
+      text = `${line.slice(0, line.indexOf(json))}${String((JSON.parse(json) as { error?: unknown }).error ?? json)}`;
   } catch {
     // not JSON
   }
@@ -356,10 +443,17 @@ function firstLine(message: string): string {
 async function startCluster(env: NodeJS.ProcessEnv, fx: Fixture): Promise<{ server?: Server; note: string }> {
   let server: Server;
   try {
-    server = await start(`Kontor, KONTOR_WORKERS=${WORKERS}`, true, { ...env, KONTOR_WORKERS: String(WORKERS) }, await freePort());
+    server = await start(
+      `Kontor, KONTOR_WORKERS=${WORKERS}`,
+      true,
+      { ...env, KONTOR_WORKERS: String(WORKERS) },
+      await freePort(),
+    );
   } catch (error) {
     console.error(error);
-    return { note: `Kontor did not start with KONTOR_WORKERS=${WORKERS} (${firstLine((error as Error).message)}), so target 3 was not measured.` };
+    return {
+      note: `Kontor did not start with KONTOR_WORKERS=${WORKERS} (${firstLine((error as Error).message)}), so target 3 was not measured.`,
+    };
   }
   const deadline = Date.now() + 30_000;
   let tree = processTree(server.pid);
@@ -370,13 +464,18 @@ async function startCluster(env: NodeJS.ProcessEnv, fx: Fixture): Promise<{ serv
   server.rss.start = treeMemory(server.pid)?.rssMb;
   if (tree.length === 1) {
     await stopServerChild(server.child);
-    return { note: `KONTOR_WORKERS=${WORKERS} started no worker process (one process, pid ${server.pid}): the cluster mode is not in this build, so target 3 was not measured.` };
+    return {
+      note: `KONTOR_WORKERS=${WORKERS} started no worker process (one process, pid ${server.pid}): the cluster mode is not in this build, so target 3 was not measured.`,
+    };
   }
   for (let attempt = 0; attempt < 10; attempt++) {
     const before = cpuTimes(processTree(server.pid));
     await cannon(server.url, requestOf("get", fx), WARMUP);
     server.loadedSeconds += WARMUP;
-    const used = [...cpuTimes(processTree(server.pid))].map(([pid, ms]) => ({ pid, ms: ms - (before.get(pid) ?? 0) }));
+    const used = [...cpuTimes(processTree(server.pid))].map(([pid, ms]) => ({
+      pid,
+      ms: ms - (before.get(pid) ?? 0),
+    }));
     const total = used.reduce((a, u) => a + u.ms, 0);
     const serving = used.filter((u) => u.ms >= total * 0.1);
     if (serving.length >= Math.min(WORKERS, used.length)) {
@@ -395,7 +494,10 @@ async function startCluster(env: NodeJS.ProcessEnv, fx: Fixture): Promise<{ serv
       server.rss.idle = mem?.rssMb;
       server.rss.processes = mem?.processes.length;
       await idleCpu([server]);
-      return { server, note: `${used.length} processes (pid ${server.pid} and ${used.length - 1} below it); ${serving.length} of them served the warm-up.` };
+      return {
+        server,
+        note: `${used.length} processes (pid ${server.pid} and ${used.length - 1} below it); ${serving.length} of them served the warm-up.`,
+      };
     }
     await sleep(1_000);
   }
@@ -426,23 +528,39 @@ const loadKey = (side: Side) => `${side.server}:${side.kind}`;
  * Loads a fresh bare server and a fresh Kontor under V8's CPU profiler, one kind of request at a
  * time, and sets the comparisons side by side by part of the stack, in CPU µs per request.
  */
-async function whereTheTimeGoes(comparisons: Comparison[], env: NodeJS.ProcessEnv, fx: Fixture): Promise<string> {
+async function whereTheTimeGoes(
+  comparisons: Comparison[],
+  env: NodeJS.ProcessEnv,
+  fx: Fixture,
+): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "kontor-bench-profile-"));
   const loads = new Map<string, ProfiledLoad>();
-  const sides = [...new Map(comparisons.flatMap((c) => [c.base, c.subject]).map((side) => [loadKey(side), side])).values()];
+  const sides = [
+    ...new Map(comparisons.flatMap((c) => [c.base, c.subject]).map((side) => [loadKey(side), side])).values(),
+  ];
   const started: Partial<Record<Side["server"], ServerChild>> = {};
   const dirs = { bare: join(dir, "bare"), kontor: join(dir, "kontor") };
   console.log(`
 Where the time goes: ${comparisons.map((c) => c.title).join("; ")} (CPU profiles, ${DURATION} s per load)`);
   try {
     if (sides.some((side) => side.server === "bare")) {
-      started.bare = await startServerChild("bare, profiled", { DATABASE_URL: env.DATABASE_URL }, await freePort(), {
-        script: "bench/bare.ts",
-        readyPath: "/ready",
-        profileDir: dirs.bare,
-      });
+      started.bare = await startServerChild(
+        "bare, profiled",
+        { DATABASE_URL: env.DATABASE_URL },
+        await freePort(),
+        {
+          script: "bench/bare.ts",
+          readyPath: "/ready",
+          profileDir: dirs.bare,
+        },
+      );
     }
-    started.kontor = await startServerChild("Kontor, profiled", { ...env, ...kontorSettings(true) }, await freePort(), { profileDir: dirs.kontor });
+    started.kontor = await startServerChild(
+      "Kontor, profiled",
+      { ...env, ...kontorSettings(true) },
+      await freePort(),
+      { profileDir: dirs.kontor },
+    );
     for (const side of sides) {
       const url = started[side.server]!.url;
       await cannon(url, requestOf(side.kind, fx), WARMUP);
@@ -482,10 +600,14 @@ Where the time goes: ${comparisons.map((c) => c.title).join("; ")} (CPU profiles
     const rows = PARTS.map((part) => ({ part, a: perRequest(base, [part]), b: perRequest(subject, [part]) }))
       .filter((r) => r.a >= 0.5 || r.b >= 0.5)
       .sort((x, y) => y.b - y.a - (x.b - x.a))
-      .map((r) => `| ${r.part} | ${fmt(r.a)} | ${fmt(r.b)} | ${r.b - r.a >= 0 ? "+" : "−"}${fmt(Math.abs(r.b - r.a))} | ${diff > 0 ? pct((r.b - r.a) / diff) : "n/a"} |`);
+      .map(
+        (r) =>
+          `| ${r.part} | ${fmt(r.a)} | ${fmt(r.b)} | ${r.b - r.a >= 0 ? "+" : "−"}${fmt(Math.abs(r.b - r.a))} | ${diff > 0 ? pct((r.b - r.a) / diff) : "n/a"} |`,
+      );
     const totalA = perRequest(base, PARTS);
     const totalB = perRequest(subject, PARTS);
-    const share = (parts: Part[]) => (diff > 0 ? pct((perRequest(subject, parts) - perRequest(base, parts)) / diff) : "n/a");
+    const share = (parts: Part[]) =>
+      diff > 0 ? pct((perRequest(subject, parts) - perRequest(base, parts)) / diff) : "n/a";
     const problems = base.problems + subject.problems;
     return `### ${c.title}
 
@@ -503,9 +625,7 @@ of ${pct(totalA / totalB)}: with the server's thread the bottleneck, the most ${
 ${share(["GraphQL execution (graphql-js, @graphql-tools/executor)", "Pothos (scope-auth, resolvers)"])}, Yoga + Fetch API + Sofa ${share(["Yoga + envelop + armor", "Fetch API layer (@whatwg-node)", "Sofa"])}, ioredis ${share(["ioredis + rate-limiter-flexible"])}), Node and native code ${share(NODE)},
 the garbage collector and V8 ${share(["garbage collector", "V8 (compiler, runtime: no JS frame)"])}, Kontor's own code ${share(["Kontor's code (server/, schema/)"])}.`
         : `${c.subject.label} used no more CPU per request than ${c.base.label} under the profiler: the gap measured above is not the server's main thread.`
-    }${
-      problems ? ` (${problems} non-2xx answers or errors while profiling.)` : ""
-    }`;
+    }${problems ? ` (${problems} non-2xx answers or errors while profiling.)` : ""}`;
   });
   return sections.join("\n\n");
 }
@@ -514,7 +634,9 @@ the garbage collector and V8 ${share(["garbage collector", "V8 (compiler, runtim
 
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN);
 const fmt = (n: number | undefined, digits = 0) =>
-  n === undefined || !Number.isFinite(n) ? "n/a" : n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  n === undefined || !Number.isFinite(n)
+    ? "n/a"
+    : n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const pct = (ratio: number) => `${fmt(ratio * 100)} %`;
 const times = (ratio: number) => `${fmt(ratio, 2)}×`;
 const rpsOf = (v: Variant) => mean(v.samples.map((s) => s.rps));
@@ -523,12 +645,15 @@ function ratio(a: Variant, b: Variant) {
   const rounds = a.samples.map((s, i) => s.rps / b.samples[i]!.rps);
   return { value: rpsOf(a) / rpsOf(b), rounds };
 }
-const cores = (v: Variant, part: (c: CpuUse) => number) => mean(v.samples.filter((s) => s.cpu).map((s) => part(s.cpu!) / s.cpu!.wallMs));
+const cores = (v: Variant, part: (c: CpuUse) => number) =>
+  mean(v.samples.filter((s) => s.cpu).map((s) => part(s.cpu!) / s.cpu!.wallMs));
 
 function gitState(): string {
   try {
     const commit = execSync("git rev-parse --short HEAD", { cwd: ROOT }).toString().trim();
-    const dirty = execSync("git status --porcelain", { cwd: ROOT }).toString().trim() ? " with uncommitted changes" : "";
+    const dirty = execSync("git status --porcelain", { cwd: ROOT }).toString().trim()
+      ? " with uncommitted changes"
+      : "";
     return `${commit}${dirty}`;
   } catch {
     return "unknown";
@@ -545,11 +670,18 @@ async function main() {
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
   try {
     await db.connect();
-    const bare = await start("bare node:http + pg", false, { DATABASE_URL: env.DATABASE_URL }, await freePort());
+    const bare = await start(
+      "bare node:http + pg",
+      false,
+      { DATABASE_URL: env.DATABASE_URL },
+      await freePort(),
+    );
     servers.push(bare);
     const on = await start("Kontor", true, { ...env, ...kontorSettings(true) }, await freePort());
     servers.push(on);
-    const off = CASES.includes("get") ? await start("Kontor, policies off", true, { ...env, ...kontorSettings(false) }, await freePort()) : undefined;
+    const off = CASES.includes("get")
+      ? await start("Kontor, policies off", true, { ...env, ...kontorSettings(false) }, await freePort())
+      : undefined;
     if (off) servers.push(off);
 
     const fixture = await createFixture(on.url, keys);
@@ -560,7 +692,12 @@ async function main() {
     // Warm every server up on every kind it serves, then its idle memory.
     for (const server of servers) {
       const kinds: Kind[] = server.kontor ? ["get", "list", "graphql", "post"] : ["get", "list", "post"];
-      await autocannon({ url: server.url, connections: CONNECTIONS, duration: WARMUP, requests: kinds.map((k) => requestOf(k, fx)) });
+      await autocannon({
+        url: server.url,
+        connections: CONNECTIONS,
+        duration: WARMUP,
+        requests: kinds.map((k) => requestOf(k, fx)),
+      });
       server.loadedSeconds += WARMUP;
     }
     await sleep(1_000);
@@ -571,14 +708,25 @@ async function main() {
     console.log(
       `Kontor bench: ${DURATION} s per measurement after ${WARMUP} s warm-up, ${CONNECTIONS} connections, ${ROUNDS} round(s), ${KEYS} keys, ${cpus().length} CPUs; cases ${CASES.join(", ")}`,
     );
-    const variant = (id: string, label: string, server: Server, kind: Kind): Variant => ({ id, label, server, kind, samples: [] });
+    const variant = (id: string, label: string, server: Server, kind: Kind): Variant => ({
+      id,
+      label,
+      server,
+      kind,
+      samples: [],
+    });
     const v: Record<string, Variant> = {};
     if (CASES.includes("get")) {
       v.bareGet = variant("bareGet", "bare GET /v1/leads/{id}", bare, "get");
       v.rest = variant("rest", "Kontor REST GET /v1/leads/{id}", on, "get");
       v.graphql = variant("graphql", "Kontor GraphQL lead(id), same fields", on, "graphql");
       v.restOff = variant("restOff", "Kontor REST GET, policies off", off!, "get");
-      await runCase("GET /v1/leads/{id}: bare, Kontor REST, Kontor GraphQL, Kontor REST with policies off", [v.bareGet, v.rest, v.graphql, v.restOff], fx, db);
+      await runCase(
+        "GET /v1/leads/{id}: bare, Kontor REST, Kontor GraphQL, Kontor REST with policies off",
+        [v.bareGet, v.rest, v.graphql, v.restOff],
+        fx,
+        db,
+      );
     }
     if (CASES.includes("list")) {
       v.bareList = variant("bareList", "bare GET /v1/leads", bare, "list");
@@ -593,10 +741,20 @@ async function main() {
       cluster = started.server;
       if (cluster) {
         servers.push(cluster);
-        same(`GET /v1/leads/{id}, cluster vs bare`, await call(cluster.url, `/v1/leads/${fx.leadId}`, keys[1]!), await call(bare.url, `/v1/leads/${fx.leadId}`, keys[1]!), 200);
+        same(
+          `GET /v1/leads/{id}, cluster vs bare`,
+          await call(cluster.url, `/v1/leads/${fx.leadId}`, keys[1]!),
+          await call(bare.url, `/v1/leads/${fx.leadId}`, keys[1]!),
+          200,
+        );
         v.single = variant("single", "Kontor REST GET, one process", on, "get");
         v.cluster = variant("cluster", `Kontor REST GET, ${WORKERS} workers`, cluster, "get");
-        await runCase(`GET /v1/leads/{id}: Kontor one process vs KONTOR_WORKERS=${WORKERS}`, [v.single, v.cluster], fx, db);
+        await runCase(
+          `GET /v1/leads/{id}: Kontor one process vs KONTOR_WORKERS=${WORKERS}`,
+          [v.single, v.cluster],
+          fx,
+          db,
+        );
         // Its memory now, then out of the way of the next case.
         await sleep(1_000);
         afterLoad(cluster);
@@ -619,34 +777,79 @@ async function main() {
     // ---- the report ----
     const variants = Object.values(v);
     const problems = variants.reduce((a, x) => a + x.samples.reduce((b, s) => b + s.non2xx + s.errors, 0), 0);
-    const peakKontorRps = Math.max(0, ...variants.filter((x) => x.server.kontor && x.server.pid === on.pid).flatMap((x) => x.samples.map((s) => s.rps)));
+    const peakKontorRps = Math.max(
+      0,
+      ...variants
+        .filter((x) => x.server.kontor && x.server.pid === on.pid)
+        .flatMap((x) => x.samples.map((s) => s.rps)),
+    );
     const keyLimit = PLAN_LIMITS.max.requests_per_minute;
     const perKeyPerMinute = (peakKontorRps * 60) / KEYS;
 
     const targetRows: string[] = [];
-    const target = (name: string, r: { value: number; rounds: number[] } | null, goal: number, text: (x: number) => string, verdict?: string) => {
+    const target = (
+      name: string,
+      r: { value: number; rounds: number[] } | null,
+      goal: number,
+      text: (x: number) => string,
+      verdict?: string,
+    ) => {
       if (!r) return;
       targetRows.push(
         `| ${name} | **${text(r.value)}** | ≥ ${text(goal)} | ${verdict ?? (r.value >= goal ? "met" : "NOT met")} | ${r.rounds.map(text).join(", ")} |`,
       );
     };
-    if (v.rest) target("1. `GET /v1/leads/{id}`: Kontor REST (policies on) ÷ bare", ratio(v.rest, v.bareGet!), TARGETS.get, pct);
-    if (v.list) target("1. `GET /v1/leads` (20 per page): Kontor ÷ bare", ratio(v.list, v.bareList!), TARGETS.list, pct);
-    if (v.post) target("1. `POST /v1/leads` (+ outbox event): Kontor ÷ bare", ratio(v.post, v.barePost!), TARGETS.post, pct);
-    if (v.graphql) target("2. GraphQL `lead(id)` (same 21 fields) ÷ REST", ratio(v.graphql, v.rest!), TARGETS.graphql, pct);
+    if (v.rest)
+      target(
+        "1. `GET /v1/leads/{id}`: Kontor REST (policies on) ÷ bare",
+        ratio(v.rest, v.bareGet!),
+        TARGETS.get,
+        pct,
+      );
+    if (v.list)
+      target(
+        "1. `GET /v1/leads` (20 per page): Kontor ÷ bare",
+        ratio(v.list, v.bareList!),
+        TARGETS.list,
+        pct,
+      );
+    if (v.post)
+      target(
+        "1. `POST /v1/leads` (+ outbox event): Kontor ÷ bare",
+        ratio(v.post, v.barePost!),
+        TARGETS.post,
+        pct,
+      );
+    if (v.graphql)
+      target(
+        "2. GraphQL `lead(id)` (same 21 fields) ÷ REST",
+        ratio(v.graphql, v.rest!),
+        TARGETS.graphql,
+        pct,
+      );
     let clusterVerdict = "";
     if (v.cluster) {
       const r = ratio(v.cluster, v.single!);
-      const busy = mean(v.cluster.samples.filter((s) => s.cpu).map((s) => s.cpu!.machineBusy / s.cpu!.machineTotal));
+      const busy = mean(
+        v.cluster.samples.filter((s) => s.cpu).map((s) => s.cpu!.machineBusy / s.cpu!.machineTotal),
+      );
       const saturated = !(busy < 0.85);
       clusterVerdict = saturated
         ? `not judged: the machine was saturated (${pct(busy)} of ${cpus().length} CPUs busy)`
         : r.value >= TARGETS.cluster
           ? "met"
           : "NOT met";
-      target(`3. ${WORKERS} workers on one port ÷ one process (\`GET /v1/leads/{id}\`)`, r, TARGETS.cluster, times, clusterVerdict);
+      target(
+        `3. ${WORKERS} workers on one port ÷ one process (\`GET /v1/leads/{id}\`)`,
+        r,
+        TARGETS.cluster,
+        times,
+        clusterVerdict,
+      );
     } else {
-      targetRows.push(`| 3. ${WORKERS} workers on one port ÷ one process | n/a | ≥ ${times(TARGETS.cluster)} | not measured (see Cluster below) | |`);
+      targetRows.push(
+        `| 3. ${WORKERS} workers on one port ÷ one process | n/a | ≥ ${times(TARGETS.cluster)} | not measured (see Cluster below) | |`,
+      );
     }
     const rssCell = (s: Server) => `${fmt(s.rss.idle)} → ${fmt(s.rss.after)} MB`;
     targetRows.push(
@@ -658,21 +861,45 @@ async function main() {
         `| (earlier) what the policies cost: 1 − REST on ÷ off | **${pct(1 - r.value)}** | ≤ ${pct(TARGETS.policies)} | ${1 - r.value <= TARGETS.policies ? "met" : "NOT met"} | ${r.rounds.map((x) => pct(1 - x)).join(", ")} |`,
       );
     }
-    const targetTable = ["| target | measured | goal | verdict | per round |", "|---|---:|---:|---|---|", ...targetRows].join("\n");
+    const targetTable = [
+      "| target | measured | goal | verdict | per round |",
+      "|---|---:|---:|---|---|",
+      ...targetRows,
+    ].join("\n");
 
     const comparisons: Comparison[] = [];
-    const compare = (a: Variant | undefined, b: Variant | undefined, goal: number, c: Omit<Comparison, "why">) => {
+    const compare = (
+      a: Variant | undefined,
+      b: Variant | undefined,
+      goal: number,
+      c: Omit<Comparison, "why">,
+    ) => {
       if (!a || !b) return;
       const r = ratio(a, b).value;
       if (PROFILE === "always" || (PROFILE === "auto" && r < goal)) {
-        comparisons.push({ ...c, why: `Measured above: ${pct(r)} (goal ≥ ${pct(goal)}, ${r >= goal ? "met" : "not met"}).` });
+        comparisons.push({
+          ...c,
+          why: `Measured above: ${pct(r)} (goal ≥ ${pct(goal)}, ${r >= goal ? "met" : "not met"}).`,
+        });
       }
     };
     const bareSide = (kind: Kind): Side => ({ label: "bare", server: "bare", kind });
     const kontorSide = (kind: Kind, label = "Kontor"): Side => ({ label, server: "kontor", kind });
-    compare(v.rest, v.bareGet, TARGETS.get, { title: "`GET /v1/leads/{id}`: Kontor REST against bare", base: bareSide("get"), subject: kontorSide("get") });
-    compare(v.list, v.bareList, TARGETS.list, { title: "`GET /v1/leads`: Kontor against bare", base: bareSide("list"), subject: kontorSide("list") });
-    compare(v.post, v.barePost, TARGETS.post, { title: "`POST /v1/leads`: Kontor against bare", base: bareSide("post"), subject: kontorSide("post") });
+    compare(v.rest, v.bareGet, TARGETS.get, {
+      title: "`GET /v1/leads/{id}`: Kontor REST against bare",
+      base: bareSide("get"),
+      subject: kontorSide("get"),
+    });
+    compare(v.list, v.bareList, TARGETS.list, {
+      title: "`GET /v1/leads`: Kontor against bare",
+      base: bareSide("list"),
+      subject: kontorSide("list"),
+    });
+    compare(v.post, v.barePost, TARGETS.post, {
+      title: "`POST /v1/leads`: Kontor against bare",
+      base: bareSide("post"),
+      subject: kontorSide("post"),
+    });
     compare(v.graphql, v.rest, TARGETS.graphql, {
       title: "GraphQL `lead(id)` against REST `GET /v1/leads/{id}`",
       base: kontorSide("get", "REST"),
@@ -682,8 +909,8 @@ async function main() {
       ? `## Where the time goes
 
 ${
-          PROFILE === "always" ? "Every case" : "Every ratio of targets 1 and 2 not met"
-        }, profiled: a fresh bare server and a fresh Kontor (policies on) under V8's CPU profiler, loaded
+  PROFILE === "always" ? "Every case" : "Every ratio of targets 1 and 2 not met"
+}, profiled: a fresh bare server and a fresh Kontor (policies on) under V8's CPU profiler, loaded
 again as above (${WARMUP} s warm-up, ${DURATION} s measured), the profile of each load's window summed by part of the stack
 (bench/profile.ts). Main-thread CPU only: PostgreSQL, Redis and Node's helper threads are in "CPU by part"
 below. The profiler slows the servers, Kontor's deep stacks more than the bare handler's (the req/s
@@ -697,8 +924,13 @@ ${await whereTheTimeGoes(comparisons, env, fx)}
       "| case | server | req/s | p50 ms | p99 ms | server CPU per request | server cores used | non-2xx, errors |",
       "|---|---|---:|---:|---:|---:|---:|---:|",
       ...variants.map((x) => {
-        const perRequest = mean(x.samples.filter((s) => s.cpu).map((s) => (s.cpu!.server * 1000) / Math.max(1, s.requests)));
-        return `| ${KIND_LABEL[x.kind]} | ${x.label} | ${fmt(rpsOf(x))} | ${fmt(mean(x.samples.map((s) => s.p50)), 1)} | ${fmt(mean(x.samples.map((s) => s.p99)), 1)} | ${fmt(perRequest)} µs | ${fmt(cores(x, (c) => c.server), 2)} | ${x.samples.reduce((a, s) => a + s.non2xx + s.errors, 0)} |`;
+        const perRequest = mean(
+          x.samples.filter((s) => s.cpu).map((s) => (s.cpu!.server * 1000) / Math.max(1, s.requests)),
+        );
+        return `| ${KIND_LABEL[x.kind]} | ${x.label} | ${fmt(rpsOf(x))} | ${fmt(mean(x.samples.map((s) => s.p50)), 1)} | ${fmt(mean(x.samples.map((s) => s.p99)), 1)} | ${fmt(perRequest)} µs | ${fmt(
+          cores(x, (c) => c.server),
+          2,
+        )} | ${x.samples.reduce((a, s) => a + s.non2xx + s.errors, 0)} |`;
       }),
     ].join("\n");
 
@@ -725,15 +957,27 @@ ${await whereTheTimeGoes(comparisons, env, fx)}
     let clusterText = `Cluster (target 3): ${clusterNote}`;
     if (v.cluster && v.single) {
       const perProcess = new Map<number, number[]>();
-      for (const s of v.cluster.samples) for (const [pid, ms] of s.cpu?.perProcess ?? []) perProcess.set(pid, [...(perProcess.get(pid) ?? []), ms / s.cpu!.wallMs]);
+      for (const s of v.cluster.samples)
+        for (const [pid, ms] of s.cpu?.perProcess ?? [])
+          perProcess.set(pid, [...(perProcess.get(pid) ?? []), ms / s.cpu!.wallMs]);
       const split = [...perProcess]
-        .map(([pid, c]) => `pid ${pid}${pid === v.cluster!.server.pid ? " (started)" : ""}: ${fmt(mean(c), 2)}`)
+        .map(
+          ([pid, c]) => `pid ${pid}${pid === v.cluster!.server.pid ? " (started)" : ""}: ${fmt(mean(c), 2)}`,
+        )
         .join(", ");
-      const perReq = (x: Variant) => mean(x.samples.filter((s) => s.cpu).map((s) => (s.cpu!.server * 1000) / Math.max(1, s.requests)));
-      const busy = (x: Variant) => mean(x.samples.filter((s) => s.cpu).map((s) => s.cpu!.machineBusy / s.cpu!.machineTotal));
+      const perReq = (x: Variant) =>
+        mean(x.samples.filter((s) => s.cpu).map((s) => (s.cpu!.server * 1000) / Math.max(1, s.requests)));
+      const busy = (x: Variant) =>
+        mean(x.samples.filter((s) => s.cpu).map((s) => s.cpu!.machineBusy / s.cpu!.machineTotal));
       clusterText = `Cluster (target 3): ${clusterNote} Cores used by each of its processes during the measurement: ${split}.
-One process used ${fmt(cores(v.single, (c) => c.server), 2)} cores for ${fmt(rpsOf(v.single))} req/s (${fmt(perReq(v.single))} µs of CPU per request); ${WORKERS} workers used
-${fmt(cores(v.cluster, (c) => c.server), 2)} cores for ${fmt(rpsOf(v.cluster))} req/s (${fmt(perReq(v.cluster))} µs per request). The machine was ${pct(busy(v.single))} and
+One process used ${fmt(
+        cores(v.single, (c) => c.server),
+        2,
+      )} cores for ${fmt(rpsOf(v.single))} req/s (${fmt(perReq(v.single))} µs of CPU per request); ${WORKERS} workers used
+${fmt(
+  cores(v.cluster, (c) => c.server),
+  2,
+)} cores for ${fmt(rpsOf(v.cluster))} req/s (${fmt(perReq(v.cluster))} µs per request). The machine was ${pct(busy(v.single))} and
 ${pct(busy(v.cluster))} busy (of ${cpus().length} CPUs). With no request coming in, one process used ${fmt(v.single.server.idleCores, 3)} cores and the
 cluster ${fmt(v.cluster.server.idleCores, 3)} (timers and pollers of each process). ${
         clusterVerdict.startsWith("not judged")
@@ -746,9 +990,11 @@ cluster ${fmt(v.cluster.server.idleCores, 3)} (timers and pollers of each proces
       (s) =>
         `| ${s.name}${(s.rss.processes ?? 1) > 1 ? ` (${s.rss.processes} processes, summed)` : ""} | ${fmt(s.rss.start)} | ${fmt(s.rss.idle)} | ${fmt(s.rss.after)} | ${fmt(s.loadedSeconds)} s | ${fmt(s.rss.peak)} | ${fmt(s.idleCores, 3)} |`,
     );
-    const memTable = ["| server | RSS after start, MB | idle after warm-up | after the run's load | load served | peak (VmHWM) | CPU when idle, cores |", "|---|---:|---:|---:|---:|---:|---:|", ...memRows].join(
-      "\n",
-    );
+    const memTable = [
+      "| server | RSS after start, MB | idle after warm-up | after the run's load | load served | peak (VmHWM) | CPU when idle, cores |",
+      "|---|---:|---:|---:|---:|---:|---:|",
+      ...memRows,
+    ].join("\n");
 
     const minutes = (Date.now() - runStarted) / 60_000;
     const report = `# Benchmark: Kontor against bare handlers (issue 15)
@@ -762,7 +1008,9 @@ autocannon in the bench process (${CONNECTIONS} connections): the bare handlers 
 (\`server/main.ts\`, KONTOR_ENV=production, policies on), Kontor with KONTOR_POLICIES=off${cluster ? `, and Kontor with KONTOR_WORKERS=${WORKERS}` : ""}.
 Each measurement: ${WARMUP} s warm-up, then ${DURATION} s; ${ROUNDS} round(s) per case${ROUNDS >= 2 ? ", forward then backward (ABCD DCBA)" : ""}; values are
 means over the rounds. 1-minute load average: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after measuring${
-      Math.max(loadBefore, loadAfter) > cpus().length ? " (other work was running: treat the numbers with care)" : ""
+      Math.max(loadBefore, loadAfter) > cpus().length
+        ? " (other work was running: treat the numbers with care)"
+        : ""
     }.
 
 Checked before measuring: bare and Kontor answer \`GET /v1/leads/{id}\` and \`GET /v1/leads\` (two pages) with the same
@@ -801,7 +1049,9 @@ ${Object.entries(policies)
   .join("\n")}
 `;
     writeFileSync(join(ROOT, "bench", "results.md"), report);
-    console.log(`\n${targetTable}\n\n${whereText ? `${whereText}\n` : ""}${serverTable}\n\n${cpuTable}\n\n${clusterText}\n\n${memTable}\n`);
+    console.log(
+      `\n${targetTable}\n\n${whereText ? `${whereText}\n` : ""}${serverTable}\n\n${cpuTable}\n\n${clusterText}\n\n${memTable}\n`,
+    );
     for (const [policy, state] of Object.entries(policies)) console.log(`- ${policy}: ${state}`);
     console.log(`\nNon-2xx or errors: ${problems}. ${fmt(minutes, 1)} min. Written to bench/results.md`);
   } finally {

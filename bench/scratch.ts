@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { SCOPES } from "../schema/lib/scopes.ts";
+import { createWorkspace } from "../server/accounts/workspaces.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
 import { redisNamespace } from "../server/runtime/redis.ts";
-import { createWorkspace } from "../server/accounts/workspaces.ts";
 import { admin, databaseUrl, REDIS_URL } from "./support.ts";
 
 export interface Scratch {
@@ -35,7 +35,9 @@ export async function createScratch(keyCount: number): Promise<Scratch> {
     rmSync(dataDir, { recursive: true, force: true });
     await admin((c) => c.query(`drop database if exists ${name} with (force)`));
     if (namespace === undefined) return;
-    await dropRedisKeys(namespace).catch((error: unknown) => console.error(`could not remove the bench's Redis keys: ${(error as Error).message}`));
+    await dropRedisKeys(namespace).catch((error: unknown) =>
+      console.error(`could not remove the bench's Redis keys: ${(error as Error).message}`),
+    );
   };
   try {
     const database = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
@@ -48,7 +50,10 @@ export async function createScratch(keyCount: number): Promise<Scratch> {
         ownerPassword: "correct horse battery staple",
       });
       const keys: string[] = [];
-      for (let i = 0; i < keyCount; i++) keys.push((await createApiKey(database.prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] })).key);
+      for (let i = 0; i < keyCount; i++)
+        keys.push(
+          (await createApiKey(database.prisma, { workspaceId: ws.workspace_id, scopes: [...SCOPES] })).key,
+        );
       return { env, workspaceId: ws.workspace_id, keys, drop };
     } finally {
       await database.close();

@@ -25,7 +25,15 @@ import autocannon from "autocannon";
 import { createFixture, requestOf } from "./load.ts";
 import { cpuDelta, cpuTimes, processTree, treeMemory } from "./proc.ts";
 import { createScratch } from "./scratch.ts";
-import { freePort, num, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
+import {
+  freePort,
+  num,
+  ROOT,
+  type ServerChild,
+  sleep,
+  startServerChild,
+  stopServerChild,
+} from "./support.ts";
 
 const MINUTES = num("BENCH_SOAK_MINUTES", 10);
 const SAMPLE_SECONDS = num("BENCH_SOAK_SAMPLE_SECONDS", 30);
@@ -43,7 +51,9 @@ interface Point {
 }
 
 const fmt = (n: number | undefined, digits = 0) =>
-  n === undefined || !Number.isFinite(n) ? "n/a" : n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  n === undefined || !Number.isFinite(n)
+    ? "n/a"
+    : n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN);
 
 /** Least-squares slope of y over x. */
@@ -79,7 +89,12 @@ async function main() {
     await sleep(500);
     const afterStart = treeMemory(pid)?.rssMb;
     const kinds = ["get", "list", "graphql", "post"] as const;
-    await autocannon({ url: child.url, connections: CONNECTIONS, duration: WARMUP, requests: kinds.map((k) => requestOf(k, fx)) });
+    await autocannon({
+      url: child.url,
+      connections: CONNECTIONS,
+      duration: WARMUP,
+      requests: kinds.map((k) => requestOf(k, fx)),
+    });
     await sleep(1_000);
     const idle = treeMemory(pid)?.rssMb;
     const loadBefore = loadavg()[0]!;
@@ -95,7 +110,12 @@ async function main() {
     let instance!: autocannon.Instance;
     const done = new Promise<autocannon.Result>((resolve, reject) => {
       instance = autocannon(
-        { url: child!.url, connections: CONNECTIONS, duration: MINUTES * 60, requests: kinds.map((k) => requestOf(k, fx)) },
+        {
+          url: child!.url,
+          connections: CONNECTIONS,
+          duration: MINUTES * 60,
+          requests: kinds.map((k) => requestOf(k, fx)),
+        },
         (error, result) => (error ? reject(error) : resolve(result)),
       );
     });
@@ -115,7 +135,9 @@ async function main() {
       };
       points.push(point);
       last = { at: now, responses, non2xx, cpu };
-      console.log(`  ${fmt(point.seconds).padStart(5)} s  RSS ${fmt(point.rssMb)} MB  ${fmt(point.rps)} req/s  server ${fmt(point.cores, 2)} cores${point.non2xx ? `  ${point.non2xx} non-2xx` : ""}`);
+      console.log(
+        `  ${fmt(point.seconds).padStart(5)} s  RSS ${fmt(point.rssMb)} MB  ${fmt(point.rps)} req/s  server ${fmt(point.cores, 2)} cores${point.non2xx ? `  ${point.non2xx} non-2xx` : ""}`,
+      );
     }, SAMPLE_SECONDS * 1000);
     const result = await done;
     clearInterval(timer);
@@ -129,9 +151,13 @@ async function main() {
     const firstMb = mean(first.map((p) => p.rssMb));
     const lastMb = mean(lastMinute.map((p) => p.rssMb));
     const growth = ((lastMb - firstMb) / firstMb) * 100;
-    const secondHalf = points.filter((p) => p.seconds >= total / 2).map((p) => ({ x: p.seconds / 60, y: p.rssMb }));
+    const secondHalf = points
+      .filter((p) => p.seconds >= total / 2)
+      .map((p) => ({ x: p.seconds / 60, y: p.rssMb }));
     const trend = slope(secondHalf);
-    const atFive = points.length ? points.reduce((best, p) => (Math.abs(p.seconds - 300) < Math.abs(best.seconds - 300) ? p : best)) : undefined;
+    const atFive = points.length
+      ? points.reduce((best, p) => (Math.abs(p.seconds - 300) < Math.abs(best.seconds - 300) ? p : best))
+      : undefined;
     const verdict =
       first.length && lastMinute.length && MINUTES >= 2
         ? growth <= TOLERANCE
@@ -145,7 +171,9 @@ async function main() {
       `| RSS after start | ${fmt(afterStart)} MB |`,
       `| RSS idle after a ${WARMUP} s warm-up | ${fmt(idle)} MB |`,
       `| RSS, mean of the first minute of load | ${fmt(firstMb)} MB |`,
-      atFive && MINUTES >= 5 ? `| RSS after ${fmt(atFive.seconds / 60, 1)} min of load | ${fmt(atFive.rssMb)} MB |` : undefined,
+      atFive && MINUTES >= 5
+        ? `| RSS after ${fmt(atFive.seconds / 60, 1)} min of load | ${fmt(atFive.rssMb)} MB |`
+        : undefined,
       `| RSS, mean of the last minute of load | ${fmt(lastMb)} MB |`,
       `| growth, last minute against first | **${fmt(growth, 1)} %**: ${verdict} |`,
       `| RSS slope over the second half | ${fmt(trend, 2)} MB/min |`,
@@ -158,7 +186,10 @@ async function main() {
     const samples = [
       "| after | RSS MB | req/s | server cores | non-2xx |",
       "|---:|---:|---:|---:|---:|",
-      ...points.map((p) => `| ${fmt(p.seconds / 60, 1)} min | ${fmt(p.rssMb)} | ${fmt(p.rps)} | ${fmt(p.cores, 2)} | ${p.non2xx} |`),
+      ...points.map(
+        (p) =>
+          `| ${fmt(p.seconds / 60, 1)} min | ${fmt(p.rssMb)} | ${fmt(p.rps)} | ${fmt(p.cores, 2)} | ${p.non2xx} |`,
+      ),
     ].join("\n");
     const report = `# Soak: Kontor's memory under ${MINUTES} minutes of load
 

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { createServer as createNetServer, type AddressInfo } from "node:net";
+import { type ChildProcess, spawn } from "node:child_process";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { processTree } from "./proc.ts";
@@ -56,8 +56,14 @@ export interface ChildOptions {
  * `server/main.ts` in a child process (as `npm start` runs it), so load generators here stay off
  * its event loop; resolves once it serves. BENCH_PROFILE_DIR: a V8 CPU profile of it goes there.
  */
-export async function startServerChild(label: string, env: NodeJS.ProcessEnv, port: number, options: ChildOptions = {}): Promise<ServerChild> {
-  const profileDir = options.profileDir ?? (options.profile !== false ? process.env.BENCH_PROFILE_DIR : undefined);
+export async function startServerChild(
+  label: string,
+  env: NodeJS.ProcessEnv,
+  port: number,
+  options: ChildOptions = {},
+): Promise<ServerChild> {
+  const profileDir =
+    options.profileDir ?? (options.profile !== false ? process.env.BENCH_PROFILE_DIR : undefined);
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const script = options.script ?? process.env.BENCH_SERVER_SCRIPT ?? "server/main.ts";
   const child = spawn(process.execPath, [...profile, "--import", "tsx", script], {
@@ -72,7 +78,8 @@ export async function startServerChild(label: string, env: NodeJS.ProcessEnv, po
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server (${label}) exited: ${stderr.join("")}`);
     try {
-      if ((await fetch(`${url}${options.readyPath ?? "/v1/openapi.json"}`)).ok) return { url, process: child, stderr };
+      if ((await fetch(`${url}${options.readyPath ?? "/v1/openapi.json"}`)).ok)
+        return { url, process: child, stderr };
     } catch {
       // not listening yet
     }
@@ -102,7 +109,13 @@ export function freePort(): Promise<number> {
  */
 export async function stopServerChild(child: ServerChild | undefined): Promise<void> {
   // Once it has exited (stopped before), its pid may belong to another process: leave it alone.
-  if (!child || child.process.pid === undefined || child.process.exitCode !== null || child.process.signalCode !== null) return;
+  if (
+    !child ||
+    child.process.pid === undefined ||
+    child.process.exitCode !== null ||
+    child.process.signalCode !== null
+  )
+    return;
   const below = processTree(child.process.pid).filter((pid) => pid !== child.process.pid);
   const exited = new Promise((resolve) => child.process.once("exit", resolve));
   child.process.kill("SIGTERM");

@@ -24,10 +24,21 @@ import { join } from "node:path";
 import pg from "pg";
 import { ulid } from "ulid";
 import { SCOPES } from "../schema/lib/scopes.ts";
+import { createWorkspace } from "../server/accounts/workspaces.ts";
 import { createApiKey } from "../server/auth/api-keys.ts";
 import { openDatabase } from "../server/db/open.ts";
-import { createWorkspace } from "../server/accounts/workspaces.ts";
-import { admin, databaseUrl, freePort, num, REDIS_URL, ROOT, sleep, startServerChild, stopServerChild, type ServerChild } from "./support.ts";
+import {
+  admin,
+  databaseUrl,
+  freePort,
+  num,
+  REDIS_URL,
+  ROOT,
+  type ServerChild,
+  sleep,
+  startServerChild,
+  stopServerChild,
+} from "./support.ts";
 
 const DURATION = num("BENCH_DURATION", 10);
 const RATE = num("BENCH_WEBHOOK_RATE", 50);
@@ -35,8 +46,8 @@ const BACKLOG = num("BENCH_WEBHOOK_BACKLOG", 10_000);
 const TARGET_RATE = 500;
 const TARGET_P50_MS = 200;
 
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
 
 /** Arrival time of every delivery, by event id. */
 async function startReceiver() {
@@ -59,7 +70,11 @@ async function startReceiver() {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     arrivals,
     duplicates: () => duplicates,
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -67,7 +82,12 @@ async function main() {
   const name = `kontor_bench_${randomBytes(6).toString("hex")}`;
   const dataDir = mkdtempSync(join(tmpdir(), "kontor-bench-"));
   await admin((c) => c.query(`create database ${name}`));
-  const env = { DATABASE_URL: databaseUrl(name), REDIS_URL, DATA_DIR: dataDir, KONTOR_SECRET_KEY: randomBytes(32).toString("base64url") };
+  const env = {
+    DATABASE_URL: databaseUrl(name),
+    REDIS_URL,
+    DATA_DIR: dataDir,
+    KONTOR_SECRET_KEY: randomBytes(32).toString("base64url"),
+  };
   const receiver = await startReceiver();
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
   let server: ServerChild | undefined;
@@ -76,7 +96,12 @@ async function main() {
     let key: string;
     let workspaceId: string;
     try {
-      const ws = await createWorkspace(database.prisma, { name: "Bench", plan: "max", ownerEmail: `bench-${randomBytes(4).toString("hex")}@example.com`, ownerPassword: "correct horse battery staple" });
+      const ws = await createWorkspace(database.prisma, {
+        name: "Bench",
+        plan: "max",
+        ownerEmail: `bench-${randomBytes(4).toString("hex")}@example.com`,
+        ownerPassword: "correct horse battery staple",
+      });
       workspaceId = ws.workspace_id;
       key = (await createApiKey(database.prisma, { workspaceId, scopes: [...SCOPES] })).key;
     } finally {
@@ -86,11 +111,17 @@ async function main() {
     server = await startServerChild("webhooks", { ...env, KONTOR_ENV: "development" }, await freePort());
     const url = server.url;
     const post = (path: string, body: unknown) =>
-      fetch(`${url}/v1${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      fetch(`${url}/v1${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     const endpoint = await post("/webhook-endpoints", { url: receiver.url, events: ["lead.created"] });
     if (endpoint.status !== 201) throw new Error(`could not create the endpoint: ${await endpoint.text()}`);
 
-    console.log(`Kontor webhook bench: ${RATE} events/s through POST /v1/leads for ${DURATION} s, then a backlog of ${BACKLOG} events; ${cpus().length} CPUs`);
+    console.log(
+      `Kontor webhook bench: ${RATE} events/s through POST /v1/leads for ${DURATION} s, then a backlog of ${BACKLOG} events; ${cpus().length} CPUs`,
+    );
     const loadBefore = loadavg()[0]!;
 
     // 1. Steady load through the API.
@@ -101,12 +132,19 @@ async function main() {
       const due = started + (i * 1000) / RATE;
       if (due > Date.now()) await sleep(due - Date.now());
       const t0 = Date.now();
-      sent.push(post("/leads", { first_name: `Bench ${i}` }).then((res) => (writeMs.push(Date.now() - t0), res)));
+      sent.push(
+        post("/leads", { first_name: `Bench ${i}` }).then((res) => {
+          writeMs.push(Date.now() - t0);
+          return res;
+        }),
+      );
     }
     const responses = await Promise.all(sent);
     writeMs.sort((a, b) => a - b);
     const failedWrites = responses.filter((r) => r.status !== 201).length;
-    const steadyIds = (await db.query<{ id: string }>(`select id from events where type = 'lead.created'`)).rows.map((r) => r.id);
+    const steadyIds = (
+      await db.query<{ id: string }>(`select id from events where type = 'lead.created'`)
+    ).rows.map((r) => r.id);
     const steadyDeadline = Date.now() + 60_000;
     while (steadyIds.some((id) => !receiver.arrivals.has(id)) && Date.now() < steadyDeadline) await sleep(50);
     const latencies = steadyIds
@@ -136,12 +174,18 @@ async function main() {
     // Arrival is what the receiver sees; the record of each attempt follows it: wait for every one.
     const recordDeadline = Date.now() + 60_000;
     while (Date.now() < recordDeadline) {
-      const open = await db.query<{ n: string }>(`select count(*) as n from webhook_deliveries where status in ('pending', 'retrying')`);
+      const open = await db.query<{ n: string }>(
+        `select count(*) as n from webhook_deliveries where status in ('pending', 'retrying')`,
+      );
       if (Number(open.rows[0]!.n) === 0) break;
       await sleep(100);
     }
     const recordedSeconds = (Date.now() - committed) / 1000;
-    const statuses = (await db.query<{ status: string; n: string }>(`select status, count(*) as n from webhook_deliveries group by status order by status`)).rows;
+    const statuses = (
+      await db.query<{ status: string; n: string }>(
+        `select status, count(*) as n from webhook_deliveries group by status order by status`,
+      )
+    ).rows;
     const loadAfter = loadavg()[0]!;
 
     const p50 = percentile(latencies, 0.5);

@@ -13,7 +13,12 @@ export default defineConfig({
   base: "/dashboard/",
   plugins: [react()],
   server: {
-    proxy: Object.fromEntries(["/graphql", "/v1", "/dashboard/api", "/logo.svg"].map((path) => [path, { target: api, changeOrigin: false }])),
+    proxy: Object.fromEntries(
+      ["/graphql", "/v1", "/dashboard/api", "/logo.svg"].map((path) => [
+        path,
+        { target: api, changeOrigin: false },
+      ]),
+    ),
   },
   build: {
     outDir: "dist",

@@ -1,9 +1,9 @@
 import SchemaBuilder from "@pothos/core";
 import PrismaPlugin from "@pothos/plugin-prisma";
-import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure } from "@pothos/plugin-scope-auth";
+import ScopeAuthPlugin, { type AuthFailure, AuthScopeFailureType } from "@pothos/plugin-scope-auth";
+import type { Context } from "./context.ts";
 import type PrismaTypes from "./generated/pothos-types.ts";
 import { getDatamodel } from "./generated/pothos-types.ts";
-import type { Context } from "./context.ts";
 import { insufficientScope, ownerRequired, sessionRequired } from "./lib/errors.ts";
 import type { Resource } from "./lib/scopes.ts";
 import { scalars } from "./scalars.ts";
@@ -104,5 +104,10 @@ builder.scalarType("Percent", scalars.Percent);
 builder.scalarType("JSONObject", scalars.JSONObject);
 builder.scalarType("ByteCount", scalars.ByteCount);
 
-builder.queryType({ description: "Reads. Each field is also a GET route under /v1 and says which scope it needs." });
-builder.mutationType({ description: "Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs." });
+builder.queryType({
+  description: "Reads. Each field is also a GET route under /v1 and says which scope it needs.",
+});
+builder.mutationType({
+  description:
+    "Writes. Each field is also a POST, PATCH or DELETE route under /v1 and says which scope it needs.",
+});

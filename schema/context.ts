@@ -95,7 +95,11 @@ export interface StorageServices {
    * Writes an upload's bytes under its key, hashing them and reserving them as they pass; past the
    * quota it stops with 403 storage_quota_exceeded and leaves nothing behind.
    */
-  put(upload: UploadTicket, bytes: Uint8Array, options: { contentType: string }): Promise<{ size: number; sha256: string }>;
+  put(
+    upload: UploadTicket,
+    bytes: Uint8Array,
+    options: { contentType: string },
+  ): Promise<{ size: number; sha256: string }>;
   /** Removes bytes no row refers to any more; a failure is logged and left to the sweep, never thrown. */
   discard(key: string): Promise<void>;
 }

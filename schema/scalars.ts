@@ -16,7 +16,8 @@ function literal(node: ValueNode): unknown {
 /** PostgreSQL has no year 0, and years past 9999 do not print as ISO 8601: both are refused, in UTC. */
 function inYearRange(date: Date): Date {
   const year = date.getUTCFullYear();
-  if (year < MIN_YEAR || year > MAX_YEAR) throw new GraphQLError(`must fall in the years ${MIN_YEAR} to ${MAX_YEAR} (UTC).`);
+  if (year < MIN_YEAR || year > MAX_YEAR)
+    throw new GraphQLError(`must fall in the years ${MIN_YEAR} to ${MAX_YEAR} (UTC).`);
   return date;
 }
 
@@ -56,11 +57,14 @@ function decimalText(value: unknown, pattern: RegExp, rule: string): string {
   return text;
 }
 
-export const parseMoney = (value: unknown) => decimalText(value, MONEY, "a number of at least 0 with at most 2 decimal places");
-export const parseQuantity = (value: unknown) => decimalText(value, QUANTITY, "a number of at least 0 with at most 3 decimal places");
+export const parseMoney = (value: unknown) =>
+  decimalText(value, MONEY, "a number of at least 0 with at most 2 decimal places");
+export const parseQuantity = (value: unknown) =>
+  decimalText(value, QUANTITY, "a number of at least 0 with at most 3 decimal places");
 export function parsePercent(value: unknown): string {
   const text = decimalText(value, PERCENT, "a percentage from 0 to 100 with at most 3 decimal places");
-  if (Number(text) > 100) throw new GraphQLError("must be a percentage from 0 to 100 with at most 3 decimal places.");
+  if (Number(text) > 100)
+    throw new GraphQLError("must be a percentage from 0 to 100 with at most 3 decimal places.");
   return text;
 }
 
@@ -70,10 +74,12 @@ const readOnly = () => {
 
 export const scalars = {
   ByteCount: {
-    description: "A whole number of bytes, from 0 to 2^53 − 1 (a JSON number; GraphQL's Int stops at 2^31 − 1). Output only.",
+    description:
+      "A whole number of bytes, from 0 to 2^53 − 1 (a JSON number; GraphQL's Int stops at 2^31 − 1). Output only.",
     serialize: (value: unknown) => {
       const count = typeof value === "bigint" ? Number(value) : value;
-      if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 0) throw new GraphQLError("ByteCount must be a whole number of bytes.");
+      if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 0)
+        throw new GraphQLError("ByteCount must be a whole number of bytes.");
       return count;
     },
     parseValue: () => {
@@ -84,9 +90,11 @@ export const scalars = {
     },
   },
   JSONObject: {
-    description: "A JSON object, as stored (an event's resource is exactly what the API returned for it). Output only.",
+    description:
+      "A JSON object, as stored (an event's resource is exactly what the API returned for it). Output only.",
     serialize: (value: unknown) => {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) throw new GraphQLError("JSONObject must be an object.");
+      if (typeof value !== "object" || value === null || Array.isArray(value))
+        throw new GraphQLError("JSONObject must be an object.");
       return value;
     },
     parseValue: readOnly,
@@ -100,24 +108,28 @@ export const scalars = {
   },
   Date: {
     description: `Calendar date, YYYY-MM-DD (an existing day: 2026-02-30 is refused), years ${MIN_YEAR}–${MAX_YEAR}.`,
-    serialize: (value: unknown) => (value instanceof Date ? value : parseDate(value)).toISOString().slice(0, 10),
+    serialize: (value: unknown) =>
+      (value instanceof Date ? value : parseDate(value)).toISOString().slice(0, 10),
     parseValue: parseDate,
     parseLiteral: (node: ValueNode) => parseDate(literal(node)),
   },
   Money: {
-    description: "An amount of money as a JSON number (not a string): at least 0, at most 2 decimals and 12 integer digits; computed exactly.",
+    description:
+      "An amount of money as a JSON number (not a string): at least 0, at most 2 decimals and 12 integer digits; computed exactly.",
     serialize: (value: unknown) => Number(String(value)),
     parseValue: parseMoney,
     parseLiteral: (node: ValueNode) => parseMoney(literal(node)),
   },
   Quantity: {
-    description: "A quantity as a JSON number (not a string): at least 0, at most 3 decimals and 11 integer digits.",
+    description:
+      "A quantity as a JSON number (not a string): at least 0, at most 3 decimals and 11 integer digits.",
     serialize: (value: unknown) => Number(String(value)),
     parseValue: parseQuantity,
     parseLiteral: (node: ValueNode) => parseQuantity(literal(node)),
   },
   Percent: {
-    description: "A percentage from 0 to 100 as a JSON number (not a string) with at most 3 decimals: 7.5 means 7.5 %.",
+    description:
+      "A percentage from 0 to 100 as a JSON number (not a string) with at most 3 decimals: 7.5 means 7.5 %.",
     serialize: (value: unknown) => Number(String(value)),
     parseValue: parsePercent,
     parseLiteral: (node: ValueNode) => parsePercent(literal(node)),

@@ -9,7 +9,9 @@ const CHROMIUM = "/usr/bin/chromium";
 if (!existsSync(CHROMIUM)) {
   const root = process.getuid?.() === 0;
   if (!root || !existsSync("/usr/bin/apt-get")) {
-    console.error(`pretest: ${CHROMIUM} is missing. Install Debian's chromium package (apt-get install chromium), then run the tests again.`);
+    console.error(
+      `pretest: ${CHROMIUM} is missing. Install Debian's chromium package (apt-get install chromium), then run the tests again.`,
+    );
     process.exit(1);
   }
   console.error("pretest: installing Debian's chromium (the GraphiQL browser test needs it)…");

@@ -39,7 +39,10 @@ async function loadSchemaEngineWasm(): Promise<void> {
 
 async function loadMigrations() {
   const entries = await readdir(migrationsDir, { withFileTypes: true }).catch(() => []);
-  const dirs = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const dirs = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   // The engine takes the connector from the lockfile; we don't keep one on disk.
   const lockfile = await readFile(path.join(migrationsDir, "migration_lock.toml"), "utf8").catch(
     () => 'provider = "postgresql"\n',
@@ -53,7 +56,10 @@ async function loadMigrations() {
         path: dir,
         migrationFile: {
           path: "migration.sql",
-          content: { tag: "ok" as const, value: await readFile(path.join(migrationsDir, dir, "migration.sql"), "utf8") },
+          content: {
+            tag: "ok" as const,
+            value: await readFile(path.join(migrationsDir, dir, "migration.sql"), "utf8"),
+          },
         },
       })),
     ),
@@ -85,7 +91,10 @@ try {
   engine = await engineBindings.SchemaEngine.new({ datamodels: undefined }, () => {}, adapter);
   const { exitCode, stdout } = await engine.diff({
     from: { tag: "migrations", ...(await loadMigrations()) },
-    to: { tag: "schemaDatamodel", files: [{ path: schemaPath, content: await readFile(schemaPath, "utf8") }] },
+    to: {
+      tag: "schemaDatamodel",
+      files: [{ path: schemaPath, content: await readFile(schemaPath, "utf8") }],
+    },
     script: true,
     exitCode: true, // makes the engine report exitCode 2 when there is a difference
     filters: { externalTables: [], externalEnums: [] },

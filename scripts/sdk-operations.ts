@@ -1,7 +1,15 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { buildSchema, Kind, OperationTypeNode, print, type FieldNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { buildOperationNodeForField } from "@graphql-tools/utils";
+import {
+  buildSchema,
+  type FieldNode,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  OperationTypeNode,
+  print,
+} from "graphql";
 import { createSofa } from "sofa-api";
 
 /**
@@ -30,8 +38,14 @@ function named(operation: OperationDefinitionNode, name: string): OperationDefin
 
 function rootFields(schema: GraphQLSchema) {
   return [
-    ...Object.keys(schema.getQueryType()?.getFields() ?? {}).map((field) => ({ field, kind: OperationTypeNode.QUERY })),
-    ...Object.keys(schema.getMutationType()?.getFields() ?? {}).map((field) => ({ field, kind: OperationTypeNode.MUTATION })),
+    ...Object.keys(schema.getQueryType()?.getFields() ?? {}).map((field) => ({
+      field,
+      kind: OperationTypeNode.QUERY,
+    })),
+    ...Object.keys(schema.getMutationType()?.getFields() ?? {}).map((field) => ({
+      field,
+      kind: OperationTypeNode.MUTATION,
+    })),
   ];
 }
 
@@ -43,14 +57,18 @@ export function sessionOnlyFields(schema: GraphQLSchema): Set<string> {
   const only = new Set<string>();
   for (const root of [schema.getQueryType(), schema.getMutationType()]) {
     for (const field of Object.values(root?.getFields() ?? {})) {
-      const scopes = (field.extensions["pothosOptions"] as { authScopes?: Record<string, unknown> } | undefined)?.authScopes;
+      const scopes = (field.extensions.pothosOptions as { authScopes?: Record<string, unknown> } | undefined)
+        ?.authScopes;
       if (scopes && ("session" in scopes || "owner" in scopes)) only.add(field.name);
     }
   }
   return only;
 }
 
-type Estimate = (schema: GraphQLSchema, operation: OperationDefinitionNode) => { cost: number; bytes: number; lists: number };
+type Estimate = (
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+) => { cost: number; bytes: number; lists: number };
 
 interface Context {
   /** The schema of the committed SDL. */
@@ -59,7 +77,12 @@ interface Context {
   view: GraphQLSchema;
   /** Root fields left out of the SDK (sessionOnlyFields). */
   sessionOnly: Set<string>;
-  table: Array<{ key: string; field: { name: string }; route: { method: string; path: string; status: number; summary: string }; pathParams: string[] }>;
+  table: Array<{
+    key: string;
+    field: { name: string };
+    route: { method: string; path: string; status: number; summary: string };
+    pathParams: string[];
+  }>;
   sofa: { models: string[]; ignore: string[]; depthLimit: number };
   /** The server's own worst-case estimate of an operation (the GraphQL cost rule's). */
   estimate: Estimate;
@@ -67,7 +90,14 @@ interface Context {
 }
 
 async function context(sdl: string): Promise<Context> {
-  const [{ schema }, { restView }, { routeTable }, { estimate }, { GRAPHQL_LIMITS }, { RESPONSE_BUDGET_BYTES }] = await Promise.all([
+  const [
+    { schema },
+    { restView },
+    { routeTable },
+    { estimate },
+    { GRAPHQL_LIMITS },
+    { RESPONSE_BUDGET_BYTES },
+  ] = await Promise.all([
     import("../schema/index.ts"),
     import("../schema/lib/rest.ts"),
     import("../server/rest/view.ts"),
@@ -82,8 +112,13 @@ async function context(sdl: string): Promise<Context> {
     sessionOnly: sessionOnlyFields(schema),
     table: routeTable(view),
     sofa: createSofa({ basePath: "/v1", schema: view }),
-    estimate: (on, operation) => estimate(on, () => undefined, operation.selectionSet, on.getRootType(operation.operation)!),
-    limits: { maxCost: GRAPHQL_LIMITS.maxCost, maxListNesting: GRAPHQL_LIMITS.maxListNesting, budgetBytes: RESPONSE_BUDGET_BYTES },
+    estimate: (on, operation) =>
+      estimate(on, () => undefined, operation.selectionSet, on.getRootType(operation.operation)!),
+    limits: {
+      maxCost: GRAPHQL_LIMITS.maxCost,
+      maxListNesting: GRAPHQL_LIMITS.maxListNesting,
+      budgetBytes: RESPONSE_BUDGET_BYTES,
+    },
   };
 }
 
@@ -101,7 +136,9 @@ function withPageSize(operation: OperationDefinitionNode, size: number): Operati
   );
   return {
     ...operation,
-    variableDefinitions: (operation.variableDefinitions ?? []).filter((definition) => definition.variable.name.value !== "limit"),
+    variableDefinitions: (operation.variableDefinitions ?? []).filter(
+      (definition) => definition.variable.name.value !== "limit",
+    ),
     selectionSet: { ...operation.selectionSet, selections: [{ ...root, arguments: args }] },
   };
 }
@@ -113,23 +150,40 @@ function withPageSize(operation: OperationDefinitionNode, size: number): Operati
  * page size in a variable (counted as the maximum), the largest fixed page size that fits.
  */
 function graphqlOperations(ctx: Context): string {
-  const operations = rootFields(ctx.sdl).filter(({ field }) => !ctx.sessionOnly.has(field)).map(({ field, kind }) => {
-    const name = pascal(field);
-    let operation = named(buildOperationNodeForField({ schema: ctx.sdl, kind, field, models: [], ignore: [], circularReferenceDepth: 1 }), name);
-    const notes: string[] = [];
-    if (!fits(ctx, operation)) {
-      operation = named(restSelection(ctx, kind, field), name);
-      notes.push(`# ${field}: the REST selection (without GraphQL-only relations), as the full one could exceed the response budget.`);
-    }
-    if (!fits(ctx, operation)) {
-      let size = 100;
-      while (size > 1 && !fits(ctx, withPageSize(operation, size))) size--;
-      operation = withPageSize(operation, size);
-      notes.push(`# ${field}: pages of ${size}, fixed (a page size in a variable counts as the maximum against the cost limit).`);
-    }
-    if (!fits(ctx, operation)) throw new Error(`No document for ${field} fits the server's GraphQL limits.`);
-    return [...notes, print(operation)].join("\n");
-  });
+  const operations = rootFields(ctx.sdl)
+    .filter(({ field }) => !ctx.sessionOnly.has(field))
+    .map(({ field, kind }) => {
+      const name = pascal(field);
+      let operation = named(
+        buildOperationNodeForField({
+          schema: ctx.sdl,
+          kind,
+          field,
+          models: [],
+          ignore: [],
+          circularReferenceDepth: 1,
+        }),
+        name,
+      );
+      const notes: string[] = [];
+      if (!fits(ctx, operation)) {
+        operation = named(restSelection(ctx, kind, field), name);
+        notes.push(
+          `# ${field}: the REST selection (without GraphQL-only relations), as the full one could exceed the response budget.`,
+        );
+      }
+      if (!fits(ctx, operation)) {
+        let size = 100;
+        while (size > 1 && !fits(ctx, withPageSize(operation, size))) size--;
+        operation = withPageSize(operation, size);
+        notes.push(
+          `# ${field}: pages of ${size}, fixed (a page size in a variable counts as the maximum against the cost limit).`,
+        );
+      }
+      if (!fits(ctx, operation))
+        throw new Error(`No document for ${field} fits the server's GraphQL limits.`);
+      return [...notes, print(operation)].join("\n");
+    });
   return `# Generated by scripts/sdk-operations.ts from schema/schema.graphql: do not edit.\n\n${operations.join("\n\n")}\n`;
 }
 
@@ -156,7 +210,8 @@ function restOperations(ctx: Context): { rest: string; routes: string } {
     operations.push(print(named(restSelection(ctx, kind, field), name)));
     const type = `${name}${kind === OperationTypeNode.QUERY ? "Query" : "Mutation"}`;
     const path = entry.route.path.replace(/:(\w+)/g, "{$1}");
-    const pathParams = entry.pathParams.length > 0 ? entry.pathParams.map((p) => JSON.stringify(p)).join(" | ") : "never";
+    const pathParams =
+      entry.pathParams.length > 0 ? entry.pathParams.map((p) => JSON.stringify(p)).join(" | ") : "never";
     routes.push(
       [
         `  /** ${entry.route.summary} (GraphQL \`${field}\`). */`,

@@ -4,49 +4,49 @@ import { schema } from "../schema/index.ts";
 import { ApiKeyResolver } from "./auth/api-keys.ts";
 import type { RevocationBus } from "./auth/revocations.ts";
 import "./agents/index.ts";
+import type { Redis } from "ioredis";
 import type { SigningKeys } from "./agents/keys.ts";
 import { useAgentAuth } from "./agents/plugin.ts";
 import { useSandboxSweep } from "./agents/sandbox.ts";
+import { aiOpenApi } from "./ai/openapi.ts";
+import { type AiServices, useAi } from "./ai/plugin.ts";
+import { useAuditSweep } from "./audit/sweep.ts";
 import { AgentTokenResolver } from "./auth/agent-tokens.ts";
-import type { Config } from "./runtime/config.ts";
-import type { Database } from "./db/open.ts";
-import { useDashboardAccounts } from "./dashboard/accounts.ts";
-import { hasSessionCookie, sessionCredential } from "./auth/session-auth.ts";
-import { GRAPHQL_PATH } from "./http/error-response.ts";
-import type { Redis } from "ioredis";
-import { useDashboardStatic } from "./dashboard/static.ts";
-import { useAccessLog } from "./observability/access-log.ts";
 import { useAuthentication } from "./auth/authenticate.ts";
-import { useCors } from "./http/cors.ts";
-import { useGraphQLLimits } from "./graphql/limits.ts";
-import { guarded } from "./http/guard.ts";
-import { useGraphQLTransport } from "./graphql/transport.ts";
-import { useGraphQLParams } from "./graphql/params.ts";
-import { IDEMPOTENCY_TTL_MS, useIdempotency } from "./policies/idempotency.ts";
-import { MemoryIdempotencyStore, RedisIdempotencyStore } from "./policies/idempotency-store.ts";
-import { DataQuota, useDataUsageFold } from "./policies/data-quota.ts";
-import { useAddressLimit, useRateLimit } from "./policies/rate-limit.ts";
-import { useRequestLog } from "./observability/request-log.ts";
-import { renderLocalGraphiQL, useGraphiQLAssets } from "./graphql/graphiql.ts";
-import { useApiReference } from "./rest/api-reference.ts";
+import { hasSessionCookie, sessionCredential } from "./auth/session-auth.ts";
+import { useDashboardAccounts } from "./dashboard/accounts.ts";
+import { useDashboardStatic } from "./dashboard/static.ts";
+import type { Database } from "./db/open.ts";
 import { maskError, useGraphQLErrorShape } from "./graphql/errors.ts";
+import { renderLocalGraphiQL, useGraphiQLAssets } from "./graphql/graphiql.ts";
+import { useGraphQLLimits } from "./graphql/limits.ts";
+import { useGraphQLParams } from "./graphql/params.ts";
+import { useGraphQLTransport } from "./graphql/transport.ts";
+import { useCors } from "./http/cors.ts";
+import { GRAPHQL_PATH } from "./http/error-response.ts";
+import { guarded } from "./http/guard.ts";
 import { useNotFound } from "./http/not-found.ts";
 import { useBodyLimit, useRequestBody } from "./http/request-body.ts";
-import { useRequestId } from "./http/request-id.ts";
 import { useRequestClient } from "./http/request-client.ts";
-import { useAuditSweep } from "./audit/sweep.ts";
-import { useRest } from "./rest/plugin.ts";
+import { useRequestId } from "./http/request-id.ts";
+import { type RequestState, requestState } from "./http/request-state.ts";
 import { useWellKnown } from "./http/well-known.ts";
-import { useWebhookWake } from "./webhooks/wake.ts";
-import type { WebhookRuntime } from "./webhooks/runtime.ts";
-import { requestState, type RequestState } from "./http/request-state.ts";
-import { isRawUpload, useStorage } from "./storage/plugin.ts";
-import { storageOpenApi } from "./storage/openapi.ts";
-import { useAi, type AiServices } from "./ai/plugin.ts";
-import { aiOpenApi } from "./ai/openapi.ts";
-import { useBytesSweep, useUploadLeases } from "./storage/sweep.ts";
-import type { Storage } from "./storage/services.ts";
+import { useAccessLog } from "./observability/access-log.ts";
 import type { ServerMetrics } from "./observability/metrics.ts";
+import { useRequestLog } from "./observability/request-log.ts";
+import { DataQuota, useDataUsageFold } from "./policies/data-quota.ts";
+import { IDEMPOTENCY_TTL_MS, useIdempotency } from "./policies/idempotency.ts";
+import { MemoryIdempotencyStore, RedisIdempotencyStore } from "./policies/idempotency-store.ts";
+import { useAddressLimit, useRateLimit } from "./policies/rate-limit.ts";
+import { useApiReference } from "./rest/api-reference.ts";
+import { useRest } from "./rest/plugin.ts";
+import type { Config } from "./runtime/config.ts";
+import { storageOpenApi } from "./storage/openapi.ts";
+import { isRawUpload, useStorage } from "./storage/plugin.ts";
+import type { Storage } from "./storage/services.ts";
+import { useBytesSweep, useUploadLeases } from "./storage/sweep.ts";
+import type { WebhookRuntime } from "./webhooks/runtime.ts";
+import { useWebhookWake } from "./webhooks/wake.ts";
 
 const GRAPHIQL_QUERY = `# Add your key in the Headers tab below:
 # {"Authorization": "Bearer ktr_live_…"}
@@ -78,14 +78,30 @@ export interface Services {
   metrics: ServerMetrics;
 }
 
-export function createApp(config: Config, { db, redis, redisNamespace, revocations, webhooks, agentKeys, storage, ai, metrics }: Services): App {
+export function createApp(
+  config: Config,
+  { db, redis, redisNamespace, revocations, webhooks, agentKeys, storage, ai, metrics }: Services,
+): App {
   const apiKeys = new ApiKeyResolver(db.prisma, revocations);
   const agentTokens = new AgentTokenResolver(db.prisma, revocations);
-  const idempotency = redis ? new RedisIdempotencyStore(redis, redisNamespace, IDEMPOTENCY_TTL_MS) : new MemoryIdempotencyStore();
+  const idempotency = redis
+    ? new RedisIdempotencyStore(redis, redisNamespace, IDEMPOTENCY_TTL_MS)
+    : new MemoryIdempotencyStore();
   const dataQuota = new DataQuota(db.prisma, idempotency, config.dataQuotaCapBytes);
   const contextFor = (state: RequestState): Context => {
     if (!state.credential) throw new Error("GraphQL context built without a credential.");
-    return { db: db.prisma, credential: state.credential, requestId: state.id, hostUrl: config.publicUrl, webhooks: webhooks.services, storage, dataQuota, revocations, responseBudgetBytes: config.responseBudgetBytes, ...(state.client && { client: state.client }) };
+    return {
+      db: db.prisma,
+      credential: state.credential,
+      requestId: state.id,
+      hostUrl: config.publicUrl,
+      webhooks: webhooks.services,
+      storage,
+      dataQuota,
+      revocations,
+      responseBudgetBytes: config.responseBudgetBytes,
+      ...(state.client && { client: state.client }),
+    };
   };
   return createYoga<Record<string, unknown>, Context>({
     schema,
@@ -129,7 +145,8 @@ export function createApp(config: Config, { db, redis, redisNamespace, revocatio
       useAuthentication(
         config,
         [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)],
-        async (request, challenge) => (hasSessionCookie(config, request) ? sessionCredential(db.prisma, config, request, challenge) : null),
+        async (request, challenge) =>
+          hasSessionCookie(config, request) ? sessionCredential(db.prisma, config, request, challenge) : null,
       ),
       // A caller past its rate limit is refused before its body is read; idempotency needs the body read.
       ...(config.policies ? [useRateLimit(config, redis, redisNamespace)] : []),

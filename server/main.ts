@@ -1,11 +1,11 @@
 import cluster from "node:cluster";
-import { onPrimaryMessage, runPrimary, tellPrimary, workerNumber } from "./runtime/cluster.ts";
-import { baseUrl, ConfigError, loadConfig, type Config } from "./runtime/config.ts";
-import { DatabaseLockedError } from "./db/lock.ts";
-import { shutdownBoundMs } from "./runtime/drain.ts";
-import { describeError, log, logLevel } from "./observability/log.ts";
-import { installProcessGuards } from "./runtime/process-guards.ts";
 import type { DemoSeed } from "./accounts/seed.ts";
+import { DatabaseLockedError } from "./db/lock.ts";
+import { describeError, log, logLevel } from "./observability/log.ts";
+import { onPrimaryMessage, runPrimary, tellPrimary, workerNumber } from "./runtime/cluster.ts";
+import { baseUrl, type Config, ConfigError, loadConfig } from "./runtime/config.ts";
+import { shutdownBoundMs } from "./runtime/drain.ts";
+import { installProcessGuards } from "./runtime/process-guards.ts";
 
 async function main() {
   installProcessGuards();
@@ -41,7 +41,10 @@ async function serve(config: Config) {
       // A cluster worker gets its primary's signal and, from a terminal's Ctrl-C, the terminal's
       // too: only the primary forces a cluster's exit (it kills the workers on a second signal).
       if (worker !== undefined) return;
-      log("warn", "second signal: exiting without waiting for the requests in flight", { signal, in_flight: running.inFlight() });
+      log("warn", "second signal: exiting without waiting for the requests in flight", {
+        signal,
+        in_flight: running.inFlight(),
+      });
       process.exit(1);
     }
     stopping = true;
@@ -60,8 +63,14 @@ async function serve(config: Config) {
     }, bound);
     try {
       const drained = await draining;
-      if (drained.outcome === "drained") log("info", "requests drained", { duration_ms: drained.durationMs, ...tag });
-      else log("warn", "drain timed out: closed the connections still serving requests", { in_flight: drained.cut, timeout_ms: timeoutMs, ...tag });
+      if (drained.outcome === "drained")
+        log("info", "requests drained", { duration_ms: drained.durationMs, ...tag });
+      else
+        log("warn", "drain timed out: closed the connections still serving requests", {
+          in_flight: drained.cut,
+          timeout_ms: timeoutMs,
+          ...tag,
+        });
       // Then the webhook runtime (claims no more; deliveries in flight finish), Redis and the database.
       await running.close();
     } catch (error) {
@@ -107,7 +116,8 @@ async function serve(config: Config) {
 function announce(config: Config, where: string, demo: DemoSeed | null) {
   const workers = config.workers > 1 ? { workers: config.workers } : {};
   log("info", "Kontor listening", { port: config.port, database: where, env: config.env, ...workers });
-  const how = config.workers > 1 ? `${config.env}, ${where}, ${config.workers} workers` : `${config.env}, ${where}`;
+  const how =
+    config.workers > 1 ? `${config.env}, ${where}, ${config.workers} workers` : `${config.env}, ${where}`;
   console.log(`\nKontor is running (${how}).
   REST:     ${baseUrl(config)}   (OpenAPI: ${baseUrl(config)}/openapi.json)
   GraphQL:  ${config.publicUrl}/graphql
@@ -125,7 +135,8 @@ First start: created the Demo workspace. These are shown once; keep them.
 /** A start that failed: one line for the operator (a cluster worker's goes through its primary), exit 1. */
 async function fail(error: unknown): Promise<never> {
   const code = (error as NodeJS.ErrnoException).code;
-  const expected = code === "EADDRINUSE" || error instanceof ConfigError || error instanceof DatabaseLockedError;
+  const expected =
+    code === "EADDRINUSE" || error instanceof ConfigError || error instanceof DatabaseLockedError;
   const message =
     code === "EADDRINUSE"
       ? `port ${process.env.PORT ?? 4000} is already in use; set PORT to another one.`

@@ -2,7 +2,16 @@
 // run this): the digest of every input is kept in dist/.build-digest. The build goes to a scratch
 // directory first, so a running server never serves half a build.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -11,7 +20,17 @@ const dist = join(root, "dist");
 const stampFile = join(dist, ".build-digest");
 // The app imports the scope list and the event catalog from the schema (../schema/lib/); this
 // script's own settings (NODE_ENV) shape the build too.
-const INPUTS = ["index.html", "vite.config.ts", "package.json", "tsconfig.json", "src", "public", "scripts/build-if-stale.mjs", "../schema/lib/scopes.ts", "../schema/lib/event-types.ts"];
+const INPUTS = [
+  "index.html",
+  "vite.config.ts",
+  "package.json",
+  "tsconfig.json",
+  "src",
+  "public",
+  "scripts/build-if-stale.mjs",
+  "../schema/lib/scopes.ts",
+  "../schema/lib/event-types.ts",
+];
 
 function inputFiles() {
   return INPUTS.map((input) => join(root, input))
@@ -27,10 +46,13 @@ function inputFiles() {
 
 function digest() {
   const hash = createHash("sha256");
-  for (const file of inputFiles().sort()) hash.update(relative(root, file)).update("\0").update(readFileSync(file)).update("\0");
+  for (const file of inputFiles().sort())
+    hash.update(relative(root, file)).update("\0").update(readFileSync(file)).update("\0");
   // The toolchain's versions count too: a new Vite or React may emit other files.
   for (const pkg of ["vite", "react", "react-dom", "chart.js", "@vitejs/plugin-react"]) {
-    const manifest = [join(root, "node_modules"), join(root, "..", "node_modules")].map((dir) => join(dir, pkg, "package.json")).find(existsSync);
+    const manifest = [join(root, "node_modules"), join(root, "..", "node_modules")]
+      .map((dir) => join(dir, pkg, "package.json"))
+      .find(existsSync);
     hash.update(`${pkg}@${manifest ? JSON.parse(readFileSync(manifest, "utf8")).version : "?"}`);
   }
   return hash.digest("hex");
@@ -38,7 +60,8 @@ function digest() {
 
 const wanted = digest();
 const force = process.argv.includes("--force");
-const current = () => existsSync(join(dist, "index.html")) && existsSync(stampFile) && readFileSync(stampFile, "utf8") === wanted;
+const current = () =>
+  existsSync(join(dist, "index.html")) && existsSync(stampFile) && readFileSync(stampFile, "utf8") === wanted;
 if (!force && current()) {
   console.log("dashboard: dist/ is current");
   process.exit(0);
@@ -54,8 +77,10 @@ for (;;) {
     break;
   } catch (error) {
     if (error.code !== "EEXIST") throw error;
-    if (Date.now() - statSync(lock, { throwIfNoEntry: false })?.mtimeMs > 300_000) rmSync(lock, { recursive: true, force: true });
-    else if (Date.now() > deadline) throw new Error(`dashboard: ${lock} is held by another build for too long`);
+    if (Date.now() - statSync(lock, { throwIfNoEntry: false })?.mtimeMs > 300_000)
+      rmSync(lock, { recursive: true, force: true });
+    else if (Date.now() > deadline)
+      throw new Error(`dashboard: ${lock} is held by another build for too long`);
     else await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -69,7 +94,12 @@ try {
     const { build } = await import("vite");
     const scratch = join(root, `.dist-${process.pid}`);
     try {
-      await build({ root, configFile: join(root, "vite.config.ts"), logLevel: "warn", build: { outDir: scratch, emptyOutDir: true } });
+      await build({
+        root,
+        configFile: join(root, "vite.config.ts"),
+        logLevel: "warn",
+        build: { outDir: scratch, emptyOutDir: true },
+      });
       writeFileSync(join(scratch, ".build-digest"), wanted);
       rmSync(dist, { recursive: true, force: true });
       renameSync(scratch, dist);

@@ -1,7 +1,7 @@
 import { Suspense, useEffect } from "react";
 import { Layout } from "./Layout.tsx";
-import { findRoute, NOT_FOUND } from "./routes.ts";
 import { BASE, navigate, safeNext, useLocation } from "./router.tsx";
+import { findRoute, NOT_FOUND } from "./routes.ts";
 import { useSession } from "./session.tsx";
 import { Button } from "./ui/Button.tsx";
 import { ErrorBanner } from "./ui/ErrorBanner.tsx";

@@ -1,6 +1,6 @@
-import { useEffect, useId, useState, type ReactNode } from "react";
-import { ROUTES } from "./routes.ts";
+import { type ReactNode, useEffect, useId, useState } from "react";
 import { BASE, Link, useLocation } from "./router.tsx";
+import { ROUTES } from "./routes.ts";
 import { useSession } from "./session.tsx";
 import { Button } from "./ui/Button.tsx";
 import { SelectField } from "./ui/Field.tsx";
@@ -14,6 +14,7 @@ export function Layout({ children }: { children: ReactNode }) {
   const navId = useId();
 
   // A phone's menu closes once a screen is chosen.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on each change of screen, which `path` names.
   useEffect(() => setMenuOpen(false), [path]);
 
   const signOut = async () => {
@@ -24,6 +25,7 @@ export function Layout({ children }: { children: ReactNode }) {
 
   return (
     <div className="shell">
+      {/* biome-ignore lint/a11y/useValidAnchor: a skip link is a link to #main; the click also moves focus there. */}
       <a
         className="skip-link"
         href="#main"
@@ -35,7 +37,12 @@ export function Layout({ children }: { children: ReactNode }) {
         Skip to content
       </a>
       <header className="topbar">
-        <Button className="menu-toggle" aria-expanded={menuOpen} aria-controls={navId} onClick={() => setMenuOpen((open) => !open)}>
+        <Button
+          className="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls={navId}
+          onClick={() => setMenuOpen((open) => !open)}
+        >
           Menu
         </Button>
         <Link to={BASE} className="brand">

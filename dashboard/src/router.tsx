@@ -1,4 +1,4 @@
-import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent } from "react";
+import { type AnchorHTMLAttributes, type MouseEvent, useSyncExternalStore } from "react";
 
 /**
  * A router of a few lines over the History API: the app's paths are fixed (routes.tsx), so a
@@ -41,7 +41,9 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
 
 /** Where to go after signing in: only a path of this app (never another origin). */
 export function safeNext(next: string | null): string {
-  return next && next.startsWith(`${BASE}`) && !next.startsWith("//") && !next.startsWith(`${BASE}/sign-`) ? next : BASE;
+  return next?.startsWith(`${BASE}`) && !next.startsWith("//") && !next.startsWith(`${BASE}/sign-`)
+    ? next
+    : BASE;
 }
 
 type LinkProps = Omit<AnchorHTMLAttributes<HTMLAnchorElement>, "href"> & { to: string };
@@ -51,7 +53,15 @@ export function Link({ to, onClick, ...rest }: LinkProps) {
   const { path } = useLocation();
   const handle = (event: MouseEvent<HTMLAnchorElement>) => {
     onClick?.(event);
-    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    if (
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      event.altKey
+    )
+      return;
     event.preventDefault();
     navigate(to);
   };

@@ -1,4 +1,4 @@
-import { lazy, type ComponentType, type LazyExoticComponent } from "react";
+import { type ComponentType, type LazyExoticComponent, lazy } from "react";
 import { BASE } from "./router.tsx";
 
 /**
@@ -15,17 +15,80 @@ export interface Route {
 }
 
 export const ROUTES: readonly Route[] = [
-  { path: BASE, title: "Overview", access: "user", nav: true, screen: lazy(() => import("./screens/Overview.tsx")) },
-  { path: `${BASE}/keys`, title: "API keys", access: "user", nav: true, screen: lazy(() => import("./screens/keys/Keys.tsx")) },
-  { path: `${BASE}/members`, title: "Members", access: "user", nav: true, screen: lazy(() => import("./screens/Members.tsx")) },
-  { path: `${BASE}/logs`, title: "Logs", access: "user", nav: true, screen: lazy(() => import("./screens/logs/Logs.tsx")) },
-  { path: `${BASE}/webhooks`, title: "Webhooks", access: "user", nav: true, screen: lazy(() => import("./screens/webhooks/Webhooks.tsx")) },
-  { path: `${BASE}/agents`, title: "Agents", access: "user", nav: true, screen: lazy(() => import("./screens/agents/Agents.tsx")) },
-  { path: `${BASE}/storage`, title: "Storage", access: "user", nav: true, screen: lazy(() => import("./screens/storage/Storage.tsx")) },
-  { path: `${BASE}/account`, title: "Account", access: "user", nav: true, screen: lazy(() => import("./screens/Account.tsx")) },
-  { path: `${BASE}/invitations`, title: "Invitation", access: "any", screen: lazy(() => import("./screens/Invitation.tsx")) },
-  { path: `${BASE}/sign-in`, title: "Sign in", access: "guest", screen: lazy(() => import("./screens/SignIn.tsx")) },
-  { path: `${BASE}/sign-up`, title: "Sign up", access: "guest", screen: lazy(() => import("./screens/SignUp.tsx")) },
+  {
+    path: BASE,
+    title: "Overview",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/Overview.tsx")),
+  },
+  {
+    path: `${BASE}/keys`,
+    title: "API keys",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/keys/Keys.tsx")),
+  },
+  {
+    path: `${BASE}/members`,
+    title: "Members",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/Members.tsx")),
+  },
+  {
+    path: `${BASE}/logs`,
+    title: "Logs",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/logs/Logs.tsx")),
+  },
+  {
+    path: `${BASE}/webhooks`,
+    title: "Webhooks",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/webhooks/Webhooks.tsx")),
+  },
+  {
+    path: `${BASE}/agents`,
+    title: "Agents",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/agents/Agents.tsx")),
+  },
+  {
+    path: `${BASE}/storage`,
+    title: "Storage",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/storage/Storage.tsx")),
+  },
+  {
+    path: `${BASE}/account`,
+    title: "Account",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/Account.tsx")),
+  },
+  {
+    path: `${BASE}/invitations`,
+    title: "Invitation",
+    access: "any",
+    screen: lazy(() => import("./screens/Invitation.tsx")),
+  },
+  {
+    path: `${BASE}/sign-in`,
+    title: "Sign in",
+    access: "guest",
+    screen: lazy(() => import("./screens/SignIn.tsx")),
+  },
+  {
+    path: `${BASE}/sign-up`,
+    title: "Sign up",
+    access: "guest",
+    screen: lazy(() => import("./screens/SignUp.tsx")),
+  },
 ];
 
 export const NOT_FOUND = lazy(() => import("./screens/NotFound.tsx"));

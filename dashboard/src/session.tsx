@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
 import { accounts, type Role, type SessionBody, type WorkspaceSummary } from "./api/accounts.ts";
 import { onExpired, onMembershipLost, setAuth } from "./api/auth-state.ts";
 

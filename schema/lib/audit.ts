@@ -11,14 +11,32 @@ export const AUDIT_RETENTION_DAYS = 400;
  * "Audit log" lists the same). Each is written in the transaction of the change it records.
  */
 export const AUDIT_ACTIONS = {
-  "session.signed_in": { target: "user", description: "A user signed in (dashboard, sign-up or claim page)." },
+  "session.signed_in": {
+    target: "user",
+    description: "A user signed in (dashboard, sign-up or claim page).",
+  },
   "session.sign_in_failed": { target: "user", description: "A wrong password for a known user's e-mail." },
   "session.signed_out": { target: "user", description: "A user signed out." },
-  "user.password_changed": { target: "user", description: "A user changed their password (their other sessions ended)." },
-  "workspace.created": { target: "workspace", description: "The workspace was made (sign-up or `kontor workspace create`)." },
-  "api_key.created": { target: "api_key", description: "An API key was made (dashboard, rotation or `kontor keys create`)." },
-  "api_key.rotated": { target: "api_key", description: "An API key was replaced by a new one (recorded with api_key.created)." },
-  "api_key.revoked": { target: "api_key", description: "An API key was revoked (dashboard or `kontor keys revoke`)." },
+  "user.password_changed": {
+    target: "user",
+    description: "A user changed their password (their other sessions ended).",
+  },
+  "workspace.created": {
+    target: "workspace",
+    description: "The workspace was made (sign-up or `kontor workspace create`).",
+  },
+  "api_key.created": {
+    target: "api_key",
+    description: "An API key was made (dashboard, rotation or `kontor keys create`).",
+  },
+  "api_key.rotated": {
+    target: "api_key",
+    description: "An API key was replaced by a new one (recorded with api_key.created).",
+  },
+  "api_key.revoked": {
+    target: "api_key",
+    description: "An API key was revoked (dashboard or `kontor keys revoke`).",
+  },
   "member.invited": { target: "invitation", description: "An e-mail address was invited." },
   "invitation.revoked": { target: "invitation", description: "A pending invitation was revoked." },
   "invitation.accepted": { target: "invitation", description: "A user accepted an invitation and joined." },
@@ -27,13 +45,28 @@ export const AUDIT_ACTIONS = {
   "agent_access.enabled": { target: "workspace", description: "Agent access was turned on." },
   "agent_access.disabled": { target: "workspace", description: "Agent access was turned off." },
   "trusted_provider.created": { target: "trusted_provider", description: "An ID-JAG provider was trusted." },
-  "trusted_provider.deleted": { target: "trusted_provider", description: "An ID-JAG provider is trusted no more." },
-  "agent_registration.approved": { target: "agent_registration", description: "A user let an agent in on the claim page." },
-  "agent_registration.denied": { target: "agent_registration", description: "A user refused an agent on the claim page." },
-  "agent_registration.revoked": { target: "agent_registration", description: "An agent was revoked (by an owner, by itself, or by its provider)." },
+  "trusted_provider.deleted": {
+    target: "trusted_provider",
+    description: "An ID-JAG provider is trusted no more.",
+  },
+  "agent_registration.approved": {
+    target: "agent_registration",
+    description: "A user let an agent in on the claim page.",
+  },
+  "agent_registration.denied": {
+    target: "agent_registration",
+    description: "A user refused an agent on the claim page.",
+  },
+  "agent_registration.revoked": {
+    target: "agent_registration",
+    description: "An agent was revoked (by an owner, by itself, or by its provider).",
+  },
   "webhook_endpoint.created": { target: "webhook_endpoint", description: "A webhook endpoint was made." },
   "webhook_endpoint.deleted": { target: "webhook_endpoint", description: "A webhook endpoint was deleted." },
-  "webhook_endpoint.secret_rotated": { target: "webhook_endpoint", description: "A webhook endpoint's signing secret was replaced." },
+  "webhook_endpoint.secret_rotated": {
+    target: "webhook_endpoint",
+    description: "A webhook endpoint's signing secret was replaced.",
+  },
 } as const satisfies Record<string, { target: string; description: string }>;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
@@ -105,7 +138,9 @@ async function originOf(tx: Tx, ctx: Context): Promise<AuditOrigin> {
  * });
  */
 export async function recordAudit(tx: Tx, by: Context | AuditOrigin, entry: AuditEntry): Promise<void> {
-  const workspaceIds = [...new Set(([] as string[]).concat(entry.workspaceId ?? (isOrigin(by) ? [] : by.credential.workspaceId)))];
+  const workspaceIds = [
+    ...new Set(([] as string[]).concat(entry.workspaceId ?? (isOrigin(by) ? [] : by.credential.workspaceId))),
+  ];
   if (workspaceIds.length === 0) return;
   const origin = isOrigin(by) ? by : await originOf(tx, by);
   const createdAt = new Date();

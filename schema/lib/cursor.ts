@@ -35,7 +35,10 @@ export function decodeCursor(cursor: string): string {
   const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("utf8") : "";
   const [version, id, ...rest] = text.split(":");
   if (version !== VERSION || !id || rest.length > 0 || !/^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/.test(id)) {
-    throw validationFailed("cursor", "cursor is not a valid cursor; pass the next_cursor of a previous page.");
+    throw validationFailed(
+      "cursor",
+      "cursor is not a valid cursor; pass the next_cursor of a previous page.",
+    );
   }
   return id;
 }
@@ -88,5 +91,9 @@ export interface PageQuery {
 export function searchWhere<F extends string>(search: string | null | undefined, fields: F[]) {
   const text = search?.trim();
   if (!text) return {};
-  return { OR: fields.map((field) => ({ [field]: { contains: text, mode: "insensitive" as const } })) as { [K in F]?: { contains: string; mode: "insensitive" } }[] };
+  return {
+    OR: fields.map((field) => ({ [field]: { contains: text, mode: "insensitive" as const } })) as {
+      [K in F]?: { contains: string; mode: "insensitive" };
+    }[],
+  };
 }

@@ -51,7 +51,8 @@ export class ApiError extends GraphQLError {
 export const validationFailed = (param: string, message: string) =>
   new ApiError(400, "invalid_request_error", "validation_failed", message, { param });
 
-export const invalidState = (message: string) => new ApiError(400, "invalid_request_error", "invalid_state", message);
+export const invalidState = (message: string) =>
+  new ApiError(400, "invalid_request_error", "invalid_state", message);
 
 export const notFound = (object: string, id: string, param = "id") =>
   new ApiError(404, "invalid_request_error", "not_found", `No ${object} with id '${id}'.`, { param });
@@ -63,7 +64,12 @@ export const insufficientScope = (scope: string) =>
 
 /** A dashboard-only field asked by an API key or an agent token. */
 export const sessionRequired = () =>
-  new ApiError(403, "permission_error", "session_required", "Only a user signed in to the dashboard may do this; API keys and agent tokens may not.");
+  new ApiError(
+    403,
+    "permission_error",
+    "session_required",
+    "Only a user signed in to the dashboard may do this; API keys and agent tokens may not.",
+  );
 
 /** A workspace member asked for something only its owners may do (a change, or reading the audit log). */
 export const ownerRequired = () =>
@@ -76,7 +82,12 @@ export const scopeRefused = (credential: Credential, scope: string) =>
   credential.kind === "session" && credential.role !== "owner" ? ownerRequired() : insufficientScope(scope);
 
 export const internalError = () =>
-  new ApiError(500, "api_error", "internal_error", "An unexpected error occurred. Quote the request id when reporting it.");
+  new ApiError(
+    500,
+    "api_error",
+    "internal_error",
+    "An unexpected error occurred. Quote the request id when reporting it.",
+  );
 
 export function isApiError(error: unknown): error is ApiError {
   return error instanceof ApiError;

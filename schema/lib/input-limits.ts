@@ -1,15 +1,15 @@
+import { MapperKind, mapSchema } from "@graphql-tools/utils";
 import {
   defaultFieldResolver,
-  getNullableType,
-  GraphQLID,
-  GraphQLString,
-  isInputObjectType,
-  isListType,
   type GraphQLFieldConfigArgumentMap,
+  GraphQLID,
   type GraphQLInputType,
   type GraphQLSchema,
+  GraphQLString,
+  getNullableType,
+  isInputObjectType,
+  isListType,
 } from "graphql";
-import { MapperKind, mapSchema } from "@graphql-tools/utils";
 import { validationFailed } from "./errors.ts";
 import { maxListItems, maxTextLength, textProblem } from "./limits.ts";
 
@@ -35,7 +35,7 @@ function check(param: string, owner: string, name: string, value: unknown, type:
     const list = value as unknown[];
     const most = maxListItems(owner, name);
     if (list.length > most) throw validationFailed(param, `${param} must have at most ${most} items.`);
-    list.forEach((item, index) => check(`${param}[${index}]`, owner, name, item, inner.ofType));
+    for (const [index, item] of list.entries()) check(`${param}[${index}]`, owner, name, item, inner.ofType);
   } else if (isInputObjectType(inner)) {
     for (const [field, config] of Object.entries(inner.getFields())) {
       check(`${param}.${field}`, inner.name, field, (value as Record<string, unknown>)[field], config.type);
@@ -72,7 +72,10 @@ export function withInputLimits(schema: GraphQLSchema): GraphQLSchema {
       if (entries.length === 0) return config;
       const owner = `${typeName}.${fieldName}`;
       const args: GraphQLFieldConfigArgumentMap = Object.fromEntries(
-        entries.map(([name, arg]) => [name, { ...arg, extensions: { ...arg.extensions, ...limitsOf(owner, name, arg.type) } }]),
+        entries.map(([name, arg]) => [
+          name,
+          { ...arg, extensions: { ...arg.extensions, ...limitsOf(owner, name, arg.type) } },
+        ]),
       );
       const resolve = config.resolve ?? defaultFieldResolver;
       return {

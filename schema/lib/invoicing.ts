@@ -1,6 +1,6 @@
 import type { DocumentType, InvoiceStatus } from "../generated/prisma/enums.ts";
 import { ApiError, invalidState, validationFailed } from "./errors.ts";
-import { cents, Decimal, sum, type DecimalValue } from "./money.ts";
+import { cents, Decimal, type DecimalValue, sum } from "./money.ts";
 import { requiredText } from "./validate.ts";
 
 /** The largest amount a numeric(14,2) column holds. */
@@ -34,7 +34,8 @@ export function priceLines(items: readonly LineInput[]): Line[] {
     const param = `items[${position}]`;
     const description = requiredText(`${param}.description`, item.description);
     const quantity = new Decimal(item.quantity);
-    if (quantity.lte(0)) throw validationFailed(`${param}.quantity`, `${param}.quantity must be greater than 0.`);
+    if (quantity.lte(0))
+      throw validationFailed(`${param}.quantity`, `${param}.quantity must be greater than 0.`);
     const unitPrice = new Decimal(item.unit_price);
     return { position, description, quantity, unitPrice, amount: cents(quantity.times(unitPrice)) };
   });
@@ -46,7 +47,8 @@ export function totals(subtotal: DecimalValue, taxRate: DecimalValue): Totals {
   const taxAmount = cents(base.times(taxRate).dividedBy(100));
   const total = base.plus(taxAmount);
   // Every amount is at most the total, so this one check keeps them all storable.
-  if (total.gt(MAX_AMOUNT)) throw validationFailed("items", `The total cannot exceed ${MAX_AMOUNT.toFixed(2)}.`);
+  if (total.gt(MAX_AMOUNT))
+    throw validationFailed("items", `The total cannot exceed ${MAX_AMOUNT.toFixed(2)}.`);
   return { subtotal: base, taxAmount, total };
 }
 
@@ -106,14 +108,21 @@ const listed = (items: readonly string[]) =>
   items.length === 1 ? items[0]! : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]!}`;
 
 /** Throws 400 invalid_state when `action` does not apply to this document type or status. */
-export function assertAllowed(action: DocumentAction, doc: { documentType: DocumentType; status: InvoiceStatus; number: string }): void {
+export function assertAllowed(
+  action: DocumentAction,
+  doc: { documentType: DocumentType; status: InvoiceStatus; number: string },
+): void {
   const rule = RULES[action];
   if (rule.only && doc.documentType !== rule.only) {
-    throw invalidState(`Only ${rule.only}s can be ${rule.verb}; ${doc.number} is ${doc.documentType === "invoice" ? "an invoice" : "a quote"}.`);
+    throw invalidState(
+      `Only ${rule.only}s can be ${rule.verb}; ${doc.number} is ${doc.documentType === "invoice" ? "an invoice" : "a quote"}.`,
+    );
   }
   if (!rule.from.includes(doc.status)) {
     const kind = doc.documentType === "invoice" ? "Invoice" : "Quote";
-    throw invalidState(`${kind} ${doc.number} is ${doc.status}; it can be ${rule.verb} only while ${listed(rule.from)}.`);
+    throw invalidState(
+      `${kind} ${doc.number} is ${doc.status}; it can be ${rule.verb} only while ${listed(rule.from)}.`,
+    );
   }
 }
 
@@ -127,7 +136,10 @@ export const amountExceedsBalance = (amount: Decimal, balance: Decimal, number: 
   );
 
 /** The invoice after a payment of `amount`: never more paid than its total. */
-export function applyPayment(doc: Balance & { number: string }, amount: DecimalValue): { amountPaid: Decimal; status: "partially_paid" | "paid" } {
+export function applyPayment(
+  doc: Balance & { number: string },
+  amount: DecimalValue,
+): { amountPaid: Decimal; status: "partially_paid" | "paid" } {
   const paying = new Decimal(amount);
   const balance = balanceDue(doc);
   if (paying.gt(balance)) throw amountExceedsBalance(paying, balance, doc.number);

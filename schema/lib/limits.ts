@@ -107,7 +107,11 @@ const isIdName = (name: string) => name === "id" || name.endsWith("_id");
 
 /** The longest string `name` of `owner` (a type, or `Mutation.field` for arguments) may hold. */
 export function maxTextLength(owner: string, name: string): number {
-  return TEXT_BY_FIELD[`${owner}.${name}`] ?? TEXT_BY_NAME[name] ?? (isIdName(name) ? ID_LENGTH : DEFAULT_TEXT_LENGTH);
+  return (
+    TEXT_BY_FIELD[`${owner}.${name}`] ??
+    TEXT_BY_NAME[name] ??
+    (isIdName(name) ? ID_LENGTH : DEFAULT_TEXT_LENGTH)
+  );
 }
 
 /** Kontor's own ids (`lead_` + 26 characters) are ASCII and at most this long when returned. */
@@ -142,7 +146,9 @@ export function unicodeProblem(text: string): string | null {
 /** Why `text` is refused, or null when it is fine. */
 export function textProblem(text: string, maxLength: number): string | null {
   if (CONTROL.test(text)) {
-    return text.includes("\u0000") ? "must not contain NUL characters" : "must not contain control characters other than tab and line breaks";
+    return text.includes("\u0000")
+      ? "must not contain NUL characters"
+      : "must not contain control characters other than tab and line breaks";
   }
   const unicode = unicodeProblem(text);
   if (unicode) return unicode;
@@ -174,7 +180,12 @@ export function findUnicodeProblem(value: unknown, root = ""): { param: string; 
   const spell = (at: At | null): string => {
     const keys: (string | number)[] = [];
     for (let step = at; step; step = step.parent) keys.push(step.key);
-    return keys.reverse().reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : out ? `${out}.${key}` : key), root);
+    return keys
+      .reverse()
+      .reduce<string>(
+        (out, key) => (typeof key === "number" ? `${out}[${key}]` : out ? `${out}.${key}` : key),
+        root,
+      );
   };
   const stack: [unknown, At | null][] = [[value, null]];
   while (stack.length > 0) {
@@ -183,11 +194,15 @@ export function findUnicodeProblem(value: unknown, root = ""): { param: string; 
       const problem = unicodeProblem(node);
       if (problem) return { param: spell(at).slice(0, 200), problem };
     } else if (Array.isArray(node)) {
-      node.forEach((child, index) => stack.push([child, { parent: at, key: index }]));
+      for (const [index, child] of node.entries()) stack.push([child, { parent: at, key: index }]);
     } else if (typeof node === "object" && node !== null) {
       for (const [key, child] of Object.entries(node)) {
         const problem = unicodeProblem(key);
-        if (problem) return { param: spell({ parent: at, key }).slice(0, 200), problem: "is a field name that is not valid Unicode (it contains a lone surrogate)" };
+        if (problem)
+          return {
+            param: spell({ parent: at, key }).slice(0, 200),
+            problem: "is a field name that is not valid Unicode (it contains a lone surrogate)",
+          };
         stack.push([child, { parent: at, key }]);
       }
     }

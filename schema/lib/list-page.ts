@@ -1,19 +1,27 @@
 import { collectSubFields, type VariableValues } from "@graphql-tools/utils";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import {
-  getNamedType,
-  getNullableType,
-  isLeafType,
-  isListType,
-  isObjectType,
   type FieldNode,
   type GraphQLField,
   type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLResolveInfo,
   type GraphQLSchema,
+  getNamedType,
+  getNullableType,
+  isLeafType,
+  isListType,
+  isObjectType,
 } from "graphql";
-import { cursorFrom, encodeCursor, parsePage, toList, type ListEnvelope, type PageArgs, type PageQuery } from "./cursor.ts";
+import {
+  cursorFrom,
+  encodeCursor,
+  type ListEnvelope,
+  type PageArgs,
+  type PageQuery,
+  parsePage,
+  toList,
+} from "./cursor.ts";
 import { ApiError } from "./errors.ts";
 import { RESPONSE_BUDGET_BYTES } from "./limits.ts";
 import { estimate, fieldBytes, leafBytes } from "./response-cost.ts";
@@ -68,7 +76,13 @@ function executionOf(ctx: PageContext, info: GraphQLResolveInfo): Execution {
   let state = executions.get(info.variableValues);
   if (!state) {
     const root = info.schema.getRootType(info.operation.operation)!;
-    const outside = estimate(info.schema, (name) => info.fragments[name], info.operation.selectionSet, root, info.variableValues).bytes;
+    const outside = estimate(
+      info.schema,
+      (name) => info.fragments[name],
+      info.operation.selectionSet,
+      root,
+      info.variableValues,
+    ).bytes;
     const remaining = (ctx.responseBudgetBytes ?? RESPONSE_BUDGET_BYTES) - RESPONSE_RESERVE_BYTES - outside;
     state = { remaining, variables: { coerced: info.variableValues, sources: {} } };
     executions.set(info.variableValues, state);
@@ -81,7 +95,9 @@ const TEXT = new Set(["String", "ID", "JSONObject"]);
 /** Plain ASCII that JSON writes as it is: the common text, counted without serializing it. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 const jsonBytes = (value: unknown) =>
-  typeof value === "string" && PLAIN.test(value) ? value.length + 2 : Buffer.byteLength(JSON.stringify(value) ?? "null");
+  typeof value === "string" && PLAIN.test(value)
+    ? value.length + 2
+    : Buffer.byteLength(JSON.stringify(value) ?? "null");
 
 const scopeRules = new WeakMap<GraphQLObjectType, string | null>();
 /** A type's scope rule, as text (null when it has none); the rules only read the credential. */
@@ -127,7 +143,11 @@ interface Slot {
 }
 
 /** The bytes every value of a leaf field that is not text takes at most, or undefined for other fields. */
-function fixedBytes(schema: GraphQLSchema, owner: GraphQLObjectType, field: GraphQLField<unknown, unknown>): number | undefined {
+function fixedBytes(
+  schema: GraphQLSchema,
+  owner: GraphQLObjectType,
+  field: GraphQLField<unknown, unknown>,
+): number | undefined {
   const inner = getNullableType(field.type);
   if (!isLeafType(inner) || TEXT.has(inner.name)) return undefined;
   return Math.max(4, leafBytes(schema, owner.name, field, inner));
@@ -148,12 +168,24 @@ class Scale {
     if (!ofType) this.slots.set(type, (ofType = new Map()));
     let slots = ofType.get(nodes);
     if (!slots) {
-      const { fields, patches } = collectSubFields(this.info.schema, this.info.fragments, this.state.variables, type, nodes as FieldNode[]);
+      const { fields, patches } = collectSubFields(
+        this.info.schema,
+        this.info.fragments,
+        this.state.variables,
+        type,
+        nodes as FieldNode[],
+      );
       slots = [...fields, ...patches.flatMap((patch) => [...patch.fields])].map(([key, keyNodes]) => {
         const name = keyNodes[0]!.name.value;
         const field = name === "__typename" ? undefined : type.getFields()[name];
         const fixed = field && fixedBytes(this.info.schema, type, field);
-        return { keyBytes: key.length + 4, nodes: keyNodes, field, source: field ? sourceOf(field) : () => undefined, fixed };
+        return {
+          keyBytes: key.length + 4,
+          nodes: keyNodes,
+          field,
+          source: field ? sourceOf(field) : () => undefined,
+          fixed,
+        };
       });
       ofType.set(nodes, slots);
     }
@@ -165,7 +197,13 @@ class Scale {
    * it. An object whose type has a scope rule other than the object holding it (`parent`'s) may
    * be refused in its place: it counts at least as much as that error.
    */
-  object(type: GraphQLObjectType, row: Record<string, unknown>, nodes: readonly FieldNode[], path: number, parent: GraphQLObjectType) {
+  object(
+    type: GraphQLObjectType,
+    row: Record<string, unknown>,
+    nodes: readonly FieldNode[],
+    path: number,
+    parent: GraphQLObjectType,
+  ) {
     let bytes = 2;
     for (const slot of this.slotsOf(type, nodes)) bytes += this.slot(type, row, slot, path + slot.keyBytes);
     const scopes = scopesOf(type);
@@ -179,7 +217,13 @@ class Scale {
     const source = slot.source(row);
     const value = source && this.value(type, slot.field, slot.field.type, source.value, slot.nodes, path);
     if (value !== undefined) return slot.keyBytes + value;
-    slot.largest ??= fieldBytes(this.info.schema, (name) => this.info.fragments[name], type, slot.nodes, this.info.variableValues);
+    slot.largest ??= fieldBytes(
+      this.info.schema,
+      (name) => this.info.fragments[name],
+      type,
+      slot.nodes,
+      this.info.variableValues,
+    );
     return slot.largest;
   }
 
@@ -205,10 +249,13 @@ class Scale {
       return bytes;
     }
     if (isLeafType(inner)) {
-      const exact = TEXT.has(inner.name) && (typeof value === "string" || (typeof value === "object" && inner.name === "JSONObject"));
+      const exact =
+        TEXT.has(inner.name) &&
+        (typeof value === "string" || (typeof value === "object" && inner.name === "JSONObject"));
       return exact ? jsonBytes(value) : leafBytes(this.info.schema, owner.name, field, getNamedType(inner));
     }
-    if (isObjectType(inner) && typeof value === "object") return this.object(inner, value as Record<string, unknown>, nodes, path, owner);
+    if (isObjectType(inner) && typeof value === "object")
+      return this.object(inner, value as Record<string, unknown>, nodes, path, owner);
     return undefined;
   }
 }
@@ -224,8 +271,17 @@ function itemSelection(info: GraphQLResolveInfo, state: Execution): ItemSelectio
   const data = isObjectType(envelope) ? envelope.getFields().data : undefined;
   const type = data && getNamedType(data.type);
   if (!isObjectType(envelope) || !type || !isObjectType(type)) return undefined;
-  const { fields } = collectSubFields(info.schema, info.fragments, state.variables, envelope, info.fieldNodes as FieldNode[]);
-  return { type, keys: [...fields].filter(([, nodes]) => nodes[0]!.name.value === "data").map(([, nodes]) => nodes) };
+  const { fields } = collectSubFields(
+    info.schema,
+    info.fragments,
+    state.variables,
+    envelope,
+    info.fieldNodes as FieldNode[],
+  );
+  return {
+    type,
+    keys: [...fields].filter(([, nodes]) => nodes[0]!.name.value === "data").map(([, nodes]) => nodes),
+  };
 }
 
 /** How many of `rows` fit in what the execution may still answer (taken from it), and what the first row weighs. */
@@ -261,7 +317,11 @@ const mebibytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
  * The relations the selection asks of the page's items, loaded with the page in one query (and
  * then served from the rows by Pothos): the items are weighed with them before being kept.
  */
-async function relationsOf(ctx: PageContext, info: GraphQLResolveInfo, selection: ItemSelection | undefined): Promise<object> {
+async function relationsOf(
+  ctx: PageContext,
+  info: GraphQLResolveInfo,
+  selection: ItemSelection | undefined,
+): Promise<object> {
   if (!selection?.keys.length || !selection.type.extensions?.pothosPrismaModel) return {};
   return (await queryFromInfo({ context: ctx, info, path: ["data"], awaitSelections: true })) as object;
 }

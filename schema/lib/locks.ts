@@ -28,7 +28,13 @@ export type LockMode = "update" | "share";
  * whether it is there. A transaction waiting for the lock goes on once the holder ends, and reads
  * the row as it committed it: absent if the holder deleted it.
  */
-export async function lockRow(tx: Tx, object: Lockable, id: string, workspaceId: string, mode: LockMode = "update"): Promise<boolean> {
+export async function lockRow(
+  tx: Tx,
+  object: Lockable,
+  id: string,
+  workspaceId: string,
+  mode: LockMode = "update",
+): Promise<boolean> {
   const table = Prisma.raw(TABLES[object]);
   const rows = await tx.$queryRaw<{ id: string }[]>`
     select id from ${table} where id = ${id} and workspace_id = ${workspaceId} for ${Prisma.raw(mode === "share" ? "share" : "update")}`;
@@ -51,7 +57,13 @@ export async function lockRow(tx: Tx, object: Lockable, id: string, workspaceId:
  *   …
  * });
  */
-export async function lockOwned(tx: Tx, object: Lockable, id: string, workspaceId: string, param = "id"): Promise<void> {
+export async function lockOwned(
+  tx: Tx,
+  object: Lockable,
+  id: string,
+  workspaceId: string,
+  param = "id",
+): Promise<void> {
   if (!(await lockRow(tx, object, id, workspaceId))) throw notFound(object, id, param);
 }
 

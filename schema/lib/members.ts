@@ -17,5 +17,7 @@ export const hashInvitationToken = (token: string) => createHash("sha256").updat
 
 /** What a signed-in user may do in a workspace: an owner everything, a member every read but the audit log's. */
 export function roleScopes(role: MembershipRole): ReadonlySet<string> {
-  return new Set(role === "owner" ? SCOPES : SCOPES.filter((scope) => scope.endsWith(".read") && scope !== AUDIT_SCOPE));
+  return new Set(
+    role === "owner" ? SCOPES : SCOPES.filter((scope) => scope.endsWith(".read") && scope !== AUDIT_SCOPE),
+  );
 }

@@ -6,6 +6,8 @@ export type Decimal = Prisma.Decimal;
 export type DecimalValue = string | number | Prisma.Decimal;
 
 /** Money is exact decimal arithmetic, rounded half-up to the cent (docs/api/conventions-and-errors.md). */
-export const cents = (value: DecimalValue): Decimal => new Decimal(value).toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
+export const cents = (value: DecimalValue): Decimal =>
+  new Decimal(value).toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
 
-export const sum = (values: DecimalValue[]): Decimal => values.reduce<Decimal>((total, value) => total.plus(value), new Decimal(0));
+export const sum = (values: DecimalValue[]): Decimal =>
+  values.reduce<Decimal>((total, value) => total.plus(value), new Decimal(0));

@@ -44,16 +44,60 @@ function agentCaps(registrations: number, tokens: number, lifetimeHours: number,
   };
 }
 
-function isolation(dataBytes: number, idempotencyBytes: number, endpoints: number, uploads: number, aiTokensDaily: number) {
-  return { data_quota_bytes: dataBytes, idempotency_bytes: idempotencyBytes, webhook_endpoints: endpoints, concurrent_uploads: uploads, ai_tokens_daily: aiTokensDaily };
+function isolation(
+  dataBytes: number,
+  idempotencyBytes: number,
+  endpoints: number,
+  uploads: number,
+  aiTokensDaily: number,
+) {
+  return {
+    data_quota_bytes: dataBytes,
+    idempotency_bytes: idempotencyBytes,
+    webhook_endpoints: endpoints,
+    concurrent_uploads: uploads,
+    ai_tokens_daily: aiTokensDaily,
+  };
 }
 
 /** docs/api/limits.md, "The API in short" and "Agents": data, so later policies read it rather than hard-code it. */
 export const PLAN_LIMITS: Record<PlanName, PlanLimits> = {
-  free: { requests_per_minute: 120, ai_requests_per_minute: 20, storage_bytes: 1e9, storage_label: "1 GB", ...agentCaps(3, 2, 1, 0), ...codingPlan(200_000, 1), ...isolation(2e8, 16e6, 3, 4, 200_000) },
-  plus: { requests_per_minute: 300, ai_requests_per_minute: 40, storage_bytes: 1e10, storage_label: "10 GB", ...agentCaps(10, 5, 4, 1), ...codingPlan(1_000_000, 2), ...isolation(2e9, 64e6, 10, 8, 2_000_000) },
-  pro: { requests_per_minute: 600, ai_requests_per_minute: 60, storage_bytes: 1e11, storage_label: "100 GB", ...agentCaps(50, 10, 12, 3), ...codingPlan(5_000_000, 4), ...isolation(2e10, 256e6, 16, 16, 10_000_000) },
-  max: { requests_per_minute: 1200, ai_requests_per_minute: 120, storage_bytes: 1e12, storage_label: "1 TB", ...agentCaps(200, 25, 24, 10), ...codingPlan(20_000_000, 8), ...isolation(2e11, 1e9, 50, 32, 40_000_000) },
+  free: {
+    requests_per_minute: 120,
+    ai_requests_per_minute: 20,
+    storage_bytes: 1e9,
+    storage_label: "1 GB",
+    ...agentCaps(3, 2, 1, 0),
+    ...codingPlan(200_000, 1),
+    ...isolation(2e8, 16e6, 3, 4, 200_000),
+  },
+  plus: {
+    requests_per_minute: 300,
+    ai_requests_per_minute: 40,
+    storage_bytes: 1e10,
+    storage_label: "10 GB",
+    ...agentCaps(10, 5, 4, 1),
+    ...codingPlan(1_000_000, 2),
+    ...isolation(2e9, 64e6, 10, 8, 2_000_000),
+  },
+  pro: {
+    requests_per_minute: 600,
+    ai_requests_per_minute: 60,
+    storage_bytes: 1e11,
+    storage_label: "100 GB",
+    ...agentCaps(50, 10, 12, 3),
+    ...codingPlan(5_000_000, 4),
+    ...isolation(2e10, 256e6, 16, 16, 10_000_000),
+  },
+  max: {
+    requests_per_minute: 1200,
+    ai_requests_per_minute: 120,
+    storage_bytes: 1e12,
+    storage_label: "1 TB",
+    ...agentCaps(200, 25, 24, 10),
+    ...codingPlan(20_000_000, 8),
+    ...isolation(2e11, 1e9, 50, 32, 40_000_000),
+  },
 };
 
 /** Agent authentication is opt-in on free and on by default elsewhere (docs/api/agents.md). */

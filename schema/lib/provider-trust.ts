@@ -12,16 +12,36 @@ import type { Prisma } from "../generated/prisma/client.ts";
  * yet (pending and active) become `revoked`, their tokens stop, their pending claim attempts die.
  * Returns their ids: tell `revocations.revoked("agent_registration", ids)` once the transaction committed.
  */
-export async function revokeProviderRegistrations(tx: Prisma.TransactionClient, workspaceId: string, issuer: string, now = new Date()): Promise<string[]> {
+export async function revokeProviderRegistrations(
+  tx: Prisma.TransactionClient,
+  workspaceId: string,
+  issuer: string,
+  now = new Date(),
+): Promise<string[]> {
   const rows = await tx.agentRegistration.findMany({
-    where: { workspaceId, type: "identity_assertion", providerIssuer: issuer, revokedAt: null, status: { in: ["pending", "active"] } },
+    where: {
+      workspaceId,
+      type: "identity_assertion",
+      providerIssuer: issuer,
+      revokedAt: null,
+      status: { in: ["pending", "active"] },
+    },
     select: { id: true },
   });
   const ids = rows.map((row) => row.id);
   if (ids.length === 0) return ids;
-  await tx.agentRegistration.updateMany({ where: { id: { in: ids } }, data: { status: "revoked", revokedAt: now } });
-  await tx.agentToken.updateMany({ where: { registrationId: { in: ids }, revokedAt: null }, data: { revokedAt: now } });
-  await tx.claimAttempt.updateMany({ where: { registrationId: { in: ids }, status: "pending" }, data: { status: "dead" } });
+  await tx.agentRegistration.updateMany({
+    where: { id: { in: ids } },
+    data: { status: "revoked", revokedAt: now },
+  });
+  await tx.agentToken.updateMany({
+    where: { registrationId: { in: ids }, revokedAt: null },
+    data: { revokedAt: now },
+  });
+  await tx.claimAttempt.updateMany({
+    where: { registrationId: { in: ids }, status: "pending" },
+    data: { status: "dead" },
+  });
   return ids;
 }
 

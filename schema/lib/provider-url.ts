@@ -21,15 +21,20 @@ export function providerUrl(raw: string, name: string, production: boolean): URL
     if (raw.length > MAX_URL_LENGTH && [...raw].length > MAX_URL_LENGTH) throw new Error("too long");
     url = new URL(raw);
   } catch {
-    throw new ProviderUrlError(`${name} must be an absolute https URL of at most ${MAX_URL_LENGTH} characters.`);
+    throw new ProviderUrlError(
+      `${name} must be an absolute https URL of at most ${MAX_URL_LENGTH} characters.`,
+    );
   }
   const loopbackHttp = url.protocol === "http:" && HTTP_HOSTS.has(url.hostname) && !production;
   if (url.protocol !== "https:" && !loopbackHttp) {
     throw new ProviderUrlError(
-      production ? `${name} must use https.` : `${name} must use https (http is accepted only for localhost, 127.0.0.1 or [::1] outside production).`,
+      production
+        ? `${name} must use https.`
+        : `${name} must use https (http is accepted only for localhost, 127.0.0.1 or [::1] outside production).`,
     );
   }
-  if (url.username !== "" || url.password !== "") throw new ProviderUrlError(`${name} must not contain credentials.`);
+  if (url.username !== "" || url.password !== "")
+    throw new ProviderUrlError(`${name} must not contain credentials.`);
   if (url.hash !== "") throw new ProviderUrlError(`${name} must not have a fragment.`);
   return url;
 }

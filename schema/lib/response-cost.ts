@@ -1,4 +1,11 @@
 import {
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
   getNamedType,
   getNullableType,
   isCompositeType,
@@ -7,13 +14,6 @@ import {
   isListType,
   isObjectType,
   Kind,
-  type FieldNode,
-  type FragmentDefinitionNode,
-  type GraphQLCompositeType,
-  type GraphQLField,
-  type GraphQLNamedType,
-  type GraphQLObjectType,
-  type GraphQLSchema,
   type SelectionSetNode,
 } from "graphql";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./cursor.ts";
@@ -83,7 +83,11 @@ export function pageSize(node: FieldNode, variables?: Record<string, unknown>): 
 }
 
 /** The work of a field priced by an argument (`extensions.argumentCost`, e.g. requestLogStats by its `days`). */
-function argumentCost(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown> | undefined): number {
+function argumentCost(
+  field: GraphQLField<unknown, unknown>,
+  node: FieldNode,
+  variables: Record<string, unknown> | undefined,
+): number {
   const priced = field.extensions?.argumentCost as ArgumentCost | undefined;
   if (!priced) return 0;
   const units = intArgument(node, priced.arg, variables, priced.default, priced.most);
@@ -91,7 +95,12 @@ function argumentCost(field: GraphQLField<unknown, unknown>, node: FieldNode, va
 }
 
 /** Bytes of one leaf value (a scalar or enum) of `field` on `owner`. */
-export function leafBytes(schema: GraphQLSchema, owner: string, field: GraphQLField<unknown, unknown>, named: GraphQLNamedType): number {
+export function leafBytes(
+  schema: GraphQLSchema,
+  owner: string,
+  field: GraphQLField<unknown, unknown>,
+  named: GraphQLNamedType,
+): number {
   const literal = field.extensions?.literal;
   if (typeof literal === "string") return JSON.stringify(literal).length;
   if (isEnumType(named)) return 2 + Math.max(...named.getValues().map((v) => v.name.length));
@@ -127,7 +136,12 @@ export function estimate(
   const memo = new Map<string, Estimate>();
   const inProgress = new Set<string>();
 
-  const visit = (set: SelectionSetNode, type: GraphQLCompositeType, page: Page | undefined, listed: boolean): Estimate => {
+  const visit = (
+    set: SelectionSetNode,
+    type: GraphQLCompositeType,
+    page: Page | undefined,
+    listed: boolean,
+  ): Estimate => {
     const total: Estimate = { cost: 0, bytes: 2, lists: 0, path: [] };
     const add = (below: Estimate, times = 1, bytesTimes = times) => {
       total.cost += times * below.cost;
@@ -156,17 +170,29 @@ export function estimate(
         const work = argumentCost(field, selection, variables);
         if (!isCompositeType(named) || !selection.selectionSet) {
           const value = leafBytes(schema, type.name, field, named);
-          add({ cost: 1 + work + (isList ? count : 0), bytes: key + (isList ? 2 + bytesCount * (value + 1) : value), lists: 0, path: [] });
+          add({
+            cost: 1 + work + (isList ? count : 0),
+            bytes: key + (isList ? 2 + bytesCount * (value + 1) : value),
+            lists: 0,
+            path: [],
+          });
           continue;
         }
-        const childPage = field.args.some((a) => a.name === "limit") ? { size: pageSize(selection, variables), cut: !listed } : undefined;
+        const childPage = field.args.some((a) => a.name === "limit")
+          ? { size: pageSize(selection, variables), cut: !listed }
+          : undefined;
         const below = visit(selection.selectionSet, named, childPage, listed || isList);
         add({ cost: 1 + work, bytes: key + (isList ? 2 + bytesCount : 0), lists: 0, path: [] });
         add(below, count, bytesCount);
         deeper(below.lists + (isList ? 1 : 0), [selection.alias?.value ?? name, ...below.path]);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
-        const below = visit(selection.selectionSet, isCompositeType(condition) ? condition : type, page, listed);
+        const below = visit(
+          selection.selectionSet,
+          isCompositeType(condition) ? condition : type,
+          page,
+          listed,
+        );
         add({ ...below, bytes: below.bytes - 2 });
         deeper(below.lists, below.path);
       } else {
@@ -234,7 +260,8 @@ function largestObjectBytes(schema: GraphQLSchema): number {
     return bytes;
   };
   const resources = Object.values(schema.getTypeMap()).filter(
-    (type): type is GraphQLObjectType => isObjectType(type) && "id" in type.getFields() && "object" in type.getFields(),
+    (type): type is GraphQLObjectType =>
+      isObjectType(type) && "id" in type.getFields() && "object" in type.getFields(),
   );
   const most = Math.max(...resources.map((type) => whole(type, new Set([type]))));
   largest.set(schema, most);

@@ -1,5 +1,5 @@
-import type { GraphQLSchema } from "graphql";
 import { MapperKind, mapSchema } from "@graphql-tools/utils";
+import type { GraphQLSchema } from "graphql";
 
 export type RestMethod = "GET" | "POST" | "PATCH" | "DELETE";
 

@@ -1,4 +1,14 @@
-export const RESOURCES = ["clients", "leads", "inventory", "invoices", "projects", "storage", "webhooks", "logs", "agents"] as const;
+export const RESOURCES = [
+  "clients",
+  "leads",
+  "inventory",
+  "invoices",
+  "projects",
+  "storage",
+  "webhooks",
+  "logs",
+  "agents",
+] as const;
 export type Resource = (typeof RESOURCES)[number];
 
 /** docs/api/scopes.md. `write` never implies `read`. */

@@ -4,7 +4,9 @@ import { maxTextLength, textProblem } from "./limits.ts";
 
 /** RFC 6838 names: `type/subtype`, then `; name=value` parameters (values may be quoted). */
 const TOKEN = "[A-Za-z0-9!#$&^_.+-]{1,127}";
-const MIME = new RegExp(`^(${TOKEN})/(${TOKEN})((?:\\s*;\\s*${TOKEN}=(?:${TOKEN}|"[^"\\\\\\x00-\\x1f\\x7f]*"))*)\\s*$`);
+const MIME = new RegExp(
+  `^(${TOKEN})/(${TOKEN})((?:\\s*;\\s*${TOKEN}=(?:${TOKEN}|"[^"\\\\\\x00-\\x1f\\x7f]*"))*)\\s*$`,
+);
 /** The API's bound for a `content_type` (schema/lib/limits.ts). */
 const MIME_LENGTH = maxTextLength("Mutation.uploadFile", "content_type");
 
@@ -18,7 +20,10 @@ export function normalMimeType(text: string): string | null {
 export function mimeType(param: string, text: string): string {
   const normal = normalMimeType(text);
   if (normal === null) {
-    throw validationFailed(param, `${param} must be a MIME type such as application/pdf or text/plain; charset=utf-8 (at most ${MIME_LENGTH} characters).`);
+    throw validationFailed(
+      param,
+      `${param} must be a MIME type such as application/pdf or text/plain; charset=utf-8 (at most ${MIME_LENGTH} characters).`,
+    );
   }
   return normal;
 }
@@ -29,7 +34,8 @@ export function fileName(param: string, text: string): string {
   const problem = textProblem(name, maxTextLength("Mutation.uploadFile", "file_name"));
   if (problem) throw validationFailed(param, `${param} ${problem}.`);
   if (name === "") throw validationFailed(param, `${param} cannot be empty.`);
-  if (/[/\\]/.test(name)) throw validationFailed(param, `${param} is a name, not a path: it cannot contain / or \\.`);
+  if (/[/\\]/.test(name))
+    throw validationFailed(param, `${param} is a name, not a path: it cannot contain / or \\.`);
   return name;
 }
 
@@ -39,7 +45,10 @@ export function strictBase64(param: string, text: string): Buffer {
   // to the same text ("QR==" has stray bits, "-_8=" the URL alphabet, "aGVs bG8=" a space).
   const bytes = Buffer.from(text, "base64");
   if (bytes.toString("base64") !== text) {
-    throw validationFailed(param, `${param} must be standard base64 (A–Z, a–z, 0–9, + and /, padded with =), without spaces or line breaks.`);
+    throw validationFailed(
+      param,
+      `${param} must be standard base64 (A–Z, a–z, 0–9, + and /, padded with =), without spaces or line breaks.`,
+    );
   }
   return bytes;
 }

@@ -1,13 +1,19 @@
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
+import type { Tx } from "../events.ts";
 import type { Invitation as InvitationRow } from "../generated/prisma/client.ts";
 import { MembershipRole } from "../generated/prisma/enums.ts";
-import type { Tx } from "../events.ts";
 import { recordAudit } from "../lib/audit.ts";
 import { ApiError, invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { textProblem } from "../lib/limits.ts";
-import { hashInvitationToken, INVITATION_PAGE_PATH, INVITATION_TTL_SECONDS, MAX_MEMBERS, newInvitationToken } from "../lib/members.ts";
+import {
+  hashInvitationToken,
+  INVITATION_PAGE_PATH,
+  INVITATION_TTL_SECONDS,
+  MAX_MEMBERS,
+  newInvitationToken,
+} from "../lib/members.ts";
 import { found } from "../lib/records.ts";
 import { objectKind, PlanEnum } from "./shared.ts";
 import { Workspace } from "./workspace.ts";
@@ -22,7 +28,8 @@ const MAX_EMAIL = 254;
 /** Workspaces Viewer.workspaces lists (oldest membership first). */
 const MAX_LISTED_WORKSPACES = 100;
 
-const SESSION_ONLY = "no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required)";
+const SESSION_ONLY =
+  "no scope is needed, but only a user signed in to the dashboard may ask (an API key or agent token gets 403 session_required)";
 const OWNER_ONLY = `${SESSION_ONLY}; a member gets 403 owner_required`;
 
 export const MembershipRoleEnum = builder.enumType(MembershipRole, {
@@ -59,7 +66,9 @@ interface WorkspaceSummaryShape {
 const WorkspaceSummary = builder.objectRef<WorkspaceSummaryShape>("WorkspaceSummary").implement({
   description: "A workspace the signed-in user belongs to, and their role in it.",
   fields: (t) => ({
-    id: t.exposeID("id", { description: "`ws_…`: send it as the Kontor-Workspace header to act in this workspace." }),
+    id: t.exposeID("id", {
+      description: "`ws_…`: send it as the Kontor-Workspace header to act in this workspace.",
+    }),
     name: t.exposeString("name", { description: "The workspace's display name." }),
     plan: t.expose("plan", { type: PlanEnum, description: "The workspace's plan." }),
     role: t.expose("role", { type: MembershipRoleEnum, description: "The user's role in it." }),
@@ -73,19 +82,27 @@ interface ViewerShape {
 }
 
 const Viewer = builder.objectRef<ViewerShape>("Viewer").implement({
-  description: "The signed-in user, the workspace the request acts in (Kontor-Workspace, else their oldest membership) and their other workspaces.",
+  description:
+    "The signed-in user, the workspace the request acts in (Kontor-Workspace, else their oldest membership) and their other workspaces.",
   fields: (t) => ({
     user: t.field({
       type: User,
       description: "Who is signed in.",
       resolve: (viewer, _args, ctx) =>
-        ctx.db.user.findUniqueOrThrow({ where: { id: viewer.userId }, select: { id: true, email: true, createdAt: true } }),
+        ctx.db.user.findUniqueOrThrow({
+          where: { id: viewer.userId },
+          select: { id: true, email: true, createdAt: true },
+        }),
     }),
-    role: t.expose("role", { type: MembershipRoleEnum, description: "Their role in the workspace the request acts in." }),
+    role: t.expose("role", {
+      type: MembershipRoleEnum,
+      description: "Their role in the workspace the request acts in.",
+    }),
     workspace: t.field({
       type: Workspace,
       description: "The workspace the request acts in.",
-      resolve: (viewer, _args, ctx) => ctx.db.workspace.findUniqueOrThrow({ where: { id: viewer.workspaceId } }),
+      resolve: (viewer, _args, ctx) =>
+        ctx.db.workspace.findUniqueOrThrow({ where: { id: viewer.workspaceId } }),
     }),
     workspaces: t.field({
       type: [WorkspaceSummary],
@@ -121,14 +138,20 @@ const Member = builder.objectRef<MemberShape>("Member").implement({
 });
 
 export const Invitation = builder.prismaObject("Invitation", {
-  description: "An e-mail address invited into the workspace; whoever signs in (or up) with it may accept it within 7 days.",
+  description:
+    "An e-mail address invited into the workspace; whoever signs in (or up) with it may accept it within 7 days.",
   fields: (t) => ({
     object: objectKind(t, "invitation"),
     id: t.exposeID("id", { description: "`invt_…`." }),
-    email: t.exposeString("email", { description: "The e-mail address invited (lower case): only a user with it may accept." }),
+    email: t.exposeString("email", {
+      description: "The e-mail address invited (lower case): only a user with it may accept.",
+    }),
     role: t.expose("role", { type: MembershipRoleEnum, description: "The role the invited user gets." }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When it was made." }),
-    expires_at: t.expose("expiresAt", { type: "DateTime", description: "When it can no longer be accepted (7 days after it was made)." }),
+    expires_at: t.expose("expiresAt", {
+      type: "DateTime",
+      description: "When it can no longer be accepted (7 days after it was made).",
+    }),
   }),
 });
 
@@ -142,7 +165,8 @@ const CreatedInvitation = builder.objectRef<CreatedInvitationShape>("CreatedInvi
   fields: (t) => ({
     invitation: t.expose("invitation", { type: Invitation, description: "The invitation." }),
     accept_url: t.exposeString("accept_url", {
-      description: "The link to give the invited person: `{host_url}/dashboard/invitations#token=inv_…`. Shown once; a new invitation replaces it.",
+      description:
+        "The link to give the invited person: `{host_url}/dashboard/invitations#token=inv_…`. Shown once; a new invitation replaces it.",
     }),
   }),
 });
@@ -150,8 +174,15 @@ const CreatedInvitation = builder.objectRef<CreatedInvitationShape>("CreatedInvi
 const InviteMemberInput = builder.inputType("InviteMemberInput", {
   description: "Who to invite, and as what.",
   fields: (t) => ({
-    email: t.string({ required: true, description: `Their e-mail address (at most ${MAX_EMAIL} characters).` }),
-    role: t.field({ type: MembershipRoleEnum, required: true, description: "The role they get on accepting." }),
+    email: t.string({
+      required: true,
+      description: `Their e-mail address (at most ${MAX_EMAIL} characters).`,
+    }),
+    role: t.field({
+      type: MembershipRoleEnum,
+      required: true,
+      description: "The role they get on accepting.",
+    }),
   }),
 });
 
@@ -161,10 +192,16 @@ const session = (ctx: Context) => {
   return credential;
 };
 
-const pendingWhere = (workspaceId: string, now: Date) => ({ workspaceId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } });
+const pendingWhere = (workspaceId: string, now: Date) => ({
+  workspaceId,
+  acceptedAt: null,
+  revokedAt: null,
+  expiresAt: { gt: now },
+});
 
 /** Serializes the member changes of one workspace, so two at once cannot both remove the last owner. */
-const lockWorkspace = (tx: Tx, workspaceId: string) => tx.$queryRaw`select id from workspaces where id = ${workspaceId} for update`;
+const lockWorkspace = (tx: Tx, workspaceId: string) =>
+  tx.$queryRaw`select id from workspaces where id = ${workspaceId} for update`;
 
 async function memberOf(tx: Tx, workspaceId: string, userId: string): Promise<MemberShape> {
   const row = found(
@@ -182,13 +219,17 @@ async function memberOf(tx: Tx, workspaceId: string, userId: string): Promise<Me
 async function keepAnOwner(tx: Tx, workspaceId: string, member: MemberShape): Promise<void> {
   if (member.role !== "owner") return;
   const owners = await tx.membership.count({ where: { workspaceId, role: "owner" } });
-  if (owners <= 1) throw invalidState("The workspace needs at least one owner: make another member an owner first.");
+  if (owners <= 1)
+    throw invalidState("The workspace needs at least one owner: make another member an owner first.");
 }
 
 function invitedEmail(value: string): string {
   const email = value.trim().toLowerCase();
   if (textProblem(email, MAX_EMAIL) !== null || !EMAIL.test(email)) {
-    throw validationFailed("input.email", `input.email must be an e-mail address of at most ${MAX_EMAIL} characters.`);
+    throw validationFailed(
+      "input.email",
+      `input.email must be an e-mail address of at most ${MAX_EMAIL} characters.`,
+    );
   }
   return email;
 }
@@ -214,7 +255,12 @@ builder.queryFields((t) => ({
         take: MAX_MEMBERS,
         select: { userId: true, role: true, createdAt: true, user: { select: { email: true } } },
       });
-      return rows.map((row) => ({ userId: row.userId, email: row.user.email, role: row.role, createdAt: row.createdAt }));
+      return rows.map((row) => ({
+        userId: row.userId,
+        email: row.user.email,
+        role: row.role,
+        createdAt: row.createdAt,
+      }));
     },
   }),
   invitations: t.field({
@@ -222,7 +268,11 @@ builder.queryFields((t) => ({
     description: `The workspace's pending invitations (not accepted, revoked or expired), newest first; ${OWNER_ONLY}.`,
     authScopes: { owner: true },
     resolve: (_root, _args, ctx) =>
-      ctx.db.invitation.findMany({ where: pendingWhere(ctx.credential.workspaceId, new Date()), orderBy: { id: "desc" }, take: MAX_MEMBERS }),
+      ctx.db.invitation.findMany({
+        where: pendingWhere(ctx.credential.workspaceId, new Date()),
+        orderBy: { id: "desc" },
+        take: MAX_MEMBERS,
+      }),
   }),
 }));
 
@@ -233,7 +283,9 @@ builder.mutationFields((t) => ({
       `Invites an e-mail address into the workspace for 7 days; a pending invitation of the same address is replaced. 409 already_member when it belongs to a member; ` +
       `a workspace has at most ${MAX_MEMBERS} members and pending invitations together. ${OWNER_ONLY}.`,
     authScopes: { owner: true },
-    args: { input: t.arg({ type: InviteMemberInput, required: true, description: "Who to invite, and as what." }) },
+    args: {
+      input: t.arg({ type: InviteMemberInput, required: true, description: "Who to invite, and as what." }),
+    },
     resolve: async (_root, { input }, ctx) => {
       const owner = session(ctx);
       const email = invitedEmail(input.email);
@@ -241,15 +293,30 @@ builder.mutationFields((t) => ({
       const now = new Date();
       const invitation = await ctx.db.$transaction(async (tx) => {
         await lockWorkspace(tx, owner.workspaceId);
-        const member = await tx.membership.findFirst({ where: { workspaceId: owner.workspaceId, user: { email } }, select: { userId: true } });
-        if (member) throw new ApiError(409, "invalid_request_error", "already_member", `${email} is already a member of the workspace.`, { param: "input.email" });
-        await tx.invitation.updateMany({ where: { ...pendingWhere(owner.workspaceId, now), email }, data: { revokedAt: now } });
+        const member = await tx.membership.findFirst({
+          where: { workspaceId: owner.workspaceId, user: { email } },
+          select: { userId: true },
+        });
+        if (member)
+          throw new ApiError(
+            409,
+            "invalid_request_error",
+            "already_member",
+            `${email} is already a member of the workspace.`,
+            { param: "input.email" },
+          );
+        await tx.invitation.updateMany({
+          where: { ...pendingWhere(owner.workspaceId, now), email },
+          data: { revokedAt: now },
+        });
         const [members, pending] = await Promise.all([
           tx.membership.count({ where: { workspaceId: owner.workspaceId } }),
           tx.invitation.count({ where: pendingWhere(owner.workspaceId, now) }),
         ]);
         if (members + pending >= MAX_MEMBERS) {
-          throw invalidState(`A workspace has at most ${MAX_MEMBERS} members and pending invitations together: revoke an invitation or remove a member first.`);
+          throw invalidState(
+            `A workspace has at most ${MAX_MEMBERS} members and pending invitations together: revoke an invitation or remove a member first.`,
+          );
         }
         const created = await tx.invitation.create({
           data: {
@@ -279,9 +346,17 @@ builder.mutationFields((t) => ({
       return ctx.db.$transaction(async (tx) => {
         // One statement decides, like accepting (server/accounts/invitations.ts): of a revoke and an accept, or
         // of two revokes, at once, exactly one changes the invitation; the others read what it left.
-        const { count } = await tx.invitation.updateMany({ where: { id, workspaceId, acceptedAt: null, revokedAt: null }, data: { revokedAt: new Date() } });
-        const invitation = found("invitation", id, await tx.invitation.findFirst({ where: { id, workspaceId } }));
-        if (count === 0 && invitation.acceptedAt) throw invalidState("This invitation was accepted already: remove the member instead.");
+        const { count } = await tx.invitation.updateMany({
+          where: { id, workspaceId, acceptedAt: null, revokedAt: null },
+          data: { revokedAt: new Date() },
+        });
+        const invitation = found(
+          "invitation",
+          id,
+          await tx.invitation.findFirst({ where: { id, workspaceId } }),
+        );
+        if (count === 0 && invitation.acceptedAt)
+          throw invalidState("This invitation was accepted already: remove the member instead.");
         if (count > 0) await recordAudit(tx, ctx, { action: "invitation.revoked", targetId: invitation.id });
         return invitation;
       });
@@ -303,7 +378,10 @@ builder.mutationFields((t) => ({
         const member = await memberOf(tx, workspaceId, userId);
         if (member.role === args.role) return member;
         if (args.role !== "owner") await keepAnOwner(tx, workspaceId, member);
-        await tx.membership.update({ where: { workspaceId_userId: { workspaceId, userId } }, data: { role: args.role } });
+        await tx.membership.update({
+          where: { workspaceId_userId: { workspaceId, userId } },
+          data: { role: args.role },
+        });
         await recordAudit(tx, ctx, { action: "member.role_changed", targetId: userId });
         return { ...member, role: args.role };
       });

@@ -2,31 +2,39 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { AgentRegistrationStatus, AgentRegistrationType } from "../generated/prisma/enums.ts";
 import { recordAudit } from "../lib/audit.ts";
-import { listPage } from "../lib/list-page.ts";
 import { ApiError, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { listPage } from "../lib/list-page.ts";
 import { PLAN_LIMITS, type PlanLimits, type PlanName } from "../lib/plans.ts";
+import { providerRemoved, revokeProviderRegistrations } from "../lib/provider-trust.ts";
+import { ProviderUrlError, providerUrl } from "../lib/provider-url.ts";
 import { found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { notNull } from "../lib/validate.ts";
-import { providerUrl, ProviderUrlError } from "../lib/provider-url.ts";
-import { providerRemoved, revokeProviderRegistrations } from "../lib/provider-trust.ts";
-import { Deleted, listType, objectKind, pageArgs, PlanEnum } from "./shared.ts";
+import { Deleted, listType, objectKind, PlanEnum, pageArgs } from "./shared.ts";
 
 /** The longest `max_auth_age` a provider entry may set: 30 days. */
 const MAX_AUTH_AGE_LIMIT = 30 * 24 * 3600;
 
-const planLimitReached = (message: string) => new ApiError(403, "permission_error", "plan_limit_reached", message);
+const planLimitReached = (message: string) =>
+  new ApiError(403, "permission_error", "plan_limit_reached", message);
 
 const AgentLimits = builder.objectRef<PlanLimits>("AgentLimits").implement({
   description: "What the workspace's plan allows agents.",
   fields: (t) => ({
-    agent_registrations: t.exposeInt("agent_registrations", { description: "Active agent registrations at once; claiming one more is refused with plan_limit_reached." }),
+    agent_registrations: t.exposeInt("agent_registrations", {
+      description:
+        "Active agent registrations at once; claiming one more is refused with plan_limit_reached.",
+    }),
     agent_tokens_per_registration: t.exposeInt("agent_tokens_per_registration", {
       description: "Live access tokens per registration; issuing one more revokes the oldest.",
     }),
-    agent_token_lifetime_seconds: t.exposeInt("agent_token_lifetime_seconds", { description: "The longest an agent access token lives." }),
-    trusted_providers: t.exposeInt("trusted_providers", { description: "Trusted ID-JAG providers; one more is refused with plan_limit_reached." }),
+    agent_token_lifetime_seconds: t.exposeInt("agent_token_lifetime_seconds", {
+      description: "The longest an agent access token lives.",
+    }),
+    trusted_providers: t.exposeInt("trusted_providers", {
+      description: "Trusted ID-JAG providers; one more is refused with plan_limit_reached.",
+    }),
   }),
 });
 
@@ -37,17 +45,29 @@ interface AgentSettingsShape {
 }
 
 const AgentSettings = builder.objectRef<AgentSettingsShape>("AgentSettings").implement({
-  description: "Whether and how AI agents may work in the workspace. Visible with agents.read or agents.write.",
+  description:
+    "Whether and how AI agents may work in the workspace. Visible with agents.read or agents.write.",
   fields: (t) => ({
     object: objectKind(t, "agent_settings"),
     agent_auth_enabled: t.exposeBoolean("agentAuthEnabled", {
-      description: "Whether agents may register and use their tokens here. Off: every agent token of the workspace stops working at once.",
+      description:
+        "Whether agents may register and use their tokens here. Off: every agent token of the workspace stops working at once.",
     }),
-    plan: t.expose("plan", { type: PlanEnum, description: "The workspace's plan; `limits` follows from it." }),
-    limits: t.field({ type: AgentLimits, description: "The plan's agent caps.", resolve: (s) => PLAN_LIMITS[s.plan] }),
+    plan: t.expose("plan", {
+      type: PlanEnum,
+      description: "The workspace's plan; `limits` follows from it.",
+    }),
+    limits: t.field({
+      type: AgentLimits,
+      description: "The plan's agent caps.",
+      resolve: (s) => PLAN_LIMITS[s.plan],
+    }),
     active_registrations: t.int({
       description: "Registrations now active (counted against limits.agent_registrations).",
-      resolve: (s, _args, ctx) => ctx.db.agentRegistration.count({ where: { workspaceId: s.workspaceId, status: "active", revokedAt: null } }),
+      resolve: (s, _args, ctx) =>
+        ctx.db.agentRegistration.count({
+          where: { workspaceId: s.workspaceId, status: "active", revokedAt: null },
+        }),
     }),
     trusted_providers: t.int({
       description: "Trusted ID-JAG providers (counted against limits.trusted_providers).",
@@ -57,16 +77,22 @@ const AgentSettings = builder.objectRef<AgentSettingsShape>("AgentSettings").imp
 });
 
 export const TrustedProvider = builder.prismaObject("TrustedProvider", {
-  description: "An ID-JAG issuer whose identity assertions agents may register with. Visible with agents.read or agents.write.",
+  description:
+    "An ID-JAG issuer whose identity assertions agents may register with. Visible with agents.read or agents.write.",
   authScopes: { readable: "agents" },
   fields: (t) => ({
     object: objectKind(t, "trusted_provider"),
     id: t.exposeID("id", { description: "`tpr_…`." }),
-    issuer: t.exposeString("issuer", { description: "The provider's issuer URL: an ID-JAG's `iss` must equal it exactly." }),
-    jwks_url: t.exposeString("jwksUrl", { description: "Where the provider publishes its signing keys (JWKS)." }),
+    issuer: t.exposeString("issuer", {
+      description: "The provider's issuer URL: an ID-JAG's `iss` must equal it exactly.",
+    }),
+    jwks_url: t.exposeString("jwksUrl", {
+      description: "Where the provider publishes its signing keys (JWKS).",
+    }),
     max_auth_age: t.exposeInt("maxAuthAge", {
       nullable: true,
-      description: "When set, an ID-JAG must carry `auth_time` at most this many seconds old (else 401 login_required). Null: auth_time is not checked.",
+      description:
+        "When set, an ID-JAG must carry `auth_time` at most this many seconds old (else 401 login_required). Null: auth_time is not checked.",
     }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the provider was added." }),
     updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the entry was last changed." }),
@@ -79,7 +105,9 @@ const AgentRegistrationTypeEnum = builder.enumType(AgentRegistrationType, {
   values: {
     service_auth: { description: "For a user named by e-mail, who confirmed it on the claim page." },
     anonymous: { description: "Without a user, in a sandbox workspace a user later claimed." },
-    identity_assertion: { description: "With an ID-JAG from a trusted provider, confirmed once by the user." },
+    identity_assertion: {
+      description: "With an ID-JAG from a trusted provider, confirmed once by the user.",
+    },
   },
 });
 
@@ -90,7 +118,9 @@ const AgentRegistrationStatusEnum = builder.enumType(AgentRegistrationStatus, {
     pending: { description: "Waiting for the user to confirm it." },
     active: { description: "Confirmed: the agent may get tokens." },
     denied: { description: "The user refused it." },
-    revoked: { description: "Revoked by an owner, the agent or its identity provider: its tokens no longer work." },
+    revoked: {
+      description: "Revoked by an owner, the agent or its identity provider: its tokens no longer work.",
+    },
   },
 });
 
@@ -99,26 +129,54 @@ export const AgentRegistration = builder.prismaObject("AgentRegistration", {
   authScopes: { readable: "agents" },
   fields: (t) => ({
     object: objectKind(t, "agent_registration"),
-    id: t.exposeID("id", { description: "`areg_…`: also the credential id of its requests in the request logs." }),
+    id: t.exposeID("id", {
+      description: "`areg_…`: also the credential id of its requests in the request logs.",
+    }),
     type: t.expose("type", { type: AgentRegistrationTypeEnum, description: "How the agent registered." }),
-    status: t.expose("status", { type: AgentRegistrationStatusEnum, description: "pending, active, denied or revoked." }),
-    agent_name: t.exposeString("agentName", { nullable: true, description: "The name the agent gave itself, if any." }),
-    login_hint: t.exposeString("loginHint", { nullable: true, description: "The e-mail of the user it registered for, if any." }),
+    status: t.expose("status", {
+      type: AgentRegistrationStatusEnum,
+      description: "pending, active, denied or revoked.",
+    }),
+    agent_name: t.exposeString("agentName", {
+      nullable: true,
+      description: "The name the agent gave itself, if any.",
+    }),
+    login_hint: t.exposeString("loginHint", {
+      nullable: true,
+      description: "The e-mail of the user it registered for, if any.",
+    }),
     scopes: t.exposeStringList("scopes", { description: "What its tokens may do." }),
-    provider_issuer: t.exposeString("providerIssuer", { nullable: true, description: "identity_assertion: the provider's issuer." }),
-    provider_subject: t.exposeString("providerSubject", { nullable: true, description: "identity_assertion: the user's `sub` at that provider." }),
+    provider_issuer: t.exposeString("providerIssuer", {
+      nullable: true,
+      description: "identity_assertion: the provider's issuer.",
+    }),
+    provider_subject: t.exposeString("providerSubject", {
+      nullable: true,
+      description: "identity_assertion: the user's `sub` at that provider.",
+    }),
     live_tokens: t.int({
       description: "Access tokens now valid (neither expired nor revoked).",
       resolve: (reg, _args, ctx) =>
-        ctx.db.agentToken.count({ where: { registrationId: reg.id, revokedAt: null, expiresAt: { gt: new Date() } } }),
+        ctx.db.agentToken.count({
+          where: { registrationId: reg.id, revokedAt: null, expiresAt: { gt: new Date() } },
+        }),
     }),
     last_used_at: t.expose("lastUsedAt", {
       type: "DateTime",
       nullable: true,
-      description: "When one of its tokens last made a request (recorded at most once a minute); null if never.",
+      description:
+        "When one of its tokens last made a request (recorded at most once a minute); null if never.",
     }),
-    claimed_at: t.expose("claimedAt", { type: "DateTime", nullable: true, description: "When a user confirmed it." }),
-    revoked_at: t.expose("revokedAt", { type: "DateTime", nullable: true, description: "When it was revoked; null while it is not." }),
+    claimed_at: t.expose("claimedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When a user confirmed it.",
+    }),
+    revoked_at: t.expose("revokedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When it was revoked; null while it is not.",
+    }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the agent registered." }),
   }),
 });
@@ -127,7 +185,10 @@ const TrustedProviderList = listType("TrustedProvider", TrustedProvider);
 const AgentRegistrationList = listType("AgentRegistration", AgentRegistration);
 
 const settingsOf = (ctx: Context) =>
-  ctx.db.workspace.findUniqueOrThrow({ where: { id: ctx.credential.workspaceId }, select: { id: true, plan: true, agentAuthEnabled: true } });
+  ctx.db.workspace.findUniqueOrThrow({
+    where: { id: ctx.credential.workspaceId },
+    select: { id: true, plan: true, agentAuthEnabled: true },
+  });
 const inWorkspace = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.workspaceId });
 
 /**
@@ -141,7 +202,8 @@ async function checkedUrl(param: string, raw: string, ctx: Context): Promise<str
     await ctx.webhooks.checkUrl(value);
   } catch (error) {
     if (error instanceof ProviderUrlError) throw validationFailed(param, error.message);
-    if (error instanceof ApiError && error.code === "validation_failed") throw validationFailed(param, error.message.replace(/^url\b/, param));
+    if (error instanceof ApiError && error.code === "validation_failed")
+      throw validationFailed(param, error.message.replace(/^url\b/, param));
     throw error;
   }
   return value;
@@ -165,7 +227,12 @@ builder.queryFields((t) => ({
     authScopes: { scope: "agents.read" },
     args: { ...pageArgs },
     resolve: (_root, args, ctx, info) =>
-      listPage(args, ctx, info, ({ cursor, ...page }) => ctx.db.trustedProvider.findMany({ where: { workspaceId: ctx.credential.workspaceId, ...cursor }, ...page })),
+      listPage(args, ctx, info, ({ cursor, ...page }) =>
+        ctx.db.trustedProvider.findMany({
+          where: { workspaceId: ctx.credential.workspaceId, ...cursor },
+          ...page,
+        }),
+      ),
   }),
   trustedProvider: t.prismaField({
     type: TrustedProvider,
@@ -175,18 +242,30 @@ builder.queryFields((t) => ({
     authScopes: { scope: "agents.read" },
     args: { id: t.arg.id({ required: true, description: "The provider entry's id (`tpr_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
-      found("trusted_provider", args.id, await ctx.db.trustedProvider.findFirst({ ...query, where: inWorkspace(ctx, args.id) })),
+      found(
+        "trusted_provider",
+        args.id,
+        await ctx.db.trustedProvider.findFirst({ ...query, where: inWorkspace(ctx, args.id) }),
+      ),
   }),
   agentRegistrations: t.field({
     type: AgentRegistrationList,
-    description: "The agents registered in the workspace, newest first, with their scopes, live tokens and last use. Needs agents.read.",
+    description:
+      "The agents registered in the workspace, newest first, with their scopes, live tokens and last use. Needs agents.read.",
     extensions: rest("GET /agent-registrations", "List agent registrations"),
     authScopes: { scope: "agents.read" },
-    args: { status: t.arg({ type: AgentRegistrationStatusEnum, description: "Only registrations in this status." }), ...pageArgs },
+    args: {
+      status: t.arg({ type: AgentRegistrationStatusEnum, description: "Only registrations in this status." }),
+      ...pageArgs,
+    },
     resolve: (_root, args, ctx, info) =>
       listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.agentRegistration.findMany({
-          where: { workspaceId: ctx.credential.workspaceId, ...(args.status && { status: args.status }), ...cursor },
+          where: {
+            workspaceId: ctx.credential.workspaceId,
+            ...(args.status && { status: args.status }),
+            ...cursor,
+          },
           ...page,
         }),
       ),
@@ -199,7 +278,11 @@ builder.queryFields((t) => ({
     authScopes: { scope: "agents.read" },
     args: { id: t.arg.id({ required: true, description: "The registration's id (`areg_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
-      found("agent_registration", args.id, await ctx.db.agentRegistration.findFirst({ ...query, where: inWorkspace(ctx, args.id) })),
+      found(
+        "agent_registration",
+        args.id,
+        await ctx.db.agentRegistration.findFirst({ ...query, where: inWorkspace(ctx, args.id) }),
+      ),
   }),
 }));
 
@@ -210,7 +293,11 @@ builder.mutationFields((t) => ({
       "Turns agent access on or off. Off: registering, claiming into this workspace and every agent token of the workspace stop working at once; on again: live tokens work again. Needs agents.write.",
     extensions: rest("PATCH /agent-settings", "Turn agent access on or off"),
     authScopes: { scope: "agents.write" },
-    args: { agent_auth_enabled: t.arg.boolean({ description: "true lets agents in, false shuts them out; cannot be null." }) },
+    args: {
+      agent_auth_enabled: t.arg.boolean({
+        description: "true lets agents in, false shuts them out; cannot be null.",
+      }),
+    },
     resolve: async (_root, args, ctx) => {
       const enabled = notNull("agent_auth_enabled", args.agent_auth_enabled);
       const ws =
@@ -219,9 +306,19 @@ builder.mutationFields((t) => ({
           : await ctx.db.$transaction(async (tx) => {
               const id = ctx.credential.workspaceId;
               // Only a change is recorded: turning on what is on changes nothing.
-              const { count } = await tx.workspace.updateMany({ where: { id, agentAuthEnabled: !enabled }, data: { agentAuthEnabled: enabled } });
-              if (count > 0) await recordAudit(tx, ctx, { action: enabled ? "agent_access.enabled" : "agent_access.disabled", targetId: id });
-              return tx.workspace.findUniqueOrThrow({ where: { id }, select: { id: true, plan: true, agentAuthEnabled: true } });
+              const { count } = await tx.workspace.updateMany({
+                where: { id, agentAuthEnabled: !enabled },
+                data: { agentAuthEnabled: enabled },
+              });
+              if (count > 0)
+                await recordAudit(tx, ctx, {
+                  action: enabled ? "agent_access.enabled" : "agent_access.disabled",
+                  targetId: id,
+                });
+              return tx.workspace.findUniqueOrThrow({
+                where: { id },
+                select: { id: true, plan: true, agentAuthEnabled: true },
+              });
             });
       // Cached agent tokens of the workspace are looked up again, whichever way it went.
       if (enabled !== undefined) await ctx.revocations.revoked("workspace", [ws.id]);
@@ -235,16 +332,28 @@ builder.mutationFields((t) => ({
     extensions: rest("POST /trusted-providers", "Trust an ID-JAG provider", 201, ["plan_limit_reached"]),
     authScopes: { scope: "agents.write" },
     args: {
-      issuer: t.arg.string({ required: true, description: "The provider's issuer URL, exactly as its ID-JAGs' `iss` says: https (http only for localhost outside production)." }),
-      jwks_url: t.arg.string({ required: true, description: "The provider's JWKS URL: https (http only for localhost outside production)." }),
-      max_auth_age: t.arg.int({ description: `Seconds (1–${MAX_AUTH_AGE_LIMIT}): when set, an ID-JAG's auth_time must be present and at most this old.` }),
+      issuer: t.arg.string({
+        required: true,
+        description:
+          "The provider's issuer URL, exactly as its ID-JAGs' `iss` says: https (http only for localhost outside production).",
+      }),
+      jwks_url: t.arg.string({
+        required: true,
+        description: "The provider's JWKS URL: https (http only for localhost outside production).",
+      }),
+      max_auth_age: t.arg.int({
+        description: `Seconds (1–${MAX_AUTH_AGE_LIMIT}): when set, an ID-JAG's auth_time must be present and at most this old.`,
+      }),
     },
     resolve: async (query, _root, args, ctx) => {
       const issuer = await checkedUrl("issuer", args.issuer, ctx);
       const jwksUrl = await checkedUrl("jwks_url", args.jwks_url, ctx);
       const maxAuthAge = args.max_auth_age ?? null;
       if (maxAuthAge !== null && (maxAuthAge < 1 || maxAuthAge > MAX_AUTH_AGE_LIMIT)) {
-        throw validationFailed("max_auth_age", `max_auth_age must be between 1 and ${MAX_AUTH_AGE_LIMIT} seconds.`);
+        throw validationFailed(
+          "max_auth_age",
+          `max_auth_age must be between 1 and ${MAX_AUTH_AGE_LIMIT} seconds.`,
+        );
       }
       return ctx.db.$transaction(async (tx) => {
         // Serializes creations per workspace, so two at once cannot both pass the cap.
@@ -258,12 +367,23 @@ builder.mutationFields((t) => ({
               : `The ${ctx.credential.plan} plan allows ${cap} trusted provider${cap === 1 ? "" : "s"}; delete one first.`,
           );
         }
-        if (await tx.trustedProvider.findFirst({ where: { workspaceId: ctx.credential.workspaceId, issuer }, select: { id: true } })) {
+        if (
+          await tx.trustedProvider.findFirst({
+            where: { workspaceId: ctx.credential.workspaceId, issuer },
+            select: { id: true },
+          })
+        ) {
           throw validationFailed("issuer", "This issuer is already trusted by the workspace.");
         }
         const created = await tx.trustedProvider.create({
           ...query,
-          data: { id: newId("trustedProvider"), workspaceId: ctx.credential.workspaceId, issuer, jwksUrl, maxAuthAge },
+          data: {
+            id: newId("trustedProvider"),
+            workspaceId: ctx.credential.workspaceId,
+            issuer,
+            jwksUrl,
+            maxAuthAge,
+          },
         });
         await recordAudit(tx, ctx, { action: "trusted_provider.created", targetId: created.id });
         return created;
@@ -279,11 +399,16 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: "The provider entry's id (`tpr_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       const { jwksUrl, revoked } = await ctx.db.$transaction(async (tx) => {
-        const entry = found("trusted_provider", id, await tx.trustedProvider.findFirst({ where: inWorkspace(ctx, id) }));
+        const entry = found(
+          "trusted_provider",
+          id,
+          await tx.trustedProvider.findFirst({ where: inWorkspace(ctx, id) }),
+        );
         await owned("trusted_provider", id, () => tx.trustedProvider.delete({ where: inWorkspace(ctx, id) }));
         await recordAudit(tx, ctx, { action: "trusted_provider.deleted", targetId: id });
         const revoked = await revokeProviderRegistrations(tx, entry.workspaceId, entry.issuer);
-        for (const registrationId of revoked) await recordAudit(tx, ctx, { action: "agent_registration.revoked", targetId: registrationId });
+        for (const registrationId of revoked)
+          await recordAudit(tx, ctx, { action: "agent_registration.revoked", targetId: registrationId });
         return { jwksUrl: entry.jwksUrl, revoked };
       });
       await ctx.revocations.revoked("agent_registration", revoked);
@@ -293,20 +418,34 @@ builder.mutationFields((t) => ({
   }),
   revokeAgentRegistration: t.prismaField({
     type: AgentRegistration,
-    description: "Revokes the agent: every token it holds stops working, and its identity assertion can no longer be exchanged. Revoking a revoked one changes nothing. Needs agents.write.",
+    description:
+      "Revokes the agent: every token it holds stops working, and its identity assertion can no longer be exchanged. Revoking a revoked one changes nothing. Needs agents.write.",
     extensions: rest("POST /agent-registrations/:id/revoke", "Revoke an agent registration"),
     authScopes: { scope: "agents.write" },
     args: { id: t.arg.id({ required: true, description: "The registration's id (`areg_…`)." }) },
     resolve: async (query, _root, { id }, ctx) => {
       const registration = await ctx.db.$transaction(async (tx) => {
-        found("agent_registration", id, await tx.agentRegistration.findFirst({ where: inWorkspace(ctx, id), select: { id: true } }));
+        found(
+          "agent_registration",
+          id,
+          await tx.agentRegistration.findFirst({ where: inWorkspace(ctx, id), select: { id: true } }),
+        );
         const now = new Date();
         // In decideClaim's order (its attempt, the registration, the tokens), so a revoke and a claim decided at once cannot deadlock.
-        await tx.claimAttempt.updateMany({ where: { registrationId: id, status: "pending" }, data: { status: "dead" } });
+        await tx.claimAttempt.updateMany({
+          where: { registrationId: id, status: "pending" },
+          data: { status: "dead" },
+        });
         // One statement decides: of concurrent revokes one revokes (and is recorded), the others find it revoked.
-        const { count } = await tx.agentRegistration.updateMany({ where: { ...inWorkspace(ctx, id), revokedAt: null }, data: { status: "revoked", revokedAt: now } });
+        const { count } = await tx.agentRegistration.updateMany({
+          where: { ...inWorkspace(ctx, id), revokedAt: null },
+          data: { status: "revoked", revokedAt: now },
+        });
         if (count > 0) {
-          await tx.agentToken.updateMany({ where: { registrationId: id, revokedAt: null }, data: { revokedAt: now } });
+          await tx.agentToken.updateMany({
+            where: { registrationId: id, revokedAt: null },
+            data: { revokedAt: now },
+          });
           await recordAudit(tx, ctx, { action: "agent_registration.revoked", targetId: id });
         }
         return tx.agentRegistration.findFirstOrThrow({ ...query, where: inWorkspace(ctx, id) });

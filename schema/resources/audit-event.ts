@@ -2,8 +2,8 @@ import { encodeTime, TIME_MAX } from "ulid";
 import { builder } from "../builder.ts";
 import { AuditActorType } from "../generated/prisma/enums.ts";
 import { AUDIT_ACTIONS, AUDIT_RETENTION_DAYS, isAuditAction } from "../lib/audit.ts";
-import { listPage } from "../lib/list-page.ts";
 import { validationFailed } from "../lib/errors.ts";
+import { listPage } from "../lib/list-page.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { AUDIT_SCOPE } from "../lib/scopes.ts";
@@ -20,10 +20,18 @@ const AuditActorTypeEnum = builder.enumType(AuditActorType, {
   name: "AuditActorType",
   description: "What kind of caller made the change.",
   values: {
-    user: { description: "A person signed in to the dashboard or the claim page (`id` is `usr_…`, `email` theirs)." },
+    user: {
+      description: "A person signed in to the dashboard or the claim page (`id` is `usr_…`, `email` theirs).",
+    },
     api_key: { description: "An API key (`id` is `key_…`)." },
-    agent: { description: "An agent with its access token or identity assertion (`id` is its registration's `areg_…`)." },
-    system: { description: "Kontor: its operator's CLI (`id` null), or a trusted ID-JAG provider's revocation (`id` the provider entry's `tpr_…`)." },
+    agent: {
+      description:
+        "An agent with its access token or identity assertion (`id` is its registration's `areg_…`).",
+    },
+    system: {
+      description:
+        "Kontor: its operator's CLI (`id` null), or a trusted ID-JAG provider's revocation (`id` the provider entry's `tpr_…`).",
+    },
   },
 });
 
@@ -39,9 +47,14 @@ const AuditActor = builder.objectRef<ActorShape>("AuditActor").implement({
     type: t.expose("type", { type: AuditActorTypeEnum, description: "user, api_key, agent or system." }),
     id: t.exposeString("id", {
       nullable: true,
-      description: "The user (`usr_…`), API key (`key_…`), agent registration (`areg_…`) or trusted provider (`tpr_…`); null for the CLI and for a failed sign-in.",
+      description:
+        "The user (`usr_…`), API key (`key_…`), agent registration (`areg_…`) or trusted provider (`tpr_…`); null for the CLI and for a failed sign-in.",
     }),
-    email: t.exposeString("email", { nullable: true, description: "The user's e-mail address when the actor is a user (for a failed sign-in, the one typed); null otherwise." }),
+    email: t.exposeString("email", {
+      nullable: true,
+      description:
+        "The user's e-mail address when the actor is a user (for a failed sign-in, the one typed); null otherwise.",
+    }),
   }),
 });
 
@@ -61,12 +74,32 @@ export const AuditEvent = builder.prismaObject("AuditEvent", {
   fields: (t) => ({
     object: objectKind(t, "audit_event"),
     id: t.exposeID("id", { description: "`aud_…`." }),
-    action: t.exposeString("action", { description: "What happened, e.g. api_key.revoked (docs/security.md lists every action)." }),
-    actor: t.field({ type: AuditActor, description: "Who did it.", resolve: (row) => ({ type: row.actorType, id: row.actorId, email: row.actorEmail }) }),
-    target: t.field({ type: AuditTarget, description: "What it was done to.", resolve: (row) => ({ type: row.targetType, id: row.targetId }) }),
-    client_ip: t.exposeString("clientIp", { nullable: true, description: "The address the request came from; null for the CLI." }),
-    user_agent: t.exposeString("userAgent", { nullable: true, description: "The request's User-Agent (at most 512 characters); null when none was sent, and for the CLI." }),
-    request_id: t.exposeString("requestId", { nullable: true, description: "The X-Request-Id of the response that made the change; null for the CLI." }),
+    action: t.exposeString("action", {
+      description: "What happened, e.g. api_key.revoked (docs/security.md lists every action).",
+    }),
+    actor: t.field({
+      type: AuditActor,
+      description: "Who did it.",
+      resolve: (row) => ({ type: row.actorType, id: row.actorId, email: row.actorEmail }),
+    }),
+    target: t.field({
+      type: AuditTarget,
+      description: "What it was done to.",
+      resolve: (row) => ({ type: row.targetType, id: row.targetId }),
+    }),
+    client_ip: t.exposeString("clientIp", {
+      nullable: true,
+      description: "The address the request came from; null for the CLI.",
+    }),
+    user_agent: t.exposeString("userAgent", {
+      nullable: true,
+      description:
+        "The request's User-Agent (at most 512 characters); null when none was sent, and for the CLI.",
+    }),
+    request_id: t.exposeString("requestId", {
+      nullable: true,
+      description: "The X-Request-Id of the response that made the change; null for the CLI.",
+    }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When it happened." }),
   }),
 });
@@ -89,7 +122,10 @@ builder.queryFields((t) => ({
     authScopes: { scope: AUDIT_SCOPE },
     args: {
       action: t.arg.string({ description: "Only records of this action, e.g. api_key.revoked." }),
-      actor_id: t.arg.string({ description: "Only changes made by this user, API key, agent registration or provider entry (`usr_…`, `key_…`, `areg_…`, `tpr_…`)." }),
+      actor_id: t.arg.string({
+        description:
+          "Only changes made by this user, API key, agent registration or provider entry (`usr_…`, `key_…`, `areg_…`, `tpr_…`).",
+      }),
       target_id: t.arg.string({ description: "Only changes made to this object (`key_…`, `usr_…`, …)." }),
       from: t.arg({ type: "DateTime", description: "Only changes made at or after this time." }),
       to: t.arg({ type: "DateTime", description: "Only changes made before this time." }),
@@ -97,9 +133,13 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, args, ctx, info) => {
       if (args.action != null && !isAuditAction(args.action)) {
-        throw validationFailed("action", `action is not an audit action: use one of ${Object.keys(AUDIT_ACTIONS).join(", ")}.`);
+        throw validationFailed(
+          "action",
+          `action is not an audit action: use one of ${Object.keys(AUDIT_ACTIONS).join(", ")}.`,
+        );
       }
-      if (args.from && args.to && args.from.getTime() > args.to.getTime()) throw validationFailed("to", "to must not be before from.");
+      if (args.from && args.to && args.from.getTime() > args.to.getTime())
+        throw validationFailed("to", "to must not be before from.");
       return listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.auditEvent.findMany({
           where: {
@@ -109,7 +149,14 @@ builder.queryFields((t) => ({
             ...(args.target_id != null && { targetId: args.target_id }),
             ...((args.from || args.to) && {
               createdAt: { ...(args.from && { gte: args.from }), ...(args.to && { lt: args.to }) },
-              AND: [{ id: { ...(args.from && { gte: idAt(args.from.getTime() - ID_MARGIN_MS) }), ...(args.to && { lt: idAt(args.to.getTime() + ID_MARGIN_MS) }) } }],
+              AND: [
+                {
+                  id: {
+                    ...(args.from && { gte: idAt(args.from.getTime() - ID_MARGIN_MS) }),
+                    ...(args.to && { lt: idAt(args.to.getTime() + ID_MARGIN_MS) }),
+                  },
+                },
+              ],
             }),
             ...cursor,
           },
@@ -126,6 +173,13 @@ builder.queryFields((t) => ({
     authScopes: { scope: AUDIT_SCOPE },
     args: { id: t.arg.id({ required: true, description: "The record's id (`aud_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
-      found("audit_event", args.id, await ctx.db.auditEvent.findFirst({ ...query, where: { id: args.id, workspaceId: ctx.credential.workspaceId } })),
+      found(
+        "audit_event",
+        args.id,
+        await ctx.db.auditEvent.findFirst({
+          ...query,
+          where: { id: args.id, workspaceId: ctx.credential.workspaceId },
+        }),
+      ),
   }),
 }));

@@ -1,15 +1,15 @@
 import { builder } from "../builder.ts";
-import type { Client as ClientRow } from "../generated/prisma/client.ts";
-import { searchWhere } from "../lib/cursor.ts";
-import { listPage } from "../lib/list-page.ts";
-import { newId } from "../lib/ids.ts";
-import { lockOwned } from "../lib/locks.ts";
-import { defined, found, owned } from "../lib/records.ts";
-import { currency, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import type { Context } from "../context.ts";
 import { emit } from "../events.ts";
+import type { Client as ClientRow } from "../generated/prisma/client.ts";
+import { searchWhere } from "../lib/cursor.ts";
 import { invalidState } from "../lib/errors.ts";
+import { newId } from "../lib/ids.ts";
+import { listPage } from "../lib/list-page.ts";
+import { lockOwned } from "../lib/locks.ts";
+import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
+import { currency, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import { Deleted, listType, objectKind, pageArgs, searchArg } from "./shared.ts";
 
 interface AddressShape {
@@ -31,13 +31,18 @@ const ADDRESS_COLUMNS = {
 } as const satisfies Record<keyof AddressShape, keyof ClientRow>;
 
 const addressOf = (client: ClientRow) =>
-  Object.fromEntries(Object.entries(ADDRESS_COLUMNS).map(([key, column]) => [key, client[column]])) as unknown as AddressShape;
+  Object.fromEntries(
+    Object.entries(ADDRESS_COLUMNS).map(([key, column]) => [key, client[column]]),
+  ) as unknown as AddressShape;
 
 const Address = builder.objectRef<AddressShape>("Address").implement({
   description: "A postal address; every part is optional (null when not given).",
   fields: (t) => ({
     line1: t.exposeString("line1", { nullable: true, description: "Street and number." }),
-    line2: t.exposeString("line2", { nullable: true, description: "Apartment, suite, building or the like." }),
+    line2: t.exposeString("line2", {
+      nullable: true,
+      description: "Apartment, suite, building or the like.",
+    }),
     city: t.exposeString("city", { nullable: true, description: "City or town." }),
     region: t.exposeString("region", { nullable: true, description: "State, province or county." }),
     postal_code: t.exposeString("postal_code", { nullable: true, description: "Postal or ZIP code." }),
@@ -46,7 +51,8 @@ const Address = builder.objectRef<AddressShape>("Address").implement({
 });
 
 const AddressInput = builder.inputType("AddressInput", {
-  description: "A postal address. In an update, only the parts sent change; null or an empty string clears a part.",
+  description:
+    "A postal address. In an update, only the parts sent change; null or an empty string clears a part.",
   fields: (t) => ({
     line1: t.string({ description: "Street and number." }),
     line2: t.string({ description: "Apartment, suite, building or the like." }),
@@ -66,7 +72,10 @@ export const Client = builder.prismaObject("Client", {
     name: t.exposeString("name", { description: "The client's name: a person or a business." }),
     email: t.exposeString("email", { nullable: true, description: "E-mail address, in lower case." }),
     phone: t.exposeString("phone", { nullable: true, description: "Phone number, as entered." }),
-    company_name: t.exposeString("companyName", { nullable: true, description: "The company, when the client is a person in one." }),
+    company_name: t.exposeString("companyName", {
+      nullable: true,
+      description: "The company, when the client is a person in one.",
+    }),
     tax_id: t.exposeString("taxId", { nullable: true, description: "Tax or VAT number, as entered." }),
     address: t.field({
       type: Address,
@@ -75,7 +84,9 @@ export const Client = builder.prismaObject("Client", {
       // A page of clients weighs each one's address as stored (schema/lib/list-page.ts).
       extensions: { measure: addressOf },
     }),
-    currency: t.exposeString("currency", { description: "ISO 4217 code; the default currency of the client's new invoices and quotes." }),
+    currency: t.exposeString("currency", {
+      description: "ISO 4217 code; the default currency of the client's new invoices and quotes.",
+    }),
     notes: t.exposeString("notes", { nullable: true, description: "Free-text notes." }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the client was created." }),
     updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the client was last changed." }),
@@ -91,7 +102,10 @@ const clientFields = (required: boolean) =>
     phone: t.string({ description: "A phone number, stored as given; null clears it." }),
     company_name: t.string({ description: "The company; null clears it." }),
     tax_id: t.string({ description: "Tax or VAT number; null clears it." }),
-    address: t.field({ type: AddressInput, description: "Postal address: the parts sent change; null clears the whole address." }),
+    address: t.field({
+      type: AddressInput,
+      description: "Postal address: the parts sent change; null clears the whole address.",
+    }),
     currency: t.string({ description: "ISO 4217 code in capitals, default USD." }),
     notes: t.string({ description: "Free-text notes; null clears them." }),
   }));
@@ -152,7 +166,8 @@ builder.queryFields((t) => ({
   client: t.prismaField({
     type: "Client",
     nullable: true,
-    description: "One client by id; an unknown id, or one of another workspace, is a not_found error. Needs clients.read.",
+    description:
+      "One client by id; an unknown id, or one of another workspace, is a not_found error. Needs clients.read.",
     extensions: rest("GET /clients/:id", "Retrieve a client"),
     authScopes: { scope: "clients.read" },
     args: { id: t.arg.id({ required: true, description: "The client's id (`cli_…`)." }) },
@@ -186,7 +201,10 @@ builder.mutationFields((t) => ({
       "Updates the fields sent; an absent field stays as it is and null clears an optional one (emits client.updated). Needs clients.write.",
     extensions: rest("PATCH /clients/:id", "Update a client"),
     authScopes: { scope: "clients.write" },
-    args: { id: t.arg.id({ required: true, description: "The client's id (`cli_…`)." }), ...clientFields(false) },
+    args: {
+      id: t.arg.id({ required: true, description: "The client's id (`cli_…`)." }),
+      ...clientFields(false),
+    },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = clientData(args);
       return owned("client", id, () =>
@@ -200,7 +218,8 @@ builder.mutationFields((t) => ({
   }),
   deleteClient: t.field({
     type: Deleted,
-    description: "Deletes a client that has no invoices or quotes (otherwise invalid_state). Needs clients.write.",
+    description:
+      "Deletes a client that has no invoices or quotes (otherwise invalid_state). Needs clients.write.",
     extensions: rest("DELETE /clients/:id", "Delete a client"),
     authScopes: { scope: "clients.write" },
     args: { id: t.arg.id({ required: true, description: "The client's id (`cli_…`)." }) },

@@ -4,9 +4,9 @@ import { emit, type Tx } from "../events.ts";
 import type { InventoryItem as ItemRow, Prisma } from "../generated/prisma/client.ts";
 import { StockStatus } from "../generated/prisma/enums.ts";
 import { searchWhere } from "../lib/cursor.ts";
-import { listPage } from "../lib/list-page.ts";
 import { ApiError } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { listPage } from "../lib/list-page.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { stockAlert, stockStatus } from "../lib/stock-status.ts";
@@ -38,10 +38,23 @@ const InventorySupplier = builder.objectRef<SupplierShape>("InventorySupplier").
   description: "A supplier the item can be bought from.",
   fields: (t) => ({
     name: t.exposeString("name", { description: "The supplier's name." }),
-    email: t.exposeString("email", { nullable: true, description: "The supplier's e-mail address, in lower case." }),
-    phone: t.exposeString("phone", { nullable: true, description: "The supplier's phone number, as entered." }),
-    supplier_sku: t.exposeString("supplier_sku", { nullable: true, description: "The supplier's own code for the item." }),
-    cost_price: t.expose("cost_price", { type: "Money", nullable: true, description: "What one unit costs from this supplier, in the item's currency." }),
+    email: t.exposeString("email", {
+      nullable: true,
+      description: "The supplier's e-mail address, in lower case.",
+    }),
+    phone: t.exposeString("phone", {
+      nullable: true,
+      description: "The supplier's phone number, as entered.",
+    }),
+    supplier_sku: t.exposeString("supplier_sku", {
+      nullable: true,
+      description: "The supplier's own code for the item.",
+    }),
+    cost_price: t.expose("cost_price", {
+      type: "Money",
+      nullable: true,
+      description: "What one unit costs from this supplier, in the item's currency.",
+    }),
   }),
 });
 
@@ -52,25 +65,46 @@ const InventorySupplierInput = builder.inputType("InventorySupplierInput", {
     email: t.string({ description: "The supplier's e-mail address." }),
     phone: t.string({ description: "The supplier's phone number." }),
     supplier_sku: t.string({ description: "The supplier's own code for the item." }),
-    cost_price: t.field({ type: "Money", description: "What one unit costs from this supplier, in the item's currency." }),
+    cost_price: t.field({
+      type: "Money",
+      description: "What one unit costs from this supplier, in the item's currency.",
+    }),
   }),
 });
 
 export const InventoryItem = builder.prismaObject("InventoryItem", {
-  description: "A stocked article; status follows quantity and min_stock_threshold. Visible with inventory.read or inventory.write.",
+  description:
+    "A stocked article; status follows quantity and min_stock_threshold. Visible with inventory.read or inventory.write.",
   authScopes: { readable: "inventory" },
   fields: (t) => ({
     object: objectKind(t, "inventory_item"),
     id: t.exposeID("id", { description: "`item_…`." }),
     name: t.exposeString("name", { description: "The item's name." }),
-    sku: t.exposeString("sku", { nullable: true, description: "Stock keeping unit, unique in the workspace; null when none." }),
+    sku: t.exposeString("sku", {
+      nullable: true,
+      description: "Stock keeping unit, unique in the workspace; null when none.",
+    }),
     description: t.exposeString("description", { nullable: true, description: "Free-text description." }),
-    category: t.exposeString("category", { nullable: true, description: "A free-text category (the list filters on it exactly)." }),
+    category: t.exposeString("category", {
+      nullable: true,
+      description: "A free-text category (the list filters on it exactly).",
+    }),
     quantity: t.expose("quantity", { type: "Quantity", description: "Units in stock, in unit_of_measure." }),
     unit_of_measure: t.exposeString("unitOfMeasure", { description: "What one unit is, e.g. pcs, kg, m." }),
-    min_stock_threshold: t.expose("minStockThreshold", { type: "Quantity", description: "At or below this quantity the item is low_stock." }),
-    cost_price: t.expose("costPrice", { type: "Money", nullable: true, description: "What one unit costs the workspace, in `currency`." }),
-    sale_price: t.expose("salePrice", { type: "Money", nullable: true, description: "What one unit sells for, in `currency`." }),
+    min_stock_threshold: t.expose("minStockThreshold", {
+      type: "Quantity",
+      description: "At or below this quantity the item is low_stock.",
+    }),
+    cost_price: t.expose("costPrice", {
+      type: "Money",
+      nullable: true,
+      description: "What one unit costs the workspace, in `currency`.",
+    }),
+    sale_price: t.expose("salePrice", {
+      type: "Money",
+      nullable: true,
+      description: "What one unit sells for, in `currency`.",
+    }),
     currency: t.exposeString("currency", { description: "ISO 4217 code of cost_price and sale_price." }),
     suppliers: t.field({
       type: [InventorySupplier],
@@ -81,7 +115,8 @@ export const InventoryItem = builder.prismaObject("InventoryItem", {
     }),
     status: t.expose("status", {
       type: StockStatusEnum,
-      description: "Computed: out_of_stock when quantity <= 0, low_stock when quantity <= min_stock_threshold, else in_stock.",
+      description:
+        "Computed: out_of_stock when quantity <= 0, low_stock when quantity <= min_stock_threshold, else in_stock.",
     }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the item was created." }),
     updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the item was last changed." }),
@@ -93,19 +128,33 @@ const InventoryItemList = listType("InventoryItem", InventoryItem);
 const itemFields = (required: boolean) =>
   builder.args((t) => ({
     name: t.string({ required, description: "The item's name; cannot be empty or cleared." }),
-    sku: t.string({ description: "Stock keeping unit, unique in the workspace (a repeat is 409 sku_taken); null clears it." }),
+    sku: t.string({
+      description: "Stock keeping unit, unique in the workspace (a repeat is 409 sku_taken); null clears it.",
+    }),
     description: t.string({ description: "Free-text description; null clears it." }),
     category: t.string({ description: "A free-text category; null clears it." }),
     quantity: t.field({ type: "Quantity", description: "Units in stock, default 0; cannot be null." }),
     unit_of_measure: t.string({ description: "What one unit is, default pcs; cannot be empty." }),
-    min_stock_threshold: t.field({ type: "Quantity", description: "At or below it the item is low_stock; default 0, cannot be null." }),
+    min_stock_threshold: t.field({
+      type: "Quantity",
+      description: "At or below it the item is low_stock; default 0, cannot be null.",
+    }),
     cost_price: t.field({ type: "Money", description: "What one unit costs the workspace; null clears it." }),
     sale_price: t.field({ type: "Money", description: "What one unit sells for; null clears it." }),
     currency: t.string({ description: "ISO 4217 code in capitals, default USD." }),
-    suppliers: t.field({ type: [InventorySupplierInput], description: "Where the item can be bought; replaces the whole list (null or [] empties it)." }),
+    suppliers: t.field({
+      type: [InventorySupplierInput],
+      description: "Where the item can be bought; replaces the whole list (null or [] empties it).",
+    }),
   }));
 
-type SupplierArgs = { name: string; email?: string | null; phone?: string | null; supplier_sku?: string | null; cost_price?: string | null };
+type SupplierArgs = {
+  name: string;
+  email?: string | null;
+  phone?: string | null;
+  supplier_sku?: string | null;
+  cost_price?: string | null;
+};
 
 type ItemArgs = {
   name?: string | null;
@@ -140,7 +189,8 @@ function itemData(args: ItemArgs) {
     description: optionalText(args.description),
     category: optionalText(args.category),
     quantity: notNull("quantity", args.quantity),
-    unitOfMeasure: args.unit_of_measure === undefined ? undefined : requiredText("unit_of_measure", args.unit_of_measure),
+    unitOfMeasure:
+      args.unit_of_measure === undefined ? undefined : requiredText("unit_of_measure", args.unit_of_measure),
     minStockThreshold: notNull("min_stock_threshold", args.min_stock_threshold),
     costPrice: args.cost_price,
     salePrice: args.sale_price,
@@ -150,7 +200,13 @@ function itemData(args: ItemArgs) {
 }
 
 const skuTaken = (sku: string | null | undefined) =>
-  new ApiError(409, "invalid_request_error", "sku_taken", `Another inventory item in this workspace has the sku '${sku}'.`, { param: "sku" });
+  new ApiError(
+    409,
+    "invalid_request_error",
+    "sku_taken",
+    `Another inventory item in this workspace has the sku '${sku}'.`,
+    { param: "sku" },
+  );
 
 /** The unique index on (workspace_id, sku) is the only one a write can hit: its violation is sku_taken. */
 async function uniqueSku<T>(sku: string | null | undefined, write: () => Promise<T>): Promise<T> {
@@ -179,7 +235,9 @@ builder.queryFields((t) => ({
     args: {
       status: t.arg({ type: StockStatusEnum, description: "Only items with this stock status." }),
       category: t.arg.string({ description: "Only items of this category (exact match)." }),
-      search: t.arg.string({ description: "Case-insensitive substring of name, sku, category or description." }),
+      search: t.arg.string({
+        description: "Case-insensitive substring of name, sku, category or description.",
+      }),
       ...pageArgs,
     },
     resolve: (_root, args, ctx, info) =>
@@ -204,7 +262,11 @@ builder.queryFields((t) => ({
     authScopes: { scope: "inventory.read" },
     args: { id: t.arg.id({ required: true, description: "The item's id (`item_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
-      found("inventory item", args.id, await ctx.db.inventoryItem.findFirst({ ...query, where: where(ctx, args.id) })),
+      found(
+        "inventory item",
+        args.id,
+        await ctx.db.inventoryItem.findFirst({ ...query, where: where(ctx, args.id) }),
+      ),
   }),
 }));
 
@@ -243,7 +305,10 @@ builder.mutationFields((t) => ({
       "Updates the fields sent (null clears an optional field; suppliers replaces the list) and recomputes status; a change into low_stock or out_of_stock emits inventory.low_stock or inventory.out_of_stock. Needs inventory.write.",
     extensions: rest("PATCH /inventory/items/:id", "Update an inventory item", 200, ["sku_taken"]),
     authScopes: { scope: "inventory.write" },
-    args: { id: t.arg.id({ required: true, description: "The item's id (`item_…`)." }), ...itemFields(false) },
+    args: {
+      id: t.arg.id({ required: true, description: "The item's id (`item_…`)." }),
+      ...itemFields(false),
+    },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = itemData(args);
       return uniqueSku(data.sku, () =>
@@ -253,8 +318,15 @@ builder.mutationFields((t) => ({
             SELECT quantity, min_stock_threshold, status::text AS status FROM inventory_items
             WHERE id = ${id} AND workspace_id = ${ctx.credential.workspaceId} FOR UPDATE`;
           const before = found("inventory item", id, current ?? null);
-          const status = stockStatus(data.quantity ?? String(before.quantity), data.minStockThreshold ?? String(before.min_stock_threshold));
-          const item = await tx.inventoryItem.update({ ...query, where: where(ctx, id), data: { ...data, status } });
+          const status = stockStatus(
+            data.quantity ?? String(before.quantity),
+            data.minStockThreshold ?? String(before.min_stock_threshold),
+          );
+          const item = await tx.inventoryItem.update({
+            ...query,
+            where: where(ctx, id),
+            data: { ...data, status },
+          });
           await emitStockAlert(tx, ctx, before.status, item);
           return item;
         }),

@@ -1,23 +1,23 @@
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
-import { emit, type EventType, type Tx } from "../events.ts";
-import { DocumentType, InvoiceStatus } from "../generated/prisma/enums.ts";
+import { type EventType, emit, type Tx } from "../events.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { listPage } from "../lib/list-page.ts";
+import { DocumentType, InvoiceStatus } from "../generated/prisma/enums.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
-import { lockOwned, lockRow } from "../lib/locks.ts";
 import {
   assertAllowed,
   balanceDue,
+  type DocumentAction,
   documentNumber,
   isOverdue,
   linesTotals,
   priceLines,
   todayUtc,
   totals,
-  type DocumentAction,
 } from "../lib/invoicing.ts";
+import { listPage } from "../lib/list-page.ts";
+import { lockOwned, lockRow } from "../lib/locks.ts";
 import { defined, found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { currency, notNull, optionalText, requiredText } from "../lib/validate.ts";
@@ -34,7 +34,8 @@ export const DocumentTypeEnum = builder.enumType(DocumentType, {
 });
 export const InvoiceStatusEnum = builder.enumType(InvoiceStatus, {
   name: "InvoiceStatus",
-  description: "Invoices: draft, sent, partially_paid, paid, void. Quotes: draft, sent, accepted, declined, converted.",
+  description:
+    "Invoices: draft, sent, partially_paid, paid, void. Quotes: draft, sent, accepted, declined, converted.",
   values: {
     draft: { description: "Being prepared: the only status in which the document can be edited." },
     sent: { description: "Sent to the client (sent_at)." },
@@ -52,14 +53,20 @@ const InvoiceItem = builder.prismaObject("InvoiceItem", {
   fields: (t) => ({
     description: t.exposeString("description", { description: "What the line bills or offers." }),
     quantity: t.expose("quantity", { type: "Quantity", description: "How many units; greater than 0." }),
-    unit_price: t.expose("unitPrice", { type: "Money", description: "The price of one unit, in the document's currency." }),
-    amount: t.expose("amount", { type: "Money", description: "quantity × unit_price, rounded half-up to the cent." }),
+    unit_price: t.expose("unitPrice", {
+      type: "Money",
+      description: "The price of one unit, in the document's currency.",
+    }),
+    amount: t.expose("amount", {
+      type: "Money",
+      description: "quantity × unit_price, rounded half-up to the cent.",
+    }),
   }),
 });
 
 export const Invoice = builder.prismaObject("Invoice", {
   description:
-    "An invoice or a quote (document_type); both are `object: \"invoice\"`. Visible with invoices.read, invoices.write or payments.write (a payment shows the invoice it pays).",
+    'An invoice or a quote (document_type); both are `object: "invoice"`. Visible with invoices.read, invoices.write or payments.write (a payment shows the invoice it pays).',
   // Whoever may record a payment sees the invoice it pays.
   authScopes: { readable: "invoices", scope: "payments.write" },
   fields: (t) => ({
@@ -67,43 +74,91 @@ export const Invoice = builder.prismaObject("Invoice", {
     id: t.exposeID("id", { description: "`inv_…`, for invoices and quotes alike." }),
     document_type: t.expose("documentType", { type: DocumentTypeEnum, description: "invoice or quote." }),
     invoice_number: t.exposeString("number", {
-      description: "INV-<year>-<seq> or QUO-<year>-<seq> (seq of 4 digits or more), gapless per workspace, type and year; the year is that of issue_date.",
+      description:
+        "INV-<year>-<seq> or QUO-<year>-<seq> (seq of 4 digits or more), gapless per workspace, type and year; the year is that of issue_date.",
     }),
-    status: t.expose("status", { type: InvoiceStatusEnum, description: "Where the document is in its life; the statuses differ for invoices and quotes." }),
+    status: t.expose("status", {
+      type: InvoiceStatusEnum,
+      description: "Where the document is in its life; the statuses differ for invoices and quotes.",
+    }),
     client_id: t.exposeString("clientId", { description: "The client billed (`cli_…`)." }),
     issue_date: t.expose("issueDate", { type: "Date", description: "The date of issue." }),
-    due_date: t.expose("dueDate", { type: "Date", nullable: true, description: "When payment is due; null when none was set." }),
-    tax_rate: t.expose("taxRate", { type: "Percent", description: "Tax as a percentage of the subtotal (7.5 means 7.5 %)." }),
+    due_date: t.expose("dueDate", {
+      type: "Date",
+      nullable: true,
+      description: "When payment is due; null when none was set.",
+    }),
+    tax_rate: t.expose("taxRate", {
+      type: "Percent",
+      description: "Tax as a percentage of the subtotal (7.5 means 7.5 %).",
+    }),
     currency: t.exposeString("currency", { description: "ISO 4217 code of every amount of the document." }),
     notes: t.exposeString("notes", { nullable: true, description: "Free-text notes." }),
-    items: t.relation("items", { type: InvoiceItem, description: "The lines, in the order they were given.", query: { orderBy: { position: "asc" } } }),
+    items: t.relation("items", {
+      type: InvoiceItem,
+      description: "The lines, in the order they were given.",
+      query: { orderBy: { position: "asc" } },
+    }),
     subtotal: t.expose("subtotal", { type: "Money", description: "The sum of the lines' amounts." }),
-    tax_amount: t.expose("taxAmount", { type: "Money", description: "subtotal × tax_rate / 100, rounded half-up to the cent." }),
+    tax_amount: t.expose("taxAmount", {
+      type: "Money",
+      description: "subtotal × tax_rate / 100, rounded half-up to the cent.",
+    }),
     total: t.expose("total", { type: "Money", description: "subtotal + tax_amount." }),
-    amount_paid: t.expose("amountPaid", { type: "Money", description: "The sum of the payments recorded; 0 on a quote." }),
+    amount_paid: t.expose("amountPaid", {
+      type: "Money",
+      description: "The sum of the payments recorded; 0 on a quote.",
+    }),
     balance_due: t.field({ type: "Money", description: "total − amount_paid.", resolve: balanceDue }),
     overdue: t.boolean({
-      description: "An invoice whose due date has passed (UTC) with a balance due and not void; never a quote.",
+      description:
+        "An invoice whose due date has passed (UTC) with a balance due and not void; never a quote.",
       resolve: (doc) => isOverdue(doc),
     }),
     payments: t.relation("payments", {
       description: "The payments recorded on this invoice, oldest first.",
       query: { orderBy: { id: "asc" } },
     }),
-    quote_id: t.exposeString("quoteId", { nullable: true, description: "On an invoice converted from a quote: that quote." }),
+    quote_id: t.exposeString("quoteId", {
+      nullable: true,
+      description: "On an invoice converted from a quote: that quote.",
+    }),
     converted_invoice_id: t.string({
       nullable: true,
       description: "On a converted quote: the invoice made from it.",
       select: { invoice: { select: { id: true } } },
       resolve: (doc) => doc.invoice?.id ?? null,
     }),
-    sent_at: t.expose("sentAt", { type: "DateTime", nullable: true, description: "When the document was marked sent; null before." }),
-    paid_at: t.expose("paidAt", { type: "DateTime", nullable: true, description: "When the invoice was paid in full (its latest payment's paid_at); null until then." }),
-    voided_at: t.expose("voidedAt", { type: "DateTime", nullable: true, description: "When the invoice was voided; null unless void." }),
-    accepted_at: t.expose("acceptedAt", { type: "DateTime", nullable: true, description: "When the quote was accepted; null unless it was." }),
-    declined_at: t.expose("declinedAt", { type: "DateTime", nullable: true, description: "When the quote was declined; null unless it was." }),
+    sent_at: t.expose("sentAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the document was marked sent; null before.",
+    }),
+    paid_at: t.expose("paidAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the invoice was paid in full (its latest payment's paid_at); null until then.",
+    }),
+    voided_at: t.expose("voidedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the invoice was voided; null unless void.",
+    }),
+    accepted_at: t.expose("acceptedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the quote was accepted; null unless it was.",
+    }),
+    declined_at: t.expose("declinedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When the quote was declined; null unless it was.",
+    }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the document was created." }),
-    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the document was last changed." }),
+    updated_at: t.expose("updatedAt", {
+      type: "DateTime",
+      description: "When the document was last changed.",
+    }),
     client: t.relation("client", {
       type: Client,
       nullable: true,
@@ -119,31 +174,53 @@ const InvoiceItemInput = builder.inputType("InvoiceItemInput", {
   description: "A line of an invoice or quote; its amount is computed.",
   fields: (t) => ({
     description: t.string({ required: true, description: "What the line bills or offers; cannot be empty." }),
-    quantity: t.field({ type: "Quantity", required: true, description: "How many units: greater than 0, at most 3 decimals." }),
-    unit_price: t.field({ type: "Money", required: true, description: "The price of one unit, in the document's currency." }),
+    quantity: t.field({
+      type: "Quantity",
+      required: true,
+      description: "How many units: greater than 0, at most 3 decimals.",
+    }),
+    unit_price: t.field({
+      type: "Money",
+      required: true,
+      description: "The price of one unit, in the document's currency.",
+    }),
   }),
 });
 
 const documentFields = (create: boolean) =>
   builder.args((t) => ({
-    client_id: t.string({ required: create, description: "The client billed (`cli_…`): a client of this workspace." }),
+    client_id: t.string({
+      required: create,
+      description: "The client billed (`cli_…`): a client of this workspace.",
+    }),
     issue_date: t.field({
       type: "Date",
       description: create
         ? "Default today (UTC); its year numbers the document."
         : "Must stay in the same year: the document's number belongs to it.",
     }),
-    due_date: t.field({ type: "Date", description: "When payment is due: on or after issue_date; null means no due date." }),
+    due_date: t.field({
+      type: "Date",
+      description: "When payment is due: on or after issue_date; null means no due date.",
+    }),
     tax_rate: t.field({
       type: "Percent",
-      description: create ? "Percentage of the subtotal, default 0." : "Percentage of the subtotal; the totals are recomputed.",
+      description: create
+        ? "Percentage of the subtotal, default 0."
+        : "Percentage of the subtotal; the totals are recomputed.",
     }),
-    currency: t.string({ description: create ? "ISO 4217 code in capitals, default the client's currency." : "ISO 4217 code in capitals." }),
+    currency: t.string({
+      description: create
+        ? "ISO 4217 code in capitals, default the client's currency."
+        : "ISO 4217 code in capitals.",
+    }),
     notes: t.string({ description: "Free-text notes; null clears them." }),
     items: t.field({
       type: [InvoiceItemInput],
       required: create,
-      description: create ? "The lines, at least one." : "Replaces every line (at least one); cannot be null.",
+      description: create
+        ? "The lines, at least one."
+        : "Replaces every line (at least one); cannot be null.",
     }),
   }));
 
@@ -178,8 +255,11 @@ async function nextNumber(tx: Tx, ctx: Context, type: DocumentType, issueDate: D
 async function clientOf(tx: Tx, ctx: Context, clientId: string) {
   // A share lock: the client cannot be deleted before the document referring to it commits.
   const shared = await lockRow(tx, "client", clientId, ctx.credential.workspaceId, "share");
-  const client = shared ? await tx.client.findUniqueOrThrow({ where: { id: clientId }, select: { id: true, currency: true } }) : null;
-  if (!client) throw validationFailed("client_id", `client_id '${clientId}' is not a client of this workspace.`);
+  const client = shared
+    ? await tx.client.findUniqueOrThrow({ where: { id: clientId }, select: { id: true, currency: true } })
+    : null;
+  if (!client)
+    throw validationFailed("client_id", `client_id '${clientId}' is not a client of this workspace.`);
   return client;
 }
 
@@ -218,7 +298,8 @@ builder.queryFields((t) => ({
   invoice: t.prismaField({
     type: "Invoice",
     nullable: true,
-    description: "One invoice or quote by id, with its items and payments; an unknown id is a not_found error. Needs invoices.read.",
+    description:
+      "One invoice or quote by id, with its items and payments; an unknown id is a not_found error. Needs invoices.read.",
     extensions: rest("GET /invoices/:id", "Retrieve an invoice or quote with its items and payments"),
     authScopes: { scope: "invoices.read" },
     args: { id: t.arg.id({ required: true, description: "The document's id (`inv_…`)." }) },
@@ -234,7 +315,13 @@ builder.mutationFields((t) => ({
       "Creates a draft invoice, or a quote with document_type quote, and gives it the next number (emits invoice.created or quote.created). Needs invoices.write.",
     extensions: rest("POST /invoices", "Create an invoice or quote", 201),
     authScopes: { scope: "invoices.write" },
-    args: { document_type: t.arg({ type: DocumentTypeEnum, description: "invoice (the default) or quote; it cannot change later." }), ...documentFields(true) },
+    args: {
+      document_type: t.arg({
+        type: DocumentTypeEnum,
+        description: "invoice (the default) or quote; it cannot change later.",
+      }),
+      ...documentFields(true),
+    },
     resolve: (query, _root, args, ctx) => {
       const type = notNull("document_type", args.document_type) ?? "invoice";
       const clientId = requiredText("client_id", args.client_id);
@@ -275,7 +362,10 @@ builder.mutationFields((t) => ({
       "Edits a draft: updates the fields sent (null clears due_date or notes), items replaces every line; totals are recomputed. A document that is not a draft is invalid_state. Needs invoices.write.",
     extensions: rest("PATCH /invoices/:id", "Update a draft invoice or quote"),
     authScopes: { scope: "invoices.write" },
-    args: { id: t.arg.id({ required: true, description: "The document's id (`inv_…`)." }), ...documentFields(false) },
+    args: {
+      id: t.arg.id({ required: true, description: "The document's id (`inv_…`)." }),
+      ...documentFields(false),
+    },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const items = notNull("items", args.items);
       const lines = items && priceLines(items);
@@ -294,9 +384,15 @@ builder.mutationFields((t) => ({
         assertAllowed("edit", current);
         const year = current.issueDate.getUTCFullYear();
         if (issueDate && issueDate.getUTCFullYear() !== year) {
-          throw validationFailed("issue_date", `issue_date must stay in ${year}: the number ${current.number} belongs to that year.`);
+          throw validationFailed(
+            "issue_date",
+            `issue_date must stay in ${year}: the number ${current.number} belongs to that year.`,
+          );
         }
-        checkDueDate(issueDate ?? current.issueDate, args.due_date === undefined ? current.dueDate : args.due_date);
+        checkDueDate(
+          issueDate ?? current.issueDate,
+          args.due_date === undefined ? current.dueDate : args.due_date,
+        );
         const rate = taxRate ?? current.taxRate;
         const sums = lines ? linesTotals(lines, rate) : totals(current.subtotal, rate);
         const client = clientId === undefined ? undefined : await clientOf(tx, ctx, clientId);
@@ -331,7 +427,8 @@ const TRANSITIONS: Transition[] = [
     name: "sendInvoice",
     route: "POST /invoices/:id/send",
     summary: "Mark an invoice or quote as sent",
-    description: "A draft invoice or quote becomes sent (sent_at); emits invoice.sent or quote.sent. Other statuses: invalid_state. Needs invoices.write.",
+    description:
+      "A draft invoice or quote becomes sent (sent_at); emits invoice.sent or quote.sent. Other statuses: invalid_state. Needs invoices.write.",
     action: "send",
     change: (now) => ({ status: "sent", sentAt: now }),
     event: (type) => `${type}.sent`,
@@ -350,7 +447,8 @@ const TRANSITIONS: Transition[] = [
     name: "acceptQuote",
     route: "POST /invoices/:id/accept",
     summary: "Accept a quote",
-    description: "A quote in draft or sent becomes accepted (accepted_at); emits quote.accepted. Invoices and other statuses: invalid_state. Needs invoices.write.",
+    description:
+      "A quote in draft or sent becomes accepted (accepted_at); emits quote.accepted. Invoices and other statuses: invalid_state. Needs invoices.write.",
     action: "accept",
     change: (now) => ({ status: "accepted", acceptedAt: now }),
     event: () => "quote.accepted",
@@ -359,7 +457,8 @@ const TRANSITIONS: Transition[] = [
     name: "declineQuote",
     route: "POST /invoices/:id/decline",
     summary: "Decline a quote",
-    description: "A quote in draft or sent becomes declined (declined_at); emits quote.declined. Invoices and other statuses: invalid_state. Needs invoices.write.",
+    description:
+      "A quote in draft or sent becomes declined (declined_at); emits quote.declined. Invoices and other statuses: invalid_state. Needs invoices.write.",
     action: "decline",
     change: (now) => ({ status: "declined", declinedAt: now }),
     event: () => "quote.declined",
@@ -378,7 +477,11 @@ for (const transition of TRANSITIONS) {
         ctx.db.$transaction(async (tx) => {
           const current = await lockInvoice(tx, ctx, id);
           assertAllowed(transition.action, current);
-          const doc = await tx.invoice.update({ ...query, where: { id }, data: transition.change(new Date()) });
+          const doc = await tx.invoice.update({
+            ...query,
+            where: { id },
+            data: transition.change(new Date()),
+          });
           await emit(tx, ctx, transition.event(doc.documentType), "Invoice", doc);
           return doc;
         }),
@@ -398,7 +501,10 @@ builder.mutationField("convertQuote", (t) =>
       ctx.db.$transaction(async (tx) => {
         const quote = await lockInvoice(tx, ctx, id);
         assertAllowed("convert", quote);
-        const items = await tx.invoiceItem.findMany({ where: { invoiceId: id }, orderBy: { position: "asc" } });
+        const items = await tx.invoiceItem.findMany({
+          where: { invoiceId: id },
+          orderBy: { position: "asc" },
+        });
         const issueDate = todayUtc();
         const invoice = await tx.invoice.create({
           ...query,

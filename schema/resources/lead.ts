@@ -3,37 +3,54 @@ import type { Context } from "../context.ts";
 import { emit } from "../events.ts";
 import type { LeadStage } from "../generated/prisma/enums.ts";
 import { searchWhere } from "../lib/cursor.ts";
-import { listPage } from "../lib/list-page.ts";
 import { invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { listPage } from "../lib/list-page.ts";
 import { lockOwned } from "../lib/locks.ts";
 import { splitFullName } from "../lib/names.ts";
 import { defined, found, owned } from "../lib/records.ts";
+import { rest } from "../lib/rest.ts";
 import { currency, notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import { Client } from "./client.ts";
-import { rest } from "../lib/rest.ts";
-import { Deleted, LeadStageEnum, listType, objectKind, pageArgs, PriorityEnum, searchArg } from "./shared.ts";
+import { Deleted, LeadStageEnum, listType, objectKind, PriorityEnum, pageArgs, searchArg } from "./shared.ts";
 
-const fullName = (lead: { firstName: string; lastName: string | null }) => [lead.firstName, lead.lastName].filter(Boolean).join(" ");
+const fullName = (lead: { firstName: string; lastName: string | null }) =>
+  [lead.firstName, lead.lastName].filter(Boolean).join(" ");
 
 export const Lead = builder.prismaObject("Lead", {
-  description: "A prospective client moving through the sales stages. Visible with leads.read or leads.write.",
+  description:
+    "A prospective client moving through the sales stages. Visible with leads.read or leads.write.",
   authScopes: { readable: "leads" },
   fields: (t) => ({
     object: objectKind(t, "lead"),
     id: t.exposeID("id", { description: "`lead_…`." }),
     first_name: t.exposeString("firstName", { description: "The contact's first name." }),
-    last_name: t.exposeString("lastName", { nullable: true, description: "The contact's last name; null when not given." }),
+    last_name: t.exposeString("lastName", {
+      nullable: true,
+      description: "The contact's last name; null when not given.",
+    }),
     full_name: t.string({
       description: "first_name and last_name joined by a space.",
       resolve: fullName,
       // A page of leads weighs each one's full name as it is (schema/lib/list-page.ts).
       extensions: { measure: fullName },
     }),
-    company_name: t.exposeString("companyName", { nullable: true, description: "The company the contact works for." }),
-    email: t.exposeString("email", { nullable: true, description: "The contact's e-mail address, in lower case." }),
-    phone: t.exposeString("phone", { nullable: true, description: "The contact's phone number, as entered." }),
-    source: t.exposeString("source", { nullable: true, description: "Where the lead came from (free text, e.g. \"website\")." }),
+    company_name: t.exposeString("companyName", {
+      nullable: true,
+      description: "The company the contact works for.",
+    }),
+    email: t.exposeString("email", {
+      nullable: true,
+      description: "The contact's e-mail address, in lower case.",
+    }),
+    phone: t.exposeString("phone", {
+      nullable: true,
+      description: "The contact's phone number, as entered.",
+    }),
+    source: t.exposeString("source", {
+      nullable: true,
+      description: 'Where the lead came from (free text, e.g. "website").',
+    }),
     notes: t.exposeString("notes", { nullable: true, description: "Free-text notes." }),
     stage: t.expose("stage", { type: LeadStageEnum, description: "The sales stage." }),
     priority: t.expose("priority", { type: PriorityEnum, description: "How urgent the lead is." }),
@@ -48,7 +65,11 @@ export const Lead = builder.prismaObject("Lead", {
       nullable: true,
       description: "When the deal is expected to close; null when not set.",
     }),
-    next_follow_up_at: t.expose("nextFollowUpAt", { type: "DateTime", nullable: true, description: "When to contact the lead next; null when not set." }),
+    next_follow_up_at: t.expose("nextFollowUpAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When to contact the lead next; null when not set.",
+    }),
     last_contacted_at: t.expose("lastContactedAt", {
       type: "DateTime",
       nullable: true,
@@ -77,23 +98,42 @@ export const Lead = builder.prismaObject("Lead", {
 const LeadList = listType("Lead", Lead);
 
 const leadFields = builder.args((t) => ({
-  first_name: t.string({ description: "The contact's first name. On creation, required unless full_name is given; it cannot be cleared." }),
+  first_name: t.string({
+    description:
+      "The contact's first name. On creation, required unless full_name is given; it cannot be cleared.",
+  }),
   last_name: t.string({ description: "The contact's last name; null clears it." }),
   full_name: t.string({
-    description: "Instead of first_name: split at the first space into first and last name. Ignored when first_name is given.",
+    description:
+      "Instead of first_name: split at the first space into first and last name. Ignored when first_name is given.",
   }),
   company_name: t.string({ description: "The company the contact works for; null clears it." }),
   email: t.string({ description: "An e-mail address, stored in lower case; null clears it." }),
   phone: t.string({ description: "A phone number, stored as given; null clears it." }),
   source: t.string({ description: "Where the lead came from (free text); null clears it." }),
   notes: t.string({ description: "Free-text notes; null clears them." }),
-  stage: t.field({ type: LeadStageEnum, description: "The sales stage, default new; a change sets stage_changed_at and emits lead.stage_changed." }),
+  stage: t.field({
+    type: LeadStageEnum,
+    description: "The sales stage, default new; a change sets stage_changed_at and emits lead.stage_changed.",
+  }),
   priority: t.field({ type: PriorityEnum, description: "How urgent the lead is; default medium." }),
-  estimated_value: t.field({ type: "Money", description: "The expected deal size, in `currency`; null clears it." }),
+  estimated_value: t.field({
+    type: "Money",
+    description: "The expected deal size, in `currency`; null clears it.",
+  }),
   currency: t.string({ description: "ISO 4217 code in capitals, default USD." }),
-  expected_close_date: t.field({ type: "Date", description: "When the deal is expected to close (YYYY-MM-DD); null clears it." }),
-  next_follow_up_at: t.field({ type: "DateTime", description: "When to contact the lead next, with a time zone; null clears it." }),
-  last_contacted_at: t.field({ type: "DateTime", description: "When the lead was last contacted, with a time zone; null clears it." }),
+  expected_close_date: t.field({
+    type: "Date",
+    description: "When the deal is expected to close (YYYY-MM-DD); null clears it.",
+  }),
+  next_follow_up_at: t.field({
+    type: "DateTime",
+    description: "When to contact the lead next, with a time zone; null clears it.",
+  }),
+  last_contacted_at: t.field({
+    type: "DateTime",
+    description: "When the lead was last contacted, with a time zone; null clears it.",
+  }),
 }));
 
 type LeadArgs = {
@@ -152,7 +192,11 @@ builder.queryFields((t) => ({
     description: "The workspace's leads, newest first. Needs leads.read.",
     extensions: rest("GET /leads", "List leads"),
     authScopes: { scope: "leads.read" },
-    args: { stage: t.arg({ type: LeadStageEnum, description: "Only leads in this stage." }), ...searchArg, ...pageArgs },
+    args: {
+      stage: t.arg({ type: LeadStageEnum, description: "Only leads in this stage." }),
+      ...searchArg,
+      ...pageArgs,
+    },
     resolve: (_root, args, ctx, info) =>
       listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.lead.findMany({
@@ -169,7 +213,8 @@ builder.queryFields((t) => ({
   lead: t.prismaField({
     type: "Lead",
     nullable: true,
-    description: "One lead by id; an unknown id, or one of another workspace, is a not_found error. Needs leads.read.",
+    description:
+      "One lead by id; an unknown id, or one of another workspace, is a not_found error. Needs leads.read.",
     extensions: rest("GET /leads/:id", "Retrieve a lead"),
     authScopes: { scope: "leads.read" },
     args: { id: t.arg.id({ required: true, description: "The lead's id (`lead_…`)." }) },
@@ -193,7 +238,12 @@ builder.mutationFields((t) => ({
       return ctx.db.$transaction(async (tx) => {
         const lead = await tx.lead.create({
           ...query,
-          data: { ...data, firstName: firstName!, id: newId("lead"), workspaceId: ctx.credential.workspaceId },
+          data: {
+            ...data,
+            firstName: firstName!,
+            id: newId("lead"),
+            workspaceId: ctx.credential.workspaceId,
+          },
         });
         await emit(tx, ctx, "lead.created", "Lead", lead);
         return lead;
@@ -248,7 +298,8 @@ builder.mutationFields((t) => ({
         // Locked before it is read: of concurrent conversions one converts, the others find client_id set.
         await lockOwned(tx, "lead", id, ctx.credential.workspaceId);
         const lead = await tx.lead.findUniqueOrThrow({ where: { id } });
-        if (lead.clientId) throw invalidState(`Lead '${id}' was already converted into client '${lead.clientId}'.`);
+        if (lead.clientId)
+          throw invalidState(`Lead '${id}' was already converted into client '${lead.clientId}'.`);
         const name = [lead.firstName, lead.lastName].filter(Boolean).join(" ");
         const client = await tx.client.create({
           data: {

@@ -2,9 +2,9 @@ import { builder } from "../builder.ts";
 import { emit } from "../events.ts";
 import { PaymentMethod } from "../generated/prisma/enums.ts";
 import { invalidState, validationFailed } from "../lib/errors.ts";
-import { MAX_PAYMENTS_PER_INVOICE } from "../lib/limits.ts";
 import { newId } from "../lib/ids.ts";
 import { applyPayment, assertAllowed } from "../lib/invoicing.ts";
+import { MAX_PAYMENTS_PER_INVOICE } from "../lib/limits.ts";
 import { Decimal } from "../lib/money.ts";
 import { rest } from "../lib/rest.ts";
 import { notNull, optionalEmail, optionalText } from "../lib/validate.ts";
@@ -25,7 +25,8 @@ export const PaymentMethodEnum = builder.enumType(PaymentMethod, {
 });
 
 export const Payment = builder.prismaObject("Payment", {
-  description: "A payment recorded by hand against an invoice. Visible with invoices.read, invoices.write or payments.write.",
+  description:
+    "A payment recorded by hand against an invoice. Visible with invoices.read, invoices.write or payments.write.",
   authScopes: { readable: "invoices", scope: "payments.write" },
   fields: (t) => ({
     object: objectKind(t, "payment"),
@@ -34,12 +35,24 @@ export const Payment = builder.prismaObject("Payment", {
     amount: t.expose("amount", { type: "Money", description: "The amount paid, in `currency`." }),
     currency: t.exposeString("currency", { description: "ISO 4217 code: the invoice's currency." }),
     payment_method: t.expose("paymentMethod", { type: PaymentMethodEnum, description: "How it was paid." }),
-    reference: t.exposeString("reference", { nullable: true, description: "The payer's or bank's reference, e.g. a transfer id." }),
-    payer_email: t.exposeString("payerEmail", { nullable: true, description: "The payer's e-mail address, in lower case." }),
-    paid_at: t.expose("paidAt", { type: "DateTime", description: "When the money was paid (as given; default the time it was recorded)." }),
+    reference: t.exposeString("reference", {
+      nullable: true,
+      description: "The payer's or bank's reference, e.g. a transfer id.",
+    }),
+    payer_email: t.exposeString("payerEmail", {
+      nullable: true,
+      description: "The payer's e-mail address, in lower case.",
+    }),
+    paid_at: t.expose("paidAt", {
+      type: "DateTime",
+      description: "When the money was paid (as given; default the time it was recorded).",
+    }),
     notes: t.exposeString("notes", { nullable: true, description: "Free-text notes." }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the payment was recorded." }),
-    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the payment record last changed." }),
+    updated_at: t.expose("updatedAt", {
+      type: "DateTime",
+      description: "When the payment record last changed.",
+    }),
     invoice: t.relation("invoice", { description: "The invoice paid, as it is now." }),
   }),
 });
@@ -52,16 +65,23 @@ builder.mutationFields((t) => ({
     extensions: rest("POST /invoices/:invoice_id/payments", "Record a payment on an invoice", 201),
     authScopes: { scope: "payments.write" },
     args: {
-      invoice_id: t.arg.id({ required: true, description: "The invoice to pay (`inv_…`; the {invoice_id} of the REST path)." }),
+      invoice_id: t.arg.id({
+        required: true,
+        description: "The invoice to pay (`inv_…`; the {invoice_id} of the REST path).",
+      }),
       amount: t.arg({
         type: "Money",
         required: true,
-        description: "Greater than 0, at most the balance due (more is amount_exceeds_balance); in the invoice's currency.",
+        description:
+          "Greater than 0, at most the balance due (more is amount_exceeds_balance); in the invoice's currency.",
       }),
       payment_method: t.arg({ type: PaymentMethodEnum, required: true, description: "How it was paid." }),
       reference: t.arg.string({ description: "The payer's or bank's reference, e.g. a transfer id." }),
       payer_email: t.arg.string({ description: "The payer's e-mail address." }),
-      paid_at: t.arg({ type: "DateTime", description: "When the money was paid, with a time zone; default now." }),
+      paid_at: t.arg({
+        type: "DateTime",
+        description: "When the money was paid, with a time zone; default now.",
+      }),
       notes: t.arg.string({ description: "Free-text notes." }),
     },
     resolve: (query, _root, args, ctx) => {
@@ -79,7 +99,9 @@ builder.mutationFields((t) => ({
         const invoice = await lockInvoice(tx, ctx, args.invoice_id);
         assertAllowed("pay", invoice);
         if ((await tx.payment.count({ where: { invoiceId: invoice.id } })) >= MAX_PAYMENTS_PER_INVOICE) {
-          throw invalidState(`Invoice '${invoice.id}' already has ${MAX_PAYMENTS_PER_INVOICE} payments, the most one invoice takes.`);
+          throw invalidState(
+            `Invoice '${invoice.id}' already has ${MAX_PAYMENTS_PER_INVOICE} payments, the most one invoice takes.`,
+          );
         }
         const settled = applyPayment(invoice, amount);
         const payment = await tx.payment.create({
@@ -93,7 +115,9 @@ builder.mutationFields((t) => ({
           },
         });
         const paid = settled.status === "paid";
-        const latest = paid ? await tx.payment.aggregate({ where: { invoiceId: invoice.id }, _max: { paidAt: true } }) : undefined;
+        const latest = paid
+          ? await tx.payment.aggregate({ where: { invoiceId: invoice.id }, _max: { paidAt: true } })
+          : undefined;
         const updated = await tx.invoice.update({
           where: { id: invoice.id },
           data: { ...settled, ...(latest && { paidAt: latest._max.paidAt }) },

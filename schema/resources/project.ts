@@ -3,16 +3,16 @@ import type { Context } from "../context.ts";
 import type { Tx } from "../events.ts";
 import { ProjectStatus } from "../generated/prisma/enums.ts";
 import { searchWhere } from "../lib/cursor.ts";
-import { listPage } from "../lib/list-page.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { PROJECT_TASKS_SHOWN } from "../lib/limits.ts";
+import { listPage } from "../lib/list-page.ts";
 import { lockOwned, lockRow } from "../lib/locks.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { currency, notNull, optionalText, requiredText } from "../lib/validate.ts";
 import { Client } from "./client.ts";
 import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
-import { PROJECT_TASKS_SHOWN } from "../lib/limits.ts";
 
 export const ProjectStatusEnum = builder.enumType(ProjectStatus, {
   name: "ProjectStatus",
@@ -26,21 +26,40 @@ export const ProjectStatusEnum = builder.enumType(ProjectStatus, {
 });
 
 export const Project = builder.prismaObject("Project", {
-  description: "A piece of work for the workspace, optionally for one client, made of tasks. Visible with projects.read or projects.write.",
+  description:
+    "A piece of work for the workspace, optionally for one client, made of tasks. Visible with projects.read or projects.write.",
   authScopes: { readable: "projects" },
   fields: (t) => ({
     object: objectKind(t, "project"),
     id: t.exposeID("id", { description: "`prj_…`." }),
     name: t.exposeString("name", { description: "The project's name." }),
     description: t.exposeString("description", { nullable: true, description: "Free-text description." }),
-    client_id: t.exposeString("clientId", { nullable: true, description: "The client the project is for (`cli_…`); null for internal work." }),
+    client_id: t.exposeString("clientId", {
+      nullable: true,
+      description: "The client the project is for (`cli_…`); null for internal work.",
+    }),
     status: t.expose("status", { type: ProjectStatusEnum, description: "Where the project stands." }),
-    start_date: t.expose("startDate", { type: "Date", nullable: true, description: "When work starts; null when not set." }),
-    due_date: t.expose("dueDate", { type: "Date", nullable: true, description: "When the work is due, not before start_date; null when not set." }),
-    budget: t.expose("budget", { type: "Money", nullable: true, description: "The budget, in `currency`; null when none." }),
+    start_date: t.expose("startDate", {
+      type: "Date",
+      nullable: true,
+      description: "When work starts; null when not set.",
+    }),
+    due_date: t.expose("dueDate", {
+      type: "Date",
+      nullable: true,
+      description: "When the work is due, not before start_date; null when not set.",
+    }),
+    budget: t.expose("budget", {
+      type: "Money",
+      nullable: true,
+      description: "The budget, in `currency`; null when none.",
+    }),
     currency: t.exposeString("currency", { description: "ISO 4217 code of budget." }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the project was created." }),
-    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the project was last changed." }),
+    updated_at: t.expose("updatedAt", {
+      type: "DateTime",
+      description: "When the project was last changed.",
+    }),
     client: t.relation("client", {
       type: Client,
       nullable: true,
@@ -94,15 +113,22 @@ function projectData(args: ProjectArgs) {
 }
 
 /** The checks that need the database: the client belongs to the caller, the dates are in order. */
-async function checkProject(tx: Tx, ctx: Context, data: ReturnType<typeof projectData>, current?: { startDate: Date | null; dueDate: Date | null }) {
+async function checkProject(
+  tx: Tx,
+  ctx: Context,
+  data: ReturnType<typeof projectData>,
+  current?: { startDate: Date | null; dueDate: Date | null },
+) {
   if (data.clientId != null) {
     // A share lock: the client cannot be deleted before the project referring to it commits.
     const shared = await lockRow(tx, "client", data.clientId, ctx.credential.workspaceId, "share");
-    if (!shared) throw validationFailed("client_id", `client_id '${data.clientId}' is not a client of this workspace.`);
+    if (!shared)
+      throw validationFailed("client_id", `client_id '${data.clientId}' is not a client of this workspace.`);
   }
   const start = data.startDate === undefined ? current?.startDate : data.startDate;
   const due = data.dueDate === undefined ? current?.dueDate : data.dueDate;
-  if (start && due && due < start) throw validationFailed("due_date", "due_date cannot be before start_date.");
+  if (start && due && due < start)
+    throw validationFailed("due_date", "due_date cannot be before start_date.");
 }
 
 const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.workspaceId });
@@ -156,22 +182,32 @@ builder.mutationFields((t) => ({
       const data = { ...projectData(args), name: requiredText("name", args.name) };
       return ctx.db.$transaction(async (tx) => {
         await checkProject(tx, ctx, data);
-        return tx.project.create({ ...query, data: { ...data, id: newId("project"), workspaceId: ctx.credential.workspaceId } });
+        return tx.project.create({
+          ...query,
+          data: { ...data, id: newId("project"), workspaceId: ctx.credential.workspaceId },
+        });
       });
     },
   }),
   updateProject: t.prismaField({
     type: "Project",
-    description: "Updates the fields sent; an absent field stays as it is and null clears an optional one. Needs projects.write.",
+    description:
+      "Updates the fields sent; an absent field stays as it is and null clears an optional one. Needs projects.write.",
     extensions: rest("PATCH /projects/:id", "Update a project"),
     authScopes: { scope: "projects.write" },
-    args: { id: t.arg.id({ required: true, description: "The project's id (`prj_…`)." }), ...projectFields(false) },
+    args: {
+      id: t.arg.id({ required: true, description: "The project's id (`prj_…`)." }),
+      ...projectFields(false),
+    },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = projectData(args);
       return ctx.db.$transaction(async (tx) => {
         // Locked: concurrent edits of start_date and due_date each check the dates the other left.
         await lockOwned(tx, "project", id, ctx.credential.workspaceId);
-        const current = await tx.project.findUniqueOrThrow({ where: { id }, select: { startDate: true, dueDate: true } });
+        const current = await tx.project.findUniqueOrThrow({
+          where: { id },
+          select: { startDate: true, dueDate: true },
+        });
         await checkProject(tx, ctx, data, current);
         return tx.project.update({ ...query, where: where(ctx, id), data });
       });

@@ -1,9 +1,9 @@
 import { encodeTime, TIME_MAX } from "ulid";
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
+import { validationFailed } from "../lib/errors.ts";
 import { listPage } from "../lib/list-page.ts";
 import type { ArgumentCost } from "../lib/response-cost.ts";
-import { validationFailed } from "../lib/errors.ts";
 import { rest } from "../lib/rest.ts";
 import { listType, objectKind, pageArgs } from "./shared.ts";
 
@@ -12,7 +12,8 @@ import { listType, objectKind, pageArgs } from "./shared.ts";
  * server/observability/request-log.ts. Read-only, always limited to the caller's workspace.
  */
 export const RequestLog = builder.prismaObject("RequestLog", {
-  description: "One API request: its id (the request_id of its error body), route template, status and latency. Needs logs.read.",
+  description:
+    "One API request: its id (the request_id of its error body), route template, status and latency. Needs logs.read.",
   authScopes: { scope: "logs.read" },
   fields: (t) => ({
     object: objectKind(t, "request_log"),
@@ -24,16 +25,39 @@ export const RequestLog = builder.prismaObject("RequestLog", {
     method: t.exposeString("method", { description: "The HTTP method, e.g. GET." }),
     route: t.exposeString("route", {
       nullable: true,
-      description: "The route template (`/v1/leads/{id}`, `/graphql`), never the raw path; null when no route matched.",
+      description:
+        "The route template (`/v1/leads/{id}`, `/graphql`), never the raw path; null when no route matched.",
     }),
     status: t.exposeInt("status", { description: "The HTTP status of the response." }),
-    latency_ms: t.exposeInt("latencyMs", { description: "Time from receiving the request to its response, in whole milliseconds." }),
-    error_code: t.exposeString("errorCode", { nullable: true, description: "The error body's `code`, e.g. validation_failed; null on success." }),
-    client_ip: t.exposeString("clientIp", { nullable: true, description: "The address the request came from; null when unknown." }),
-    user_agent: t.exposeString("userAgent", { nullable: true, description: "The User-Agent header; null when none was sent." }),
-    model: t.exposeString("model", { nullable: true, description: "AI requests: the model asked for; null otherwise." }),
-    input_tokens: t.exposeInt("inputTokens", { nullable: true, description: "AI requests: the prompt tokens the provider reported; null otherwise or when it reported none." }),
-    output_tokens: t.exposeInt("outputTokens", { nullable: true, description: "AI requests: the completion tokens the provider reported; null otherwise or when it reported none." }),
+    latency_ms: t.exposeInt("latencyMs", {
+      description: "Time from receiving the request to its response, in whole milliseconds.",
+    }),
+    error_code: t.exposeString("errorCode", {
+      nullable: true,
+      description: "The error body's `code`, e.g. validation_failed; null on success.",
+    }),
+    client_ip: t.exposeString("clientIp", {
+      nullable: true,
+      description: "The address the request came from; null when unknown.",
+    }),
+    user_agent: t.exposeString("userAgent", {
+      nullable: true,
+      description: "The User-Agent header; null when none was sent.",
+    }),
+    model: t.exposeString("model", {
+      nullable: true,
+      description: "AI requests: the model asked for; null otherwise.",
+    }),
+    input_tokens: t.exposeInt("inputTokens", {
+      nullable: true,
+      description:
+        "AI requests: the prompt tokens the provider reported; null otherwise or when it reported none.",
+    }),
+    output_tokens: t.exposeInt("outputTokens", {
+      nullable: true,
+      description:
+        "AI requests: the completion tokens the provider reported; null otherwise or when it reported none.",
+    }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the request arrived." }),
   }),
 });
@@ -47,15 +71,28 @@ interface StatsShape {
   total: number;
   error_rate: number;
   latency_ms: { p50: number | null; p95: number | null };
-  daily: { date: string; requests: number; errors: number; error_rate: number; p50_ms: number | null; p95_ms: number | null }[];
+  daily: {
+    date: string;
+    requests: number;
+    errors: number;
+    error_rate: number;
+    p50_ms: number | null;
+    p95_ms: number | null;
+  }[];
   top_endpoints: { method: string; route: string; requests: number }[];
 }
 
 const Latency = builder.objectRef<StatsShape["latency_ms"]>("RequestLogLatency").implement({
   description: "Latency percentiles in milliseconds (null without requests).",
   fields: (t) => ({
-    p50: t.exposeFloat("p50", { nullable: true, description: "The median latency in milliseconds (2 decimals)." }),
-    p95: t.exposeFloat("p95", { nullable: true, description: "The 95th percentile latency in milliseconds (2 decimals)." }),
+    p50: t.exposeFloat("p50", {
+      nullable: true,
+      description: "The median latency in milliseconds (2 decimals).",
+    }),
+    p95: t.exposeFloat("p95", {
+      nullable: true,
+      description: "The 95th percentile latency in milliseconds (2 decimals).",
+    }),
   }),
 });
 
@@ -65,9 +102,18 @@ const Day = builder.objectRef<StatsShape["daily"][number]>("RequestLogDay").impl
     date: t.exposeString("date", { description: "YYYY-MM-DD (UTC)." }),
     requests: t.exposeInt("requests", { description: "Requests that arrived that day." }),
     errors: t.exposeInt("errors", { description: "Requests answered with a status of 400 or more." }),
-    error_rate: t.exposeFloat("error_rate", { description: "Share of that day's requests with a status of 400 or more (0–1, 4 decimals); 0 without requests." }),
-    p50_ms: t.exposeFloat("p50_ms", { nullable: true, description: "That day's median latency in milliseconds (2 decimals); null without requests." }),
-    p95_ms: t.exposeFloat("p95_ms", { nullable: true, description: "That day's 95th percentile latency in milliseconds (2 decimals); null without requests." }),
+    error_rate: t.exposeFloat("error_rate", {
+      description:
+        "Share of that day's requests with a status of 400 or more (0–1, 4 decimals); 0 without requests.",
+    }),
+    p50_ms: t.exposeFloat("p50_ms", {
+      nullable: true,
+      description: "That day's median latency in milliseconds (2 decimals); null without requests.",
+    }),
+    p95_ms: t.exposeFloat("p95_ms", {
+      nullable: true,
+      description: "That day's 95th percentile latency in milliseconds (2 decimals); null without requests.",
+    }),
   }),
 });
 
@@ -75,21 +121,35 @@ const Endpoint = builder.objectRef<StatsShape["top_endpoints"][number]>("Request
   description: "One route and how often it was requested.",
   fields: (t) => ({
     method: t.exposeString("method", { description: "The HTTP method, e.g. GET." }),
-    route: t.exposeString("route", { description: "The route template, e.g. `/v1/leads/{id}` or `/graphql`." }),
+    route: t.exposeString("route", {
+      description: "The route template, e.g. `/v1/leads/{id}` or `/graphql`.",
+    }),
     requests: t.exposeInt("requests", { description: "Requests to this route in the period." }),
   }),
 });
 
 const RequestLogStats = builder.objectRef<StatsShape>("RequestLogStats").implement({
-  description: "Volume, error rate, latency and top endpoints of the workspace's requests over the last `days` UTC days.",
+  description:
+    "Volume, error rate, latency and top endpoints of the workspace's requests over the last `days` UTC days.",
   fields: (t) => ({
     object: objectKind(t, "request_log_stats"),
     days: t.exposeInt("days", { description: "How many UTC days the figures cover, today included." }),
-    key_id: t.exposeString("key_id", { nullable: true, description: "The key the figures are limited to, if any." }),
+    key_id: t.exposeString("key_id", {
+      nullable: true,
+      description: "The key the figures are limited to, if any.",
+    }),
     total: t.exposeInt("total", { description: "Requests in the period." }),
-    error_rate: t.exposeFloat("error_rate", { description: "Share of requests with a status of 400 or more (0–1, 4 decimals)." }),
-    latency_ms: t.expose("latency_ms", { type: Latency, description: "Latency percentiles over the period." }),
-    daily: t.expose("daily", { type: [Day], description: "One entry per day, oldest first, including days without requests." }),
+    error_rate: t.exposeFloat("error_rate", {
+      description: "Share of requests with a status of 400 or more (0–1, 4 decimals).",
+    }),
+    latency_ms: t.expose("latency_ms", {
+      type: Latency,
+      description: "Latency percentiles over the period.",
+    }),
+    daily: t.expose("daily", {
+      type: [Day],
+      description: "One entry per day, oldest first, including days without requests.",
+    }),
     top_endpoints: t.expose("top_endpoints", {
       type: [Endpoint],
       description: "The 10 most requested routes (requests that matched no route are not counted here).",
@@ -131,7 +191,9 @@ async function stats(ctx: Context, days: number, key: string | undefined): Promi
   const since = new Date(today - (days - 1) * DAY_MS);
   const keyFilter = key ?? null;
   const firstId = idAt(since.getTime() - ID_MARGIN_MS);
-  const [totals] = await ctx.db.$queryRaw<{ total: number; errors: number; p50: number | null; p95: number | null }[]>`
+  const [totals] = await ctx.db.$queryRaw<
+    { total: number; errors: number; p50: number | null; p95: number | null }[]
+  >`
     select count(*)::int as total,
            (count(*) filter (where status >= 400))::int as errors,
            percentile_cont(0.5) within group (order by latency_ms) as p50,
@@ -139,7 +201,9 @@ async function stats(ctx: Context, days: number, key: string | undefined): Promi
     from request_logs
     where workspace_id = ${workspaceId} and created_at >= ${since} and id >= ${firstId}
       and (${keyFilter}::text is null or credential_id = ${keyFilter}::text)`;
-  const perDay = await ctx.db.$queryRaw<{ date: string; requests: number; errors: number; p50: number | null; p95: number | null }[]>`
+  const perDay = await ctx.db.$queryRaw<
+    { date: string; requests: number; errors: number; p50: number | null; p95: number | null }[]
+  >`
     select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as date,
            count(*)::int as requests,
            (count(*) filter (where status >= 400))::int as errors,
@@ -165,7 +229,14 @@ async function stats(ctx: Context, days: number, key: string | undefined): Promi
     const row = byDate.get(date);
     const requests = Number(row?.requests ?? 0);
     const errors = Number(row?.errors ?? 0);
-    return { date, requests, errors, error_rate: rate(errors, requests), p50_ms: percentile(row?.p50), p95_ms: percentile(row?.p95) };
+    return {
+      date,
+      requests,
+      errors,
+      error_rate: rate(errors, requests),
+      p50_ms: percentile(row?.p50),
+      p95_ms: percentile(row?.p95),
+    };
   });
   const total = Number(totals?.total ?? 0);
   const errors = Number(totals?.errors ?? 0);
@@ -177,7 +248,11 @@ async function stats(ctx: Context, days: number, key: string | undefined): Promi
     error_rate: rate(errors, total),
     latency_ms: { p50: percentile(totals?.p50), p95: percentile(totals?.p95) },
     daily,
-    top_endpoints: top.map((row) => ({ method: row.method, route: row.route, requests: Number(row.requests) })),
+    top_endpoints: top.map((row) => ({
+      method: row.method,
+      route: row.route,
+      requests: Number(row.requests),
+    })),
   };
 }
 
@@ -192,7 +267,10 @@ builder.queryFields((t) => ({
       status: t.arg.int({ description: "Only requests answered with this HTTP status (100–599)." }),
       from: t.arg({ type: "DateTime", description: "Only requests that arrived at or after this time." }),
       to: t.arg({ type: "DateTime", description: "Only requests that arrived before this time." }),
-      route: t.arg.string({ description: "Only requests to this route template, exactly as logged (`/v1/leads/{id}`, `/graphql`)." }),
+      route: t.arg.string({
+        description:
+          "Only requests to this route template, exactly as logged (`/v1/leads/{id}`, `/graphql`).",
+      }),
       ...pageArgs,
     },
     resolve: (_root, args, ctx, info) => {
@@ -212,7 +290,14 @@ builder.queryFields((t) => ({
             ...(args.route != null && { route: args.route }),
             ...((args.from || args.to) && {
               createdAt: { ...(args.from && { gte: args.from }), ...(args.to && { lt: args.to }) },
-              AND: [{ id: { ...(args.from && { gte: idAt(args.from.getTime() - ID_MARGIN_MS) }), ...(args.to && { lt: idAt(args.to.getTime() + ID_MARGIN_MS) }) } }],
+              AND: [
+                {
+                  id: {
+                    ...(args.from && { gte: idAt(args.from.getTime() - ID_MARGIN_MS) }),
+                    ...(args.to && { lt: idAt(args.to.getTime() + ID_MARGIN_MS) }),
+                  },
+                },
+              ],
             }),
             ...cursor,
           },
@@ -226,11 +311,18 @@ builder.queryFields((t) => ({
     description: `Daily volume, error rate, latency percentiles and top endpoints over the last \`days\` UTC days (today included). Needs logs.read.`,
     extensions: {
       ...rest("GET /request-logs/stats", "Request log statistics"),
-      argumentCost: { arg: "days", each: STATS_COST_PER_DAY, default: STATS_DEFAULT_DAYS, most: STATS_MAX_DAYS } satisfies ArgumentCost,
+      argumentCost: {
+        arg: "days",
+        each: STATS_COST_PER_DAY,
+        default: STATS_DEFAULT_DAYS,
+        most: STATS_MAX_DAYS,
+      } satisfies ArgumentCost,
     },
     authScopes: { scope: "logs.read" },
     args: {
-      days: t.arg.int({ description: `How many UTC days, today included: 1–${STATS_MAX_DAYS}, default ${STATS_DEFAULT_DAYS}.` }),
+      days: t.arg.int({
+        description: `How many UTC days, today included: 1–${STATS_MAX_DAYS}, default ${STATS_DEFAULT_DAYS}.`,
+      }),
       key_id: t.arg.string({ description: "Only requests made with this API key (`key_…`)." }),
     },
     resolve: (_root, args, ctx) => {

@@ -14,7 +14,10 @@ interface KindFieldBuilder<Field> {
  * The `object` field of an object type: always `kind`. `extensions.literal` lets the OpenAPI
  * document declare it as `enum: [kind]` rather than any string.
  */
-export function objectKind<Field extends GenericFieldRef<string>>(t: KindFieldBuilder<Field>, kind: string): Field {
+export function objectKind<Field extends GenericFieldRef<string>>(
+  t: KindFieldBuilder<Field>,
+  kind: string,
+): Field {
   return t.string({ description: `Always "${kind}".`, extensions: { literal: kind }, resolve: () => kind });
 }
 
@@ -27,7 +30,8 @@ const planValue = (plan: PlanName) => {
 
 export const PlanEnum = builder.enumType(Plan, {
   name: "Plan",
-  description: "The workspace's subscription plan: it sets the rate limits and the storage quota (Workspace.limits).",
+  description:
+    "The workspace's subscription plan: it sets the rate limits and the storage quota (Workspace.limits).",
   values: { free: planValue("free"), plus: planValue("plus"), pro: planValue("pro"), max: planValue("max") },
 });
 
@@ -56,12 +60,16 @@ export const PriorityEnum = builder.enumType(Priority, {
 });
 
 /** `{object: "list", data, has_more, next_cursor}`: the envelope of every list (docs/api/conventions-and-errors.md). */
+// biome-ignore lint/suspicious/noExplicitAny: the item ref's schema types are the builder's own.
 export function listType<T extends { id: string }>(name: string, item: ObjectRef<any, T>) {
   return builder.objectRef<ListEnvelope<T>>(`${name}List`).implement({
     description: `A page of ${name} objects, newest first.`,
     fields: (t) => ({
       object: objectKind(t, "list"),
-      data: t.expose("data", { type: [item], description: "This page's objects, newest first: at most `limit` of them." }),
+      data: t.expose("data", {
+        type: [item],
+        description: "This page's objects, newest first: at most `limit` of them.",
+      }),
       has_more: t.exposeBoolean("has_more", { description: "Whether more objects follow this page." }),
       next_cursor: t.exposeString("next_cursor", {
         nullable: true,
@@ -81,16 +89,27 @@ export const Deleted = builder.objectRef<DeletedShape>("Deleted").implement({
   description: "The answer to a deletion.",
   fields: (t) => ({
     id: t.exposeID("id", { description: "The id of the deleted object." }),
-    object: t.exposeString("object", { description: "The kind of the deleted object, as its own `object` field said, e.g. \"lead\"." }),
+    object: t.exposeString("object", {
+      description: 'The kind of the deleted object, as its own `object` field said, e.g. "lead".',
+    }),
     deleted: t.exposeBoolean("deleted", { description: "Always true." }),
   }),
 });
 
 export const pageArgs = builder.args((t) => ({
-  limit: t.int({ required: false, description: `How many objects a page holds: 1–${MAX_LIMIT}, default ${DEFAULT_LIMIT}.` }),
-  cursor: t.string({ required: false, description: "The next_cursor of the previous page (opaque); omit it for the first page." }),
+  limit: t.int({
+    required: false,
+    description: `How many objects a page holds: 1–${MAX_LIMIT}, default ${DEFAULT_LIMIT}.`,
+  }),
+  cursor: t.string({
+    required: false,
+    description: "The next_cursor of the previous page (opaque); omit it for the first page.",
+  }),
 }));
 
 export const searchArg = builder.args((t) => ({
-  search: t.string({ required: false, description: "Only objects whose name, company name or e-mail contains this text, ignoring case." }),
+  search: t.string({
+    required: false,
+    description: "Only objects whose name, company name or e-mail contains this text, ignoring case.",
+  }),
 }));

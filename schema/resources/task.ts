@@ -1,16 +1,16 @@
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { emit, type Tx } from "../events.ts";
-import { TaskStatus, type Priority } from "../generated/prisma/enums.ts";
-import { listPage } from "../lib/list-page.ts";
+import { type Priority, TaskStatus } from "../generated/prisma/enums.ts";
 import { notFound, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { listPage } from "../lib/list-page.ts";
 import { lockOwned, lockRow } from "../lib/locks.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
 import { notNull, optionalEmail, optionalText, requiredText } from "../lib/validate.ts";
 import { Project } from "./project.ts";
-import { Deleted, listType, objectKind, pageArgs, PriorityEnum } from "./shared.ts";
+import { Deleted, listType, objectKind, PriorityEnum, pageArgs } from "./shared.ts";
 
 export const TaskStatusEnum = builder.enumType(TaskStatus, {
   name: "TaskStatus",
@@ -34,8 +34,15 @@ export const Task = builder.prismaObject("Task", {
     description: t.exposeString("description", { nullable: true, description: "Free-text details." }),
     status: t.expose("status", { type: TaskStatusEnum, description: "Where the task stands." }),
     priority: t.expose("priority", { type: PriorityEnum, description: "How urgent the task is." }),
-    assignee_email: t.exposeString("assigneeEmail", { nullable: true, description: "E-mail address of the person doing it, in lower case; null when unassigned." }),
-    due_date: t.expose("dueDate", { type: "Date", nullable: true, description: "When the task is due; null when it has no due date." }),
+    assignee_email: t.exposeString("assigneeEmail", {
+      nullable: true,
+      description: "E-mail address of the person doing it, in lower case; null when unassigned.",
+    }),
+    due_date: t.expose("dueDate", {
+      type: "Date",
+      nullable: true,
+      description: "When the task is due; null when it has no due date.",
+    }),
     completed_at: t.expose("completedAt", {
       type: "DateTime",
       nullable: true,
@@ -43,7 +50,11 @@ export const Task = builder.prismaObject("Task", {
     }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the task was created." }),
     updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the task was last changed." }),
-    project: t.relation("project", { type: Project, extensions: { rest: false }, description: "The project the task belongs to." }),
+    project: t.relation("project", {
+      type: Project,
+      extensions: { rest: false },
+      description: "The project the task belongs to.",
+    }),
   }),
 });
 
@@ -86,12 +97,14 @@ async function ownProject(db: Context["db"] | Tx, ctx: Context, id: string) {
 
 const where = (ctx: Context, id: string) => ({ id, workspaceId: ctx.credential.workspaceId });
 
-const projectIdArg = (description: string) => builder.args((t) => ({ project_id: t.id({ required: true, description }) }));
+const projectIdArg = (description: string) =>
+  builder.args((t) => ({ project_id: t.id({ required: true, description }) }));
 
 builder.queryFields((t) => ({
   tasks: t.field({
     type: TaskList,
-    description: "The tasks of one project, newest first; an unknown project is a not_found error (param project_id). Needs projects.read.",
+    description:
+      "The tasks of one project, newest first; an unknown project is a not_found error (param project_id). Needs projects.read.",
     extensions: rest("GET /projects/:project_id/tasks", "List the tasks of a project"),
     authScopes: { scope: "projects.read" },
     args: {
@@ -102,8 +115,10 @@ builder.queryFields((t) => ({
       ...pageArgs,
     },
     resolve: async (_root, args, ctx, info) => {
-      const assignee = args.assignee_email == null ? undefined : optionalEmail("assignee_email", args.assignee_email);
-      if (assignee === null) throw validationFailed("assignee_email", "assignee_email must be an e-mail address.");
+      const assignee =
+        args.assignee_email == null ? undefined : optionalEmail("assignee_email", args.assignee_email);
+      if (assignee === null)
+        throw validationFailed("assignee_email", "assignee_email must be an e-mail address.");
       await ownProject(ctx.db, ctx, args.project_id);
       return listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.task.findMany({
@@ -135,16 +150,21 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createTask: t.prismaField({
     type: "Task",
-    description: "Creates a task in the project; created as done, it is completed at once (task.completed). Needs projects.write.",
+    description:
+      "Creates a task in the project; created as done, it is completed at once (task.completed). Needs projects.write.",
     extensions: rest("POST /projects/:project_id/tasks", "Create a task in a project", 201),
     authScopes: { scope: "projects.write" },
-    args: { ...projectIdArg("The project to add the task to (the {project_id} of the REST path)."), ...taskFields(true) },
+    args: {
+      ...projectIdArg("The project to add the task to (the {project_id} of the REST path)."),
+      ...taskFields(true),
+    },
     resolve: (query, _root, { project_id, ...args }, ctx) => {
       const data = { ...taskData(args), title: requiredText("title", args.title) };
       const done = data.status === "done";
       return ctx.db.$transaction(async (tx) => {
         // A share lock: the project cannot be deleted under the new task, and other creators are not held up.
-        if (!(await lockRow(tx, "project", project_id, ctx.credential.workspaceId, "share"))) throw notFound("project", project_id, "project_id");
+        if (!(await lockRow(tx, "project", project_id, ctx.credential.workspaceId, "share")))
+          throw notFound("project", project_id, "project_id");
         const task = await tx.task.create({
           ...query,
           data: {
@@ -166,7 +186,10 @@ builder.mutationFields((t) => ({
       "Updates the fields sent; null clears an optional field. Moving to done sets completed_at and emits task.completed; moving out of done clears completed_at. Needs projects.write.",
     extensions: rest("PATCH /tasks/:id", "Update a task"),
     authScopes: { scope: "projects.write" },
-    args: { id: t.arg.id({ required: true, description: "The task's id (`task_…`)." }), ...taskFields(false) },
+    args: {
+      id: t.arg.id({ required: true, description: "The task's id (`task_…`)." }),
+      ...taskFields(false),
+    },
     resolve: (query, _root, { id, ...args }, ctx) => {
       const data = taskData(args);
       return ctx.db.$transaction(async (tx) => {
@@ -178,7 +201,11 @@ builder.mutationFields((t) => ({
         const task = await tx.task.update({
           ...query,
           where: where(ctx, id),
-          data: { ...data, ...(completed && { completedAt: new Date() }), ...(reopened && { completedAt: null }) },
+          data: {
+            ...data,
+            ...(completed && { completedAt: new Date() }),
+            ...(reopened && { completedAt: null }),
+          },
         });
         if (completed) await emit(tx, ctx, "task.completed", "Task", task);
         return task;

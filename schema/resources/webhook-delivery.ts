@@ -1,10 +1,10 @@
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
-import { WebhookDeliveryStatus } from "../generated/prisma/enums.ts";
-import { listPage } from "../lib/list-page.ts";
 import { EVENT_RETENTION_DAYS, TEST_EVENT_TYPE } from "../events.ts";
+import { WebhookDeliveryStatus } from "../generated/prisma/enums.ts";
 import { notFound } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
+import { listPage } from "../lib/list-page.ts";
 import { lockRow } from "../lib/locks.ts";
 import { found } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
@@ -14,7 +14,9 @@ export const WebhookDeliveryStatusEnum = builder.enumType(WebhookDeliveryStatus,
   name: "WebhookDeliveryStatus",
   description: "Where a delivery stands.",
   values: {
-    pending: { description: "Not attempted yet, or held (next_attempt_at null) while its endpoint is paused." },
+    pending: {
+      description: "Not attempted yet, or held (next_attempt_at null) while its endpoint is paused.",
+    },
     retrying: { description: "An attempt failed; another is due at next_attempt_at." },
     succeeded: { description: "The endpoint answered 2xx in time (delivered_at)." },
     failed: { description: "Every attempt failed, or the endpoint answered 410 Gone; nothing more is sent." },
@@ -22,20 +24,33 @@ export const WebhookDeliveryStatusEnum = builder.enumType(WebhookDeliveryStatus,
 });
 
 export const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
-  description: "One event sent to one endpoint: its attempts and the last answer. Visible with webhooks.read or webhooks.write.",
+  description:
+    "One event sent to one endpoint: its attempts and the last answer. Visible with webhooks.read or webhooks.write.",
   authScopes: { readable: "webhooks" },
   fields: (t) => ({
     object: objectKind(t, "webhook_delivery"),
     id: t.exposeID("id", { description: "`whd_…`; sent as the Kontor-Delivery header." }),
     endpoint_id: t.exposeString("endpointId", { description: "The endpoint it goes to (`we_…`)." }),
     event_id: t.exposeString("eventId", {
-      description: "The event delivered (`evt_…`); sent as webhook-id: the same on every attempt and replay, for de-duplication.",
+      description:
+        "The event delivered (`evt_…`); sent as webhook-id: the same on every attempt and replay, for de-duplication.",
     }),
-    event_type: t.exposeString("eventType", { description: "The event's type, e.g. invoice.paid; sent as Kontor-Event." }),
-    status: t.expose("status", { type: WebhookDeliveryStatusEnum, description: "Where the delivery stands." }),
+    event_type: t.exposeString("eventType", {
+      description: "The event's type, e.g. invoice.paid; sent as Kontor-Event.",
+    }),
+    status: t.expose("status", {
+      type: WebhookDeliveryStatusEnum,
+      description: "Where the delivery stands.",
+    }),
     attempts: t.exposeInt("attempts", { description: "Attempts started so far." }),
-    response_status: t.exposeInt("responseStatus", { nullable: true, description: "The HTTP status of the last attempt; null when none arrived." }),
-    response_body: t.exposeString("responseBody", { nullable: true, description: "The first 2 KiB of the last response body; null when no answer arrived." }),
+    response_status: t.exposeInt("responseStatus", {
+      nullable: true,
+      description: "The HTTP status of the last attempt; null when none arrived.",
+    }),
+    response_body: t.exposeString("responseBody", {
+      nullable: true,
+      description: "The first 2 KiB of the last response body; null when no answer arrived.",
+    }),
     last_error: t.exposeString("lastError", {
       nullable: true,
       description:
@@ -43,17 +58,29 @@ export const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
     }),
     duration_ms: t.exposeInt("durationMs", {
       nullable: true,
-      description: "How long the last attempt took, in milliseconds (until the answer's headers, or until it failed); null before the first attempt.",
+      description:
+        "How long the last attempt took, in milliseconds (until the answer's headers, or until it failed); null before the first attempt.",
     }),
     next_attempt_at: t.expose("nextAttemptAt", {
       type: "DateTime",
       nullable: true,
-      description: "When the next attempt is due; null when none is (succeeded, failed, or held while the endpoint is paused).",
+      description:
+        "When the next attempt is due; null when none is (succeeded, failed, or held while the endpoint is paused).",
     }),
-    delivered_at: t.expose("deliveredAt", { type: "DateTime", nullable: true, description: "When a 2xx answer arrived; null until then." }),
+    delivered_at: t.expose("deliveredAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When a 2xx answer arrived; null until then.",
+    }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the delivery was created." }),
-    updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the delivery was last changed (an attempt recorded)." }),
-    endpoint: t.relation("endpoint", { extensions: { rest: false }, description: "The endpoint it goes to." }),
+    updated_at: t.expose("updatedAt", {
+      type: "DateTime",
+      description: "When the delivery was last changed (an attempt recorded).",
+    }),
+    endpoint: t.relation("endpoint", {
+      extensions: { rest: false },
+      description: "The endpoint it goes to.",
+    }),
     event: t.relation("event", { extensions: { rest: false }, description: "The event it carries." }),
   }),
 });
@@ -96,7 +123,11 @@ builder.queryFields((t) => ({
     authScopes: { scope: "webhooks.read" },
     args: { id: t.arg.id({ required: true, description: "The delivery's id (`whd_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
-      found("webhook_delivery", args.id, await ctx.db.webhookDelivery.findFirst({ ...query, where: where(ctx, args.id) })),
+      found(
+        "webhook_delivery",
+        args.id,
+        await ctx.db.webhookDelivery.findFirst({ ...query, where: where(ctx, args.id) }),
+      ),
   }),
 }));
 
@@ -110,12 +141,25 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: "The delivery to replay (`whd_…`)." }) },
     resolve: async (query, _root, { id }, ctx) => {
       const delivery = await ctx.db.$transaction(async (tx) => {
-        const original = found("webhook_delivery", id, await tx.webhookDelivery.findFirst({ where: where(ctx, id) }));
+        const original = found(
+          "webhook_delivery",
+          id,
+          await tx.webhookDelivery.findFirst({ where: where(ctx, id) }),
+        );
         // A share lock on the endpoint: deleting it waits for the replay (or the replay finds it gone), and a
         // pause or resume, which locks it for update, either comes after the replay or is seen by it.
-        const shared = await lockRow(tx, "webhook_endpoint", original.endpointId, ctx.credential.workspaceId, "share");
+        const shared = await lockRow(
+          tx,
+          "webhook_endpoint",
+          original.endpointId,
+          ctx.credential.workspaceId,
+          "share",
+        );
         if (!shared) throw notFound("webhook_delivery", id);
-        const endpoint = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: original.endpointId }, select: { isActive: true } });
+        const endpoint = await tx.webhookEndpoint.findUniqueOrThrow({
+          where: { id: original.endpointId },
+          select: { isActive: true },
+        });
         return tx.webhookDelivery.create({
           ...query,
           data: {

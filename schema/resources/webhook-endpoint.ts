@@ -1,18 +1,18 @@
-import type { Prisma, WebhookEndpoint as EndpointRow } from "../generated/prisma/client.ts";
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import { ALL_EVENTS, EVENT_TYPES, represent, TEST_EVENT_TYPE } from "../events.ts";
+import type { WebhookEndpoint as EndpointRow, Prisma } from "../generated/prisma/client.ts";
 import { recordAudit } from "../lib/audit.ts";
-import { listPage } from "../lib/list-page.ts";
 import { ApiError, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { ENDPOINT_DELIVERIES_SHOWN } from "../lib/limits.ts";
+import { listPage } from "../lib/list-page.ts";
 import { lockOwned, lockRow, lockWorkspace } from "../lib/locks.ts";
 import { PLAN_LIMITS } from "../lib/plans.ts";
 import { defined, found, owned } from "../lib/records.ts";
 import { rest } from "../lib/rest.ts";
-import { holdDeliveries } from "../lib/webhook-hold.ts";
 import { notNull, optionalText } from "../lib/validate.ts";
+import { holdDeliveries } from "../lib/webhook-hold.ts";
 import { newSigningSecret } from "../lib/webhook-secret.ts";
 import { Deleted, listType, objectKind, pageArgs } from "./shared.ts";
 
@@ -26,12 +26,16 @@ export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus
 
 type EndpointWithSecret = EndpointRow & { secret: string };
 
+// biome-ignore lint/suspicious/noExplicitAny: the same fields go on two refs (endpoint and endpoint with secret).
 const endpointFields = (t: any) => ({
   object: objectKind(t, "webhook_endpoint"),
   id: t.exposeID("id", { description: "`we_…`." }),
   url: t.exposeString("url", { description: "Where deliveries are POSTed (http or https)." }),
-  events: t.exposeStringList("events", { description: "Event types delivered here, or [\"*\"] for all." }),
-  description: t.exposeString("description", { nullable: true, description: "Free text for people, e.g. what the receiver is." }),
+  events: t.exposeStringList("events", { description: 'Event types delivered here, or ["*"] for all.' }),
+  description: t.exposeString("description", {
+    nullable: true,
+    description: "Free text for people, e.g. what the receiver is.",
+  }),
   is_active: t.exposeBoolean("isActive", { description: "false pauses the endpoint; true resumes it." }),
   status: t.field({
     type: WebhookEndpointStatusEnum,
@@ -40,21 +44,27 @@ const endpointFields = (t: any) => ({
   }),
   disabled_reason: t.exposeString("disabledReason", {
     nullable: true,
-    description: "Why Kontor paused the endpoint: `gone` when it answered 410. Null when active or paused by the user.",
+    description:
+      "Why Kontor paused the endpoint: `gone` when it answered 410. Null when active or paused by the user.",
   }),
   created_at: t.expose("createdAt", { type: "DateTime", description: "When the endpoint was created." }),
   updated_at: t.expose("updatedAt", { type: "DateTime", description: "When the endpoint was last changed." }),
 });
 
 export const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
-  description: "A URL that receives the workspace's events, signed with the endpoint's secret. Visible with webhooks.read or webhooks.write.",
+  description:
+    "A URL that receives the workspace's events, signed with the endpoint's secret. Visible with webhooks.read or webhooks.write.",
   authScopes: { readable: "webhooks" },
   fields: (t) => ({
     ...endpointFields(t),
     deliveries: t.relation("deliveries", {
       // The endpoint's deliveries are all in its workspace: naming it lets (workspace_id, endpoint_id, id)
       // serve the newest first, where endpoint_id alone would walk every delivery's id to find them.
-      query: (_args, ctx) => ({ where: { workspaceId: ctx.credential.workspaceId }, orderBy: { id: "desc" }, take: ENDPOINT_DELIVERIES_SHOWN }),
+      query: (_args, ctx) => ({
+        where: { workspaceId: ctx.credential.workspaceId },
+        orderBy: { id: "desc" },
+        take: ENDPOINT_DELIVERIES_SHOWN,
+      }),
       extensions: { rest: false },
       description: `The endpoint's ${ENDPOINT_DELIVERIES_SHOWN} latest deliveries (GET /webhook-deliveries?endpoint_id= pages through all).`,
     }),
@@ -63,7 +73,8 @@ export const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
 
 export const WebhookEndpointWithSecret = builder.prismaObject("WebhookEndpoint", {
   variant: "WebhookEndpointWithSecret",
-  description: "A webhook endpoint with its signing secret: returned only when the secret is created or rotated.",
+  description:
+    "A webhook endpoint with its signing secret: returned only when the secret is created or rotated.",
   authScopes: { readable: "webhooks" },
   fields: (t) => ({
     ...endpointFields(t),
@@ -78,18 +89,27 @@ const WebhookEndpointList = listType("WebhookEndpoint", WebhookEndpoint);
 
 /** `["*"]`, or event types of the catalog, without repeats. */
 function eventsArg(events: string[]): string[] {
-  if (events.length === 0) throw validationFailed("events", `events needs at least one event type, or ["${ALL_EVENTS}"] for all.`);
+  if (events.length === 0)
+    throw validationFailed("events", `events needs at least one event type, or ["${ALL_EVENTS}"] for all.`);
   const unique = [...new Set(events)];
   if (unique.includes(ALL_EVENTS)) {
-    if (unique.length > 1) throw validationFailed("events", `"${ALL_EVENTS}" already means every event: send it alone.`);
+    if (unique.length > 1)
+      throw validationFailed("events", `"${ALL_EVENTS}" already means every event: send it alone.`);
     return unique;
   }
   const known = new Set<string>(EVENT_TYPES);
   events.forEach((type, index) => {
     if (type === TEST_EVENT_TYPE) {
-      throw validationFailed(`events[${index}]`, `${TEST_EVENT_TYPE} is sent by POST /webhook-endpoints/{id}/test to that endpoint only; it cannot be subscribed to.`);
+      throw validationFailed(
+        `events[${index}]`,
+        `${TEST_EVENT_TYPE} is sent by POST /webhook-endpoints/{id}/test to that endpoint only; it cannot be subscribed to.`,
+      );
     }
-    if (!known.has(type)) throw validationFailed(`events[${index}]`, `'${type}' is not an event type. Known types: ${EVENT_TYPES.join(", ")}, or "${ALL_EVENTS}".`);
+    if (!known.has(type))
+      throw validationFailed(
+        `events[${index}]`,
+        `'${type}' is not an event type. Known types: ${EVENT_TYPES.join(", ")}, or "${ALL_EVENTS}".`,
+      );
   });
   return unique;
 }
@@ -119,34 +139,51 @@ export function targetHost(url: string): string {
  */
 async function checkEndpointCap(tx: Prisma.TransactionClient, workspaceId: string): Promise<void> {
   await lockWorkspace(tx, workspaceId);
-  const { plan } = await tx.workspace.findUniqueOrThrow({ where: { id: workspaceId }, select: { plan: true } });
+  const { plan } = await tx.workspace.findUniqueOrThrow({
+    where: { id: workspaceId },
+    select: { plan: true },
+  });
   const cap = PLAN_LIMITS[plan].webhook_endpoints;
   if ((await tx.webhookEndpoint.count({ where: { workspaceId } })) >= cap) {
-    throw new ApiError(403, "permission_error", "plan_limit_reached", `The ${plan} plan allows ${cap} webhook endpoints; delete one first, or upgrade.`);
+    throw new ApiError(
+      403,
+      "permission_error",
+      "plan_limit_reached",
+      `The ${plan} plan allows ${cap} webhook endpoints; delete one first, or upgrade.`,
+    );
   }
 }
 
 builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     type: WebhookEndpointList,
-    description: "The workspace's webhook endpoints, newest first (never with their secrets). Needs webhooks.read.",
+    description:
+      "The workspace's webhook endpoints, newest first (never with their secrets). Needs webhooks.read.",
     extensions: rest("GET /webhook-endpoints", "List webhook endpoints"),
     authScopes: { scope: "webhooks.read" },
     args: { ...pageArgs },
     resolve: (_root, args, ctx, info) =>
       listPage(args, ctx, info, ({ cursor, ...page }) =>
-        ctx.db.webhookEndpoint.findMany({ where: { workspaceId: ctx.credential.workspaceId, ...cursor }, ...page }),
+        ctx.db.webhookEndpoint.findMany({
+          where: { workspaceId: ctx.credential.workspaceId, ...cursor },
+          ...page,
+        }),
       ),
   }),
   webhookEndpoint: t.prismaField({
     type: WebhookEndpoint,
     nullable: true,
-    description: "One webhook endpoint by id, without its secret; an unknown id is a not_found error. Needs webhooks.read.",
+    description:
+      "One webhook endpoint by id, without its secret; an unknown id is a not_found error. Needs webhooks.read.",
     extensions: rest("GET /webhook-endpoints/:id", "Retrieve a webhook endpoint"),
     authScopes: { scope: "webhooks.read" },
     args: { id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }) },
     resolve: async (query, _root, args, ctx) =>
-      found("webhook_endpoint", args.id, await ctx.db.webhookEndpoint.findFirst({ ...query, where: where(ctx, args.id) })),
+      found(
+        "webhook_endpoint",
+        args.id,
+        await ctx.db.webhookEndpoint.findFirst({ ...query, where: where(ctx, args.id) }),
+      ),
   }),
 }));
 
@@ -158,7 +195,11 @@ builder.mutationFields((t) => ({
     extensions: rest("POST /webhook-endpoints", "Create a webhook endpoint", 201, ["plan_limit_reached"]),
     authScopes: { scope: "webhooks.write" },
     args: {
-      url: t.arg.string({ required: true, description: "http or https, without credentials; https only, to public addresses, in production. Link-local and cloud-metadata addresses are refused everywhere." }),
+      url: t.arg.string({
+        required: true,
+        description:
+          "http or https, without credentials; https only, to public addresses, in production. Link-local and cloud-metadata addresses are refused everywhere.",
+      }),
       events: t.arg.stringList({ required: true, description: `Event types, or ["${ALL_EVENTS}"] for all.` }),
       description: t.arg.string({ description: "Free text for people, e.g. what the receiver is." }),
     },
@@ -196,9 +237,14 @@ builder.mutationFields((t) => ({
     args: {
       id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }),
       url: t.arg.string({ description: "A new target, checked like on creation; cannot be null." }),
-      events: t.arg.stringList({ description: `Replaces the subscribed event types; ["${ALL_EVENTS}"] for all; cannot be null.` }),
+      events: t.arg.stringList({
+        description: `Replaces the subscribed event types; ["${ALL_EVENTS}"] for all; cannot be null.`,
+      }),
       description: t.arg.string({ description: "Free text for people; null clears it." }),
-      is_active: t.arg.boolean({ description: "false pauses the endpoint, true resumes it; either clears disabled_reason. Cannot be null." }),
+      is_active: t.arg.boolean({
+        description:
+          "false pauses the endpoint, true resumes it; either clears disabled_reason. Cannot be null.",
+      }),
     },
     resolve: async (query, _root, { id, ...args }, ctx) => {
       const events = notNull("events", args.events);
@@ -215,8 +261,15 @@ builder.mutationFields((t) => ({
       const endpoint = await ctx.db.$transaction(async (tx) => {
         // Locked: of concurrent pauses and resumes each holds or releases the deliveries as the one before it left them.
         await lockOwned(tx, "webhook_endpoint", id, ctx.credential.workspaceId);
-        const current = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id }, select: { isActive: true } });
-        const updated = await tx.webhookEndpoint.update({ ...query, where: where(ctx, id), data: { ...data, ...host } });
+        const current = await tx.webhookEndpoint.findUniqueOrThrow({
+          where: { id },
+          select: { isActive: true },
+        });
+        const updated = await tx.webhookEndpoint.update({
+          ...query,
+          where: where(ctx, id),
+          data: { ...data, ...host },
+        });
         if (isActive !== undefined && isActive !== current.isActive) await holdDeliveries(tx, id, !isActive);
         return updated;
       });
@@ -226,7 +279,8 @@ builder.mutationFields((t) => ({
   }),
   deleteWebhookEndpoint: t.field({
     type: Deleted,
-    description: "Deletes the endpoint and its delivery history; nothing more is sent to it. Needs webhooks.write.",
+    description:
+      "Deletes the endpoint and its delivery history; nothing more is sent to it. Needs webhooks.write.",
     extensions: rest("DELETE /webhook-endpoints/:id", "Delete a webhook endpoint"),
     authScopes: { scope: "webhooks.write" },
     args: { id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }) },
@@ -244,14 +298,21 @@ builder.mutationFields((t) => ({
     type: WebhookEndpointWithSecret,
     description:
       "Replaces the signing secret at once, with no overlap: every attempt from now on is signed with the new one, returned here once. Needs webhooks.write.",
-    extensions: rest("POST /webhook-endpoints/:id/rotate-secret", "Rotate a webhook endpoint's signing secret"),
+    extensions: rest(
+      "POST /webhook-endpoints/:id/rotate-secret",
+      "Rotate a webhook endpoint's signing secret",
+    ),
     authScopes: { scope: "webhooks.write" },
     args: { id: t.arg.id({ required: true, description: "The endpoint's id (`we_…`)." }) },
     resolve: async (query, _root, { id }, ctx) => {
       const secret = newSigningSecret();
       const endpoint = await owned("webhook_endpoint", id, () =>
         ctx.db.$transaction(async (tx) => {
-          const rotated = await tx.webhookEndpoint.update({ ...query, where: where(ctx, id), data: { secretSealed: ctx.webhooks.seal(secret) } });
+          const rotated = await tx.webhookEndpoint.update({
+            ...query,
+            where: where(ctx, id),
+            data: { secretSealed: ctx.webhooks.seal(secret) },
+          });
           await recordAudit(tx, ctx, { action: "webhook_endpoint.secret_rotated", targetId: id });
           return rotated;
         }),
@@ -269,12 +330,22 @@ builder.mutationFields((t) => ({
       const delivery = await ctx.db.$transaction(async (tx) => {
         // A share lock: the endpoint cannot be deleted before the delivery to it commits.
         const shared = await lockRow(tx, "webhook_endpoint", id, ctx.credential.workspaceId, "share");
-        const endpoint = found("webhook_endpoint", id, shared ? await tx.webhookEndpoint.findUnique({ where: { id } }) : null);
+        const endpoint = found(
+          "webhook_endpoint",
+          id,
+          shared ? await tx.webhookEndpoint.findUnique({ where: { id } }) : null,
+        );
         const data = await represent(tx, ctx, "WebhookEndpoint", endpoint);
         const now = new Date();
         const event = await tx.event.create({
           // Already dispatched: it goes to this endpoint only, never to the others.
-          data: { id: newId("event"), workspaceId: ctx.credential.workspaceId, type: TEST_EVENT_TYPE, data: data as Prisma.InputJsonObject, dispatchedAt: now },
+          data: {
+            id: newId("event"),
+            workspaceId: ctx.credential.workspaceId,
+            type: TEST_EVENT_TYPE,
+            data: data as Prisma.InputJsonObject,
+            dispatchedAt: now,
+          },
         });
         return tx.webhookDelivery.create({
           ...query,

@@ -1,12 +1,10 @@
-import { APIPromise, BaseClient, type HttpMethod, type RequestOptions } from "./lib/core.js";
 import { AgentAuth } from "./agents/index.js";
-import { signWebhook, verifyWebhook } from "./webhooks/index.js";
+import { APIPromise, BaseClient, type HttpMethod, type RequestOptions } from "./lib/core.js";
 import { KontorError } from "./lib/errors.js";
-import { Page, PagePromise, type ListEnvelope } from "./lib/pagination.js";
+import { type ListEnvelope, Page, PagePromise } from "./lib/pagination.js";
 import { documentText, isMutation } from "./lib/print.js";
 import { Stream } from "./lib/streaming.js";
 import type { DocumentTypeDecoration, TypedDocumentNode } from "./lib/typed-document.js";
-import type { ListItem, Result, Route } from "./types.js";
 import { AgentRegistrations, AgentSettingsResource, TrustedProviders } from "./resources/agent-resources.js";
 import { Chat, Models, Responses } from "./resources/ai.js";
 import { AuditEvents } from "./resources/audit-events.js";
@@ -19,6 +17,8 @@ import { RequestLogs } from "./resources/request-logs.js";
 import { Buckets, Objects, Storage } from "./resources/storage.js";
 import { Events, WebhookDeliveries, WebhookEndpoints } from "./resources/webhook-resources.js";
 import { WorkspaceResource } from "./resources/workspace.js";
+import type { ListItem, Result, Route } from "./types.js";
+import { signWebhook, verifyWebhook } from "./webhooks/index.js";
 
 export interface ClientOptions {
   /** An API key (`ktr_live_…`) or an agent access token (`ktr_agt_…`). Default: `KONTOR_API_KEY`. */
@@ -51,7 +51,7 @@ function env(name: string): string | undefined {
 /** A GraphQL document: a typed document (generated, or any `TypedDocumentNode`), or query text. */
 export type GraphQLDocument<TResult, TVariables> =
   | TypedDocumentNode<TResult, TVariables>
-  | (DocumentTypeDecoration<TResult, TVariables> & String)
+  | (DocumentTypeDecoration<TResult, TVariables> & string)
   | string;
 
 export interface GraphQLRequestOptions extends RequestOptions {
@@ -60,6 +60,7 @@ export interface GraphQLRequestOptions extends RequestOptions {
 }
 
 /** Variables are required when the document has a required one, optional otherwise. */
+// biome-ignore lint/complexity/noBannedTypes: `{} extends T` asks whether T has no required key.
 export type GraphQLArgs<TVariables> = {} extends TVariables
   ? [variables?: TVariables, options?: GraphQLRequestOptions]
   : [variables: TVariables, options?: GraphQLRequestOptions];
@@ -68,7 +69,8 @@ function fillPath(template: string, values: ReadonlyArray<string>): string {
   let index = 0;
   return template.replace(/\{(\w+)\}/g, (_match, name: string) => {
     const value = values[index++];
-    if (typeof value !== "string" || value === "") throw new KontorError(`Missing path parameter '${name}' for ${template}.`);
+    if (typeof value !== "string" || value === "")
+      throw new KontorError(`Missing path parameter '${name}' for ${template}.`);
     return encodeURIComponent(value);
   });
 }
@@ -129,11 +131,16 @@ export class Kontor extends BaseClient {
   constructor(options: ClientOptions = {}) {
     const apiKey = options.apiKey ?? env("KONTOR_API_KEY");
     if (!apiKey) {
-      throw new KontorError("No API key: pass `apiKey` to `new Kontor({ apiKey })` or set the KONTOR_API_KEY environment variable.");
+      throw new KontorError(
+        "No API key: pass `apiKey` to `new Kontor({ apiKey })` or set the KONTOR_API_KEY environment variable.",
+      );
     }
     const baseUrl = (options.baseUrl ?? env("KONTOR_BASE_URL") ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
     const fetchImpl = options.fetch ?? (globalThis as { fetch?: typeof fetch }).fetch;
-    if (typeof fetchImpl !== "function") throw new KontorError("No fetch: pass `fetch` to `new Kontor({ fetch })` (Node 20+ and browsers have one).");
+    if (typeof fetchImpl !== "function")
+      throw new KontorError(
+        "No fetch: pass `fetch` to `new Kontor({ fetch })` (Node 20+ and browsers have one).",
+      );
     super({
       apiKey,
       baseUrl,
@@ -143,7 +150,9 @@ export class Kontor extends BaseClient {
       fetch: fetchImpl,
       defaultHeaders: options.defaultHeaders ?? {},
     });
-    this.graphqlUrl = options.graphqlUrl ?? (/\/v1$/.test(baseUrl) ? `${baseUrl.slice(0, -3)}/graphql` : `${baseUrl}/graphql`);
+    this.graphqlUrl =
+      options.graphqlUrl ??
+      (/\/v1$/.test(baseUrl) ? `${baseUrl.slice(0, -3)}/graphql` : `${baseUrl}/graphql`);
   }
 
   /**
@@ -180,7 +189,12 @@ export class Kontor extends BaseClient {
   }
 
   /** @internal Calls a schema route by its key (`"GET /leads/{id}"`): path values in order, then its query (GET) or body. */
-  _route<R extends Route>(route: R, path: ReadonlyArray<string>, params: object | undefined, options: RequestOptions | undefined): APIPromise<Result<R>> {
+  _route<R extends Route>(
+    route: R,
+    path: ReadonlyArray<string>,
+    params: object | undefined,
+    options: RequestOptions | undefined,
+  ): APIPromise<Result<R>> {
     const [method, template] = route.split(" ") as [HttpMethod, string];
     return this.request<Result<R>>({
       method,
@@ -191,22 +205,45 @@ export class Kontor extends BaseClient {
   }
 
   /** @internal A list route as pages: `await` for the first, `for await` for every item. */
-  _list<R extends Route>(route: R, path: ReadonlyArray<string>, params: object | undefined, options: RequestOptions | undefined): PagePromise<ListItem<R>> {
+  _list<R extends Route>(
+    route: R,
+    path: ReadonlyArray<string>,
+    params: object | undefined,
+    options: RequestOptions | undefined,
+  ): PagePromise<ListItem<R>> {
     const [method, template] = route.split(" ") as [HttpMethod, string];
     const url = fillPath(template, path);
     const fetchPage = (query: Record<string, unknown>): PagePromise<ListItem<R>> => {
-      const answer = this.request<ListEnvelope<ListItem<R>>>({ method, path: url, query, options }).withResponse();
+      const answer = this.request<ListEnvelope<ListItem<R>>>({
+        method,
+        path: url,
+        query,
+        options,
+      }).withResponse();
       return new PagePromise(
-        answer.then((result) => ({ ...result, data: new Page(result.data, (cursor) => fetchPage({ ...query, cursor })) })),
+        answer.then((result) => ({
+          ...result,
+          data: new Page(result.data, (cursor) => fetchPage({ ...query, cursor })),
+        })),
       );
     };
     return fetchPage({ ...(params as Record<string, unknown> | undefined) });
   }
 
   /** @internal An OpenAI-compatible POST: JSON, or a `Stream` of events with `stream: true`. */
-  _openaiPost<T, Event>(path: string, params: Record<string, unknown>, options: RequestOptions | undefined): APIPromise<T | Stream<Event>> {
+  _openaiPost<T, Event>(
+    path: string,
+    params: Record<string, unknown>,
+    options: RequestOptions | undefined,
+  ): APIPromise<T | Stream<Event>> {
     if (params.stream !== true) return this.request<T>({ method: "POST", path, body: params, options });
-    const answer = this.request<Response>({ method: "POST", path, body: params, parseAs: "response", options }).withResponse();
+    const answer = this.request<Response>({
+      method: "POST",
+      path,
+      body: params,
+      parseAs: "response",
+      options,
+    }).withResponse();
     return new APIPromise(answer.then((result) => ({ ...result, data: new Stream<Event>(result.response) })));
   }
 }

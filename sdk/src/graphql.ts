@@ -7,6 +7,12 @@
  * const { leads } = await kontor.graphql(LeadsDocument, { stage: "won", limit: 10 });
  * ```
  */
-export * from "./generated/schema.js";
+
 export * from "./generated/graphql.js";
-export type { DocumentTypeDecoration, ResultOf, TypedDocumentNode, VariablesOf } from "./lib/typed-document.js";
+export * from "./generated/schema.js";
+export type {
+  DocumentTypeDecoration,
+  ResultOf,
+  TypedDocumentNode,
+  VariablesOf,
+} from "./lib/typed-document.js";

@@ -21,7 +21,9 @@ export type Params<R extends Route> = Simplify<Omit<RestRoutes[R]["variables"], 
 export type ListItem<R extends Route> = Result<R> extends { data: Array<infer Item> } ? Item : never;
 
 /** A list route's filters, without the `cursor` the pagination sets. */
-export type ListParams<R extends Route> = Simplify<Omit<Params<R>, "cursor"> & { cursor?: string | null | undefined }>;
+export type ListParams<R extends Route> = Simplify<
+  Omit<Params<R>, "cursor"> & { cursor?: string | null | undefined }
+>;
 
 export type Workspace = Result<"GET /workspace">;
 export type Client = Result<"GET /clients/{id}">;

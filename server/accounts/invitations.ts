@@ -1,13 +1,19 @@
 import type { Prisma } from "../../schema/generated/prisma/client.ts";
-import { ApiError } from "../../schema/lib/errors.ts";
 import { recordAudit } from "../../schema/lib/audit.ts";
+import { ApiError } from "../../schema/lib/errors.ts";
 import { hashInvitationToken, isInvitationToken } from "../../schema/lib/members.ts";
 import { requestOrigin, userActor } from "../audit/record.ts";
 
 export const invitationInvalid = (param: string) =>
-  new ApiError(400, "invalid_request_error", "invitation_invalid", "The invitation is unknown, already used, revoked or expired, or it was made for another e-mail address.", {
-    param,
-  });
+  new ApiError(
+    400,
+    "invalid_request_error",
+    "invitation_invalid",
+    "The invitation is unknown, already used, revoked or expired, or it was made for another e-mail address.",
+    {
+      param,
+    },
+  );
 
 /**
  * Accepts the invitation `token` names for `user`, in the caller's transaction: the user joins its
@@ -24,7 +30,13 @@ export async function acceptInvitation(
   if (!isInvitationToken(token)) throw invitationInvalid(param);
   const now = new Date();
   const invitation = await tx.invitation.findUnique({ where: { tokenHash: hashInvitationToken(token) } });
-  if (!invitation || invitation.acceptedAt || invitation.revokedAt || invitation.expiresAt <= now || invitation.email !== user.email) {
+  if (
+    !invitation ||
+    invitation.acceptedAt ||
+    invitation.revokedAt ||
+    invitation.expiresAt <= now ||
+    invitation.email !== user.email
+  ) {
     throw invitationInvalid(param);
   }
   // Whoever marks it first has it: two accepts at once cannot both join.
@@ -38,6 +50,10 @@ export async function acceptInvitation(
     create: { workspaceId: invitation.workspaceId, userId: user.id, role: invitation.role },
     update: {},
   });
-  await recordAudit(tx, requestOrigin(userActor(user)), { action: "invitation.accepted", targetId: invitation.id, workspaceId: invitation.workspaceId });
+  await recordAudit(tx, requestOrigin(userActor(user)), {
+    action: "invitation.accepted",
+    targetId: invitation.id,
+    workspaceId: invitation.workspaceId,
+  });
   return { workspaceId: invitation.workspaceId };
 }

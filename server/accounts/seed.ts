@@ -18,7 +18,11 @@ export async function seedDemo(db: PrismaClient): Promise<DemoSeed | null> {
   if ((await db.workspace.count()) > 0) return null;
   const ownerEmail = "owner@example.com";
   const workspace = await createWorkspace(db, { name: "Demo", plan: "pro", ownerEmail });
-  const key = await createApiKey(db, { workspaceId: workspace.workspace_id, scopes: [...SCOPES], name: "Demo key" });
+  const key = await createApiKey(db, {
+    workspaceId: workspace.workspace_id,
+    scopes: [...SCOPES],
+    name: "Demo key",
+  });
   return {
     workspace_id: workspace.workspace_id,
     owner_email: ownerEmail,

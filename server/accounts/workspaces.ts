@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { hashPassword } from "../auth/passwords.ts";
 import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { textProblem } from "../../schema/lib/limits.ts";
 import { agentAuthDefault, type PlanName } from "../../schema/lib/plans.ts";
+import { hashPassword } from "../auth/passwords.ts";
 
 export interface NewWorkspace {
   name: string;
@@ -95,7 +95,8 @@ export async function createAccount(
   const passwordHash = await hashPassword(input.password);
   try {
     return await db.$transaction(async (tx) => {
-      if (await tx.user.findUnique({ where: { email: input.email }, select: { id: true } })) throw new EmailTakenError();
+      if (await tx.user.findUnique({ where: { email: input.email }, select: { id: true } }))
+        throw new EmailTakenError();
       const user = await tx.user.create({ data: { id: newId("user"), email: input.email, passwordHash } });
       const workspace = await tx.workspace.create({
         data: {

@@ -44,7 +44,12 @@ export function escapeHtml(text: string): string {
 }
 
 /** A whole page with the headers every claim page carries (its URL holds the attempt token). */
-export function htmlPage(status: number, title: string, body: string, headers: Record<string, string | string[]> = {}): Response {
+export function htmlPage(
+  status: number,
+  title: string,
+  body: string,
+  headers: Record<string, string | string[]> = {},
+): Response {
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -85,12 +90,21 @@ ${body}
 export const paragraph = (text: string) => `<p>${escapeHtml(text)}</p>`;
 
 function message(kind: "error" | "info", text: string | undefined): string {
-  return text ? `<div class="message ${kind}" role="${kind === "error" ? "alert" : "status"}">${escapeHtml(text)}</div>` : "";
+  return text
+    ? `<div class="message ${kind}" role="${kind === "error" ? "alert" : "status"}">${escapeHtml(text)}</div>`
+    : "";
 }
 
-const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+const hidden = (name: string, value: string) =>
+  `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 
-export function signInForm(input: { attemptToken: string; csrf: string; email: string; loginHint: string | null; error?: string | undefined }): string {
+export function signInForm(input: {
+  attemptToken: string;
+  csrf: string;
+  email: string;
+  loginHint: string | null;
+  error?: string | undefined;
+}): string {
   const intro = input.loginHint
     ? `An agent asks to work for ${escapeHtml(input.loginHint)}. Only that account can approve it: sign in with it to see what the agent asks for.`
     : "An agent asks to work in one of your workspaces. Sign in to see what it asks for.";
@@ -130,7 +144,10 @@ export function decisionForm(input: DecisionFormInput): string {
       ? `<label>Workspace</label><p>${escapeHtml(input.workspaces[0]!.name)} <span class="muted">(the agent's own sandbox; approving makes it yours)</span></p>`
       : `<label for="workspace_id">Workspace</label>
 <select id="workspace_id" name="workspace_id">${input.workspaces
-          .map((w) => `<option value="${escapeHtml(w.id)}"${w.id === input.selectedWorkspaceId ? " selected" : ""}>${escapeHtml(w.name)}</option>`)
+          .map(
+            (w) =>
+              `<option value="${escapeHtml(w.id)}"${w.id === input.selectedWorkspaceId ? " selected" : ""}>${escapeHtml(w.name)}</option>`,
+          )
           .join("")}</select>`
     : `<div class="message error">You own no workspace this agent could be let into. You can still deny it.</div>`;
   return `${message("error", input.error)}
@@ -152,7 +169,14 @@ ${workspace}
 }
 
 /** What an account the claim does not name sees: whom the request is for, and only Sign out or Deny. */
-export function wrongPersonForm(input: { attemptToken: string; csrf: string; userEmail: string; loginHint: string; agentName: string | null; error?: string | undefined }): string {
+export function wrongPersonForm(input: {
+  attemptToken: string;
+  csrf: string;
+  userEmail: string;
+  loginHint: string;
+  agentName: string | null;
+  error?: string | undefined;
+}): string {
   const name = input.agentName ? `“${escapeHtml(input.agentName)}”` : "An unnamed agent";
   const hint = escapeHtml(input.loginHint);
   return `${message("error", input.error)}
@@ -168,4 +192,5 @@ ${hidden("claim_attempt_token", input.attemptToken)}${hidden("csrf_token", input
 </form>`;
 }
 
-export const notice = (kind: "error" | "info", text: string, detail?: string) => `${message(kind, text)}${detail ? paragraph(detail) : ""}`;
+export const notice = (kind: "error" | "info", text: string, detail?: string) =>
+  `${message(kind, text)}${detail ? paragraph(detail) : ""}`;

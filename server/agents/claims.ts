@@ -5,9 +5,9 @@ import { newId } from "../../schema/lib/ids.ts";
 import { lockWorkspace } from "../../schema/lib/locks.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { linkRefusal } from "../../schema/lib/provider-trust.ts";
-import { randomBase62 } from "../auth/api-keys.ts";
-import { recordUserAudit } from "../audit/record.ts";
 import { normalEmail } from "../accounts/workspaces.ts";
+import { recordUserAudit } from "../audit/record.ts";
+import { randomBase62 } from "../auth/api-keys.ts";
 
 /** A claim attempt's code and link live this long (docs/api/agents.md). */
 export const CLAIM_ATTEMPT_TTL_SECONDS = 600;
@@ -39,7 +39,10 @@ export async function startClaimAttempt(
   const attemptToken = `cat_${randomBase62(43)}`;
   const userCode = String(randomInt(0, 1_000_000)).padStart(6, "0");
   await db.$transaction([
-    db.claimAttempt.updateMany({ where: { registrationId: input.registrationId, status: "pending" }, data: { status: "dead" } }),
+    db.claimAttempt.updateMany({
+      where: { registrationId: input.registrationId, status: "pending" },
+      data: { status: "dead" },
+    }),
     db.claimAttempt.create({
       data: {
         id: attemptId,
@@ -54,7 +57,12 @@ export async function startClaimAttempt(
   const verificationUri = `${input.hostUrl}${CLAIM_PAGE_PATH}?claim_attempt_token=${attemptToken}`;
   return {
     attemptId,
-    claim: { user_code: userCode, verification_uri: verificationUri, expires_in: CLAIM_ATTEMPT_TTL_SECONDS, interval: POLL_INTERVAL_SECONDS },
+    claim: {
+      user_code: userCode,
+      verification_uri: verificationUri,
+      expires_in: CLAIM_ATTEMPT_TTL_SECONDS,
+      interval: POLL_INTERVAL_SECONDS,
+    },
   };
 }
 
@@ -79,7 +87,10 @@ export interface ClaimAttemptView {
 }
 
 /** The attempt a `claim_attempt_token` names, or null. */
-export async function findClaimAttempt(db: PrismaClient, attemptToken: string): Promise<ClaimAttemptView | null> {
+export async function findClaimAttempt(
+  db: PrismaClient,
+  attemptToken: string,
+): Promise<ClaimAttemptView | null> {
   if (!/^cat_[0-9A-Za-z]{43}$/.test(attemptToken)) return null;
   const row = await db.claimAttempt.findUnique({
     where: { attemptTokenHash: sha256(attemptToken) },
@@ -99,7 +110,8 @@ export async function findClaimAttempt(db: PrismaClient, attemptToken: string): 
       agentName: row.registration.agentName,
       scopes: row.registration.postClaimScopes,
       sandboxWorkspaceId: row.registration.type === "anonymous" ? row.registration.workspaceId : null,
-      providerWorkspaceId: row.registration.type === "identity_assertion" ? row.registration.workspaceId : null,
+      providerWorkspaceId:
+        row.registration.type === "identity_assertion" ? row.registration.workspaceId : null,
     },
   };
 }
@@ -123,7 +135,11 @@ export type ClaimDecision =
   /** The attempt cannot be decided any more: too many wrong codes, expired, or already decided. */
   | { outcome: "closed"; reason: "too_many_wrong_codes" | "expired" | "decided" }
   /** The user may not claim into that workspace (not its owner, agent auth off, plan cap reached). */
-  | { outcome: "refused"; reason: "not_owner" | "agent_auth_disabled" | "plan_limit_reached" | "issuer_not_trusted"; message: string };
+  | {
+      outcome: "refused";
+      reason: "not_owner" | "agent_auth_disabled" | "plan_limit_reached" | "issuer_not_trusted";
+      message: string;
+    };
 
 /**
  * The user's answer on the claim page, decided under a lock on the attempt's row so that
@@ -145,10 +161,16 @@ export async function decideClaim(
   let claimed: string | undefined;
   const decision = await db.$transaction(async (tx) => {
     await tx.$queryRaw`select id from claim_attempts where id = ${input.attemptId} for update`;
-    const attempt = await tx.claimAttempt.findUnique({ where: { id: input.attemptId }, include: { registration: true } });
+    const attempt = await tx.claimAttempt.findUnique({
+      where: { id: input.attemptId },
+      include: { registration: true },
+    });
     if (!attempt) return { outcome: "closed", reason: "decided" } as const;
     if (attempt.status !== "pending") {
-      return { outcome: "closed", reason: attempt.failedCodes >= MAX_WRONG_CODES ? "too_many_wrong_codes" : "decided" } as const;
+      return {
+        outcome: "closed",
+        reason: attempt.failedCodes >= MAX_WRONG_CODES ? "too_many_wrong_codes" : "decided",
+      } as const;
     }
     if (attempt.expiresAt.getTime() <= Date.now()) {
       await tx.claimAttempt.update({ where: { id: attempt.id }, data: { status: "dead" } });
@@ -157,23 +179,34 @@ export async function decideClaim(
     // The registration's row too (after the attempt's, the order its update below has always taken): two
     // attempts of one registration, started at the same time, cannot both decide it.
     await tx.$queryRaw`select id from agent_registrations where id = ${attempt.registrationId} for update`;
-    const current = await tx.agentRegistration.findUniqueOrThrow({ where: { id: attempt.registrationId }, select: { status: true, revokedAt: true } });
+    const current = await tx.agentRegistration.findUniqueOrThrow({
+      where: { id: attempt.registrationId },
+      select: { status: true, revokedAt: true },
+    });
     if (current.status !== "pending" || current.revokedAt) {
       await tx.claimAttempt.update({ where: { id: attempt.id }, data: { status: "dead" } });
       return { outcome: "closed", reason: "decided" } as const;
     }
     if (input.approve && attempt.loginHint !== null) {
       const user = await tx.user.findUnique({ where: { id: input.userId }, select: { email: true } });
-      if (!user || !claimIsFor(attempt.loginHint, user.email)) return { outcome: "wrong_person", loginHint: attempt.loginHint } as const;
+      if (!user || !claimIsFor(attempt.loginHint, user.email))
+        return { outcome: "wrong_person", loginHint: attempt.loginHint } as const;
     }
     const registration = attempt.registration;
     if (!input.approve) {
-      await tx.claimAttempt.update({ where: { id: attempt.id }, data: { status: "denied", userId: input.userId } });
+      await tx.claimAttempt.update({
+        where: { id: attempt.id },
+        data: { status: "denied", userId: input.userId },
+      });
       // An anonymous agent keeps its sandbox and pre-claim tokens; a service_auth request is over.
       if (registration.type !== "anonymous") {
         await tx.agentRegistration.update({ where: { id: registration.id }, data: { status: "denied" } });
       }
-      await recordUserAudit(tx, input.userId, { action: "agent_registration.denied", targetId: registration.id, workspaceId: registration.workspaceId });
+      await recordUserAudit(tx, input.userId, {
+        action: "agent_registration.denied",
+        targetId: registration.id,
+        workspaceId: registration.workspaceId,
+      });
       return { outcome: "denied" } as const;
     }
 
@@ -190,12 +223,22 @@ export async function decideClaim(
     }
 
     const workspaceId = registration.type === "anonymous" ? registration.workspaceId! : input.workspaceId;
-    if (!workspaceId) return { outcome: "refused", reason: "not_owner", message: "Choose the workspace the agent may work in." } as const;
+    if (!workspaceId)
+      return {
+        outcome: "refused",
+        reason: "not_owner",
+        message: "Choose the workspace the agent may work in.",
+      } as const;
     // Claims into one workspace take turns: two at once cannot both pass its plan's cap, nor miss agent access turned off.
     await lockWorkspace(tx, workspaceId);
     const workspace = await tx.workspace.findUnique({
       where: { id: workspaceId },
-      select: { plan: true, agentAuthEnabled: true, sandboxExpiresAt: true, memberships: { where: { userId: input.userId }, select: { role: true } } },
+      select: {
+        plan: true,
+        agentAuthEnabled: true,
+        sandboxExpiresAt: true,
+        memberships: { where: { userId: input.userId }, select: { role: true } },
+      },
     });
     if (registration.type === "anonymous") {
       // The sandbox has no owner yet: whoever holds the code becomes it.
@@ -204,20 +247,33 @@ export async function decideClaim(
         create: { workspaceId, userId: input.userId, role: "owner" },
         update: { role: "owner" },
       });
-      await tx.workspace.update({ where: { id: workspaceId }, data: { sandboxExpiresAt: null, agentAuthEnabled: true } });
+      await tx.workspace.update({
+        where: { id: workspaceId },
+        data: { sandboxExpiresAt: null, agentAuthEnabled: true },
+      });
     } else {
-      if (!workspace || workspace.memberships[0]?.role !== "owner") {
-        return { outcome: "refused", reason: "not_owner", message: "Only an owner of the workspace can let an agent in." } as const;
+      if (workspace?.memberships[0]?.role !== "owner") {
+        return {
+          outcome: "refused",
+          reason: "not_owner",
+          message: "Only an owner of the workspace can let an agent in.",
+        } as const;
       }
       if (!workspace.agentAuthEnabled) {
-        return { outcome: "refused", reason: "agent_auth_disabled", message: "Agent access is turned off for this workspace." } as const;
+        return {
+          outcome: "refused",
+          reason: "agent_auth_disabled",
+          message: "Agent access is turned off for this workspace.",
+        } as const;
       }
       // An agent that proved who it is with an ID-JAG can only join the workspace whose entry for that issuer verified it.
       if (registration.type === "identity_assertion") {
         const refusal = await linkRefusal(tx, registration, workspaceId);
         if (refusal) return { outcome: "refused", reason: "issuer_not_trusted", message: refusal } as const;
       }
-      const active = await tx.agentRegistration.count({ where: { workspaceId, status: "active", revokedAt: null } });
+      const active = await tx.agentRegistration.count({
+        where: { workspaceId, status: "active", revokedAt: null },
+      });
       const cap = PLAN_LIMITS[workspace.plan].agent_registrations;
       if (active >= cap) {
         return {
@@ -228,13 +284,29 @@ export async function decideClaim(
       }
     }
     const now = new Date();
-    await tx.claimAttempt.update({ where: { id: attempt.id }, data: { status: "approved", userId: input.userId, workspaceId } });
+    await tx.claimAttempt.update({
+      where: { id: attempt.id },
+      data: { status: "approved", userId: input.userId, workspaceId },
+    });
     await tx.agentRegistration.update({
       where: { id: registration.id },
-      data: { status: "active", workspaceId, scopes: registration.postClaimScopes, claimedAt: now, claimedByUserId: input.userId },
+      data: {
+        status: "active",
+        workspaceId,
+        scopes: registration.postClaimScopes,
+        claimedAt: now,
+        claimedByUserId: input.userId,
+      },
     });
-    await tx.agentToken.updateMany({ where: { registrationId: registration.id, revokedAt: null }, data: { revokedAt: now } });
-    await recordUserAudit(tx, input.userId, { action: "agent_registration.approved", targetId: registration.id, workspaceId });
+    await tx.agentToken.updateMany({
+      where: { registrationId: registration.id, revokedAt: null },
+      data: { revokedAt: now },
+    });
+    await recordUserAudit(tx, input.userId, {
+      action: "agent_registration.approved",
+      targetId: registration.id,
+      workspaceId,
+    });
     claimed = registration.id;
     return { outcome: "approved", workspaceId } as const;
   });
@@ -249,4 +321,3 @@ export function newClaimToken(): { token: string; hash: string } {
 }
 
 export const hashClaimToken = sha256;
-

@@ -2,8 +2,14 @@ import { readFileSync } from "node:fs";
 import { PLAN_LIMITS, PLANS } from "../../schema/lib/plans.ts";
 import { AGENT_SCOPES } from "../../schema/lib/scopes.ts";
 import { CLAIM_ATTEMPT_TTL_SECONDS, POLL_INTERVAL_SECONDS } from "./claims.ts";
-import { AGENT_PATHS, ASSERTION_REVOKED_EVENT, CLAIM_GRANT_TYPE, ID_JAG_ASSERTION_TYPE, JWT_BEARER_GRANT_TYPE } from "./metadata.ts";
-import { agentRoutes, type AgentServices } from "./plugin.ts";
+import {
+  AGENT_PATHS,
+  ASSERTION_REVOKED_EVENT,
+  CLAIM_GRANT_TYPE,
+  ID_JAG_ASSERTION_TYPE,
+  JWT_BEARER_GRANT_TYPE,
+} from "./metadata.ts";
+import { type AgentServices, agentRoutes } from "./plugin.ts";
 
 const TEMPLATE = readFileSync(new URL("./auth.md", import.meta.url), "utf8");
 

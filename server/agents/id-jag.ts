@@ -2,19 +2,36 @@ import { newId } from "../../schema/lib/ids.ts";
 import { textProblem } from "../../schema/lib/limits.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { AGENT_SCOPES } from "../../schema/lib/scopes.ts";
+import { normalEmail } from "../accounts/workspaces.ts";
 import { startClaimAttempt } from "./claims.ts";
 import { OAuthError, oauthJson, requiredString } from "./oauth.ts";
 import type { AgentServices } from "./plugin.ts";
+import {
+  CLOCK_SKEW_SECONDS,
+  consumeJti,
+  ProviderJwtError,
+  type ProviderRow,
+  verifyProviderJwt,
+} from "./provider-keys.ts";
 import { signIdentityAssertion } from "./registrations.ts";
-import { normalEmail } from "../accounts/workspaces.ts";
-import { CLOCK_SKEW_SECONDS, consumeJti, ProviderJwtError, verifyProviderJwt, type ProviderRow } from "./provider-keys.ts";
 
 export const ID_JAG_ASSERTION_TYPE = "urn:ietf:params:oauth:token-type:id-jag";
 export const ID_JAG_TYP = "oauth-id-jag+jwt";
 /** An ID-JAG is a few KB; a bigger one is refused before any work. */
 const MAX_ASSERTION_LENGTH = 16 * 1024;
 
-const FAILURES: Record<ProviderJwtError["failure"], { status: number; code: "invalid_request" | "issuer_not_enabled" | "invalid_signature" | "audience_mismatch" | "credential_expired" }> = {
+const FAILURES: Record<
+  ProviderJwtError["failure"],
+  {
+    status: number;
+    code:
+      | "invalid_request"
+      | "issuer_not_enabled"
+      | "invalid_signature"
+      | "audience_mismatch"
+      | "credential_expired";
+  }
+> = {
   malformed: { status: 400, code: "invalid_request" },
   typ: { status: 400, code: "invalid_request" },
   claims: { status: 400, code: "invalid_request" },
@@ -29,7 +46,8 @@ function requestedScopes(value: unknown): string[] {
   if (value === undefined || value === null) return [...AGENT_SCOPES];
   const scopes = [...new Set(requiredString(value, "scope", 1024).split(" ").filter(Boolean))];
   const unknown = scopes.filter((scope) => !AGENT_SCOPES.includes(scope));
-  if (unknown.length > 0) throw new OAuthError(400, "invalid_scope", `Unknown or not grantable to agents: ${unknown.join(", ")}.`);
+  if (unknown.length > 0)
+    throw new OAuthError(400, "invalid_scope", `Unknown or not grantable to agents: ${unknown.join(", ")}.`);
   return scopes;
 }
 
@@ -46,7 +64,10 @@ function optionalName(value: unknown): string | null {
  * the ID-JAG acts only in the workspaces whose trusted-provider entry's key set verified it, and
  * its registrations (active or pending) are looked up by those workspaces with `(iss, sub)`.
  */
-export async function registerIdentityAssertion(body: Record<string, unknown>, services: AgentServices): Promise<Response> {
+export async function registerIdentityAssertion(
+  body: Record<string, unknown>,
+  services: AgentServices,
+): Promise<Response> {
   if (body.assertion_type !== ID_JAG_ASSERTION_TYPE) {
     throw new OAuthError(400, "invalid_request", `assertion_type must be '${ID_JAG_ASSERTION_TYPE}'.`);
   }
@@ -72,7 +93,11 @@ export async function registerIdentityAssertion(body: Record<string, unknown>, s
   const subject = requiredString(payload.sub, "The ID-JAG's sub", 255);
   const jti = requiredString(payload.jti, "The ID-JAG's jti", 255);
   if (payload.email_verified !== true && payload.phone_number_verified !== true) {
-    throw new OAuthError(400, "invalid_request", "The ID-JAG must carry email_verified: true or phone_number_verified: true.");
+    throw new OAuthError(
+      400,
+      "invalid_request",
+      "The ID-JAG must carry email_verified: true or phone_number_verified: true.",
+    );
   }
 
   const linked = await services.prisma.agentRegistration.findFirst({
@@ -88,14 +113,28 @@ export async function registerIdentityAssertion(body: Record<string, unknown>, s
   });
   // Linked: only its workspace's entry for this issuer counts; otherwise every workspace whose entry verified it.
   const relevant = linked ? providers.filter((p) => p.workspaceId === linked.workspaceId) : providers;
-  if (relevant.length === 0) throw new OAuthError(400, "issuer_not_enabled", `No workspace trusts the issuer '${issuer}' with the keys that signed this ID-JAG.`);
+  if (relevant.length === 0)
+    throw new OAuthError(
+      400,
+      "issuer_not_enabled",
+      `No workspace trusts the issuer '${issuer}' with the keys that signed this ID-JAG.`,
+    );
   const enabled = relevant.filter((p) => p.workspace.agentAuthEnabled);
-  if (enabled.length === 0) throw new OAuthError(403, "agent_auth_disabled", "Agent access is turned off for the workspace that trusts this issuer.");
+  if (enabled.length === 0)
+    throw new OAuthError(
+      403,
+      "agent_auth_disabled",
+      "Agent access is turned off for the workspace that trusts this issuer.",
+    );
   checkAuthTime(payload.auth_time, enabled);
 
   const expiresAt = new Date(((payload.exp as number) + CLOCK_SKEW_SECONDS) * 1000);
   if (!(await consumeJti(services.prisma, issuer, jti, expiresAt))) {
-    throw new OAuthError(400, "replay_detected", "This ID-JAG's jti was already used; ask the provider for a new one.");
+    throw new OAuthError(
+      400,
+      "replay_detected",
+      "This ID-JAG's jti was already used; ask the provider for a new one.",
+    );
   }
 
   if (linked) {
@@ -108,7 +147,14 @@ export async function registerIdentityAssertion(body: Record<string, unknown>, s
       scopes: linked.scopes,
     });
   }
-  return startLink(services, { providers: enabled, issuer, subject, email: payload.email, agentName, scopes });
+  return startLink(services, {
+    providers: enabled,
+    issuer,
+    subject,
+    email: payload.email,
+    agentName,
+    scopes,
+  });
 }
 
 /** With max_auth_age set (the strictest entry wins), auth_time must be present and recent enough. */
@@ -117,10 +163,18 @@ function checkAuthTime(authTime: unknown, providers: ProviderRow[]) {
   if (ages.length === 0) return;
   const maxAge = Math.min(...ages);
   if (typeof authTime !== "number" || !Number.isFinite(authTime)) {
-    throw new OAuthError(401, "login_required", `The ID-JAG has no auth_time; the user must have signed in within ${maxAge} seconds.`);
+    throw new OAuthError(
+      401,
+      "login_required",
+      `The ID-JAG has no auth_time; the user must have signed in within ${maxAge} seconds.`,
+    );
   }
   if (Date.now() / 1000 - authTime > maxAge + CLOCK_SKEW_SECONDS) {
-    throw new OAuthError(401, "login_required", `The user signed in more than ${maxAge} seconds ago; they must sign in with the provider again.`);
+    throw new OAuthError(
+      401,
+      "login_required",
+      `The user signed in more than ${maxAge} seconds ago; they must sign in with the provider again.`,
+    );
   }
 }
 
@@ -134,11 +188,22 @@ function checkAuthTime(authTime: unknown, providers: ProviderRow[]) {
  */
 async function startLink(
   services: AgentServices,
-  input: { providers: ProviderRow[]; issuer: string; subject: string; email: unknown; agentName: string | null; scopes: string[] },
+  input: {
+    providers: ProviderRow[];
+    issuer: string;
+    subject: string;
+    email: unknown;
+    agentName: string | null;
+    scopes: string[];
+  },
 ): Promise<never> {
   const counts = await services.prisma.agentRegistration.groupBy({
     by: ["workspaceId"],
-    where: { workspaceId: { in: input.providers.map((p) => p.workspaceId) }, status: "active", revokedAt: null },
+    where: {
+      workspaceId: { in: input.providers.map((p) => p.workspaceId) },
+      status: "active",
+      revokedAt: null,
+    },
     _count: { _all: true },
   });
   const active = new Map(counts.map((row) => [row.workspaceId, row._count._all]));
@@ -146,11 +211,23 @@ async function startLink(
     .filter((p) => (active.get(p.workspaceId) ?? 0) < PLAN_LIMITS[p.workspace.plan].agent_registrations)
     .map((p) => p.workspaceId);
   if (eligible.length === 0) {
-    throw new OAuthError(403, "plan_limit_reached", "The workspace that trusts this issuer has as many agents as its plan allows; an owner must revoke one first.");
+    throw new OAuthError(
+      403,
+      "plan_limit_reached",
+      "The workspace that trusts this issuer has as many agents as its plan allows; an owner must revoke one first.",
+    );
   }
-  const loginHint = typeof input.email === "string" && textProblem(input.email, 320) === null ? input.email : null;
+  const loginHint =
+    typeof input.email === "string" && textProblem(input.email, 320) === null ? input.email : null;
   const pending = await services.prisma.agentRegistration.findFirst({
-    where: { type: "identity_assertion", providerIssuer: input.issuer, providerSubject: input.subject, status: "pending", revokedAt: null, workspaceId: { in: eligible } },
+    where: {
+      type: "identity_assertion",
+      providerIssuer: input.issuer,
+      providerSubject: input.subject,
+      status: "pending",
+      revokedAt: null,
+      workspaceId: { in: eligible },
+    },
     orderBy: { createdAt: "desc" },
     select: { id: true },
   });
@@ -158,7 +235,11 @@ async function startLink(
   if (pending) {
     await services.prisma.agentRegistration.update({
       where: { id: registrationId },
-      data: { postClaimScopes: input.scopes, ...(input.agentName !== null && { agentName: input.agentName }), loginHint },
+      data: {
+        postClaimScopes: input.scopes,
+        ...(input.agentName !== null && { agentName: input.agentName }),
+        loginHint,
+      },
     });
   } else {
     await services.prisma.agentRegistration.create({
@@ -176,7 +257,11 @@ async function startLink(
       },
     });
   }
-  const { claim } = await startClaimAttempt(services.prisma, { registrationId, loginHint, hostUrl: services.hostUrl });
+  const { claim } = await startClaimAttempt(services.prisma, {
+    registrationId,
+    loginHint,
+    hostUrl: services.hostUrl,
+  });
   throw new OAuthError(
     401,
     "interaction_required",
@@ -186,7 +271,11 @@ async function startLink(
 }
 
 /** Of the workspaces a new link may go to (oldest entry first), the first that the ID-JAG's person owns, else the first. */
-async function linkWorkspace(services: AgentServices, workspaceIds: string[], email: string | null): Promise<string> {
+async function linkWorkspace(
+  services: AgentServices,
+  workspaceIds: string[],
+  email: string | null,
+): Promise<string> {
   if (workspaceIds.length === 1 || email === null) return workspaceIds[0]!;
   const owned = await services.prisma.membership.findMany({
     where: { role: "owner", workspaceId: { in: workspaceIds }, user: { email: normalEmail(email) } },

@@ -1,7 +1,12 @@
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from "rate-limiter-flexible";
 import { registerIdentityAssertion } from "./id-jag.ts";
 import { OAuthError, oauthJson, readJsonObject } from "./oauth.ts";
-import { agentRoutes, type AgentServices } from "./plugin.ts";
+import { type AgentServices, agentRoutes } from "./plugin.ts";
 import { CLAIM_ENDPOINT_PATH, registerAnonymous, registerServiceAuth, startClaim } from "./registrations.ts";
 
 export const IDENTITY_ENDPOINT_PATH = "/agent/identity";
@@ -16,7 +21,12 @@ async function countAnonymous(services: AgentServices, ip: string): Promise<void
     const options = { points: services.config.anonymousAgentsPerHour, duration: 3600 };
     const memory = new RateLimiterMemory(options);
     limiter = services.redis
-      ? new RateLimiterRedis({ ...options, storeClient: services.redis, keyPrefix: `${services.redisNamespace}agent-anonymous`, insuranceLimiter: memory })
+      ? new RateLimiterRedis({
+          ...options,
+          storeClient: services.redis,
+          keyPrefix: `${services.redisNamespace}agent-anonymous`,
+          insuranceLimiter: memory,
+        })
       : memory;
     limiters.set(services, limiter);
   }
@@ -42,12 +52,20 @@ agentRoutes({
       switch (body.type) {
         case "service_auth":
           if (!services.config.serviceAuthAgents) {
-            throw new OAuthError(400, "service_auth_not_enabled", "This deployment does not take service_auth registrations.");
+            throw new OAuthError(
+              400,
+              "service_auth_not_enabled",
+              "This deployment does not take service_auth registrations.",
+            );
           }
           return oauthJson(await registerServiceAuth(body, services));
         case "anonymous":
           if (services.config.anonymousAgentsPerHour === 0) {
-            throw new OAuthError(400, "anonymous_not_enabled", "This deployment does not take anonymous registrations.");
+            throw new OAuthError(
+              400,
+              "anonymous_not_enabled",
+              "This deployment does not take anonymous registrations.",
+            );
           }
           await countAnonymous(services, client.ip);
           return oauthJson(await registerAnonymous(body, services));

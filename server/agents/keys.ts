@@ -1,15 +1,25 @@
 import { randomUUID } from "node:crypto";
-import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type JWTPayload, type JWTVerifyResult } from "jose";
+import {
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  type JWTPayload,
+  type JWTVerifyResult,
+  jwtVerify,
+  SignJWT,
+} from "jose";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
-import type { Config } from "../runtime/config.ts";
 import { log } from "../observability/log.ts";
+import type { Config } from "../runtime/config.ts";
 import { SecretBox, serverSecret } from "../webhooks/secrets.ts";
 
 export const ALGORITHM = "ES256";
 
 /** What seals the private keys: a key derived from the server secret for this purpose alone. */
-export const agentKeyBox = (config: Pick<Config, "secretKey" | "env" | "dataDir">) => new SecretBox(serverSecret(config), "kontor/agent-signing-keys");
+export const agentKeyBox = (config: Pick<Config, "secretKey" | "env" | "dataDir">) =>
+  new SecretBox(serverSecret(config), "kontor/agent-signing-keys");
 /** Kontor's identity assertions live 30 days; a retired key verifies for as long. */
 export const ASSERTION_LIFETIME_SECONDS = 30 * 24 * 3600;
 /** How long a process trusts its copy of the key set before reading it again. */
@@ -74,7 +84,9 @@ export class SigningKeys {
     } catch {
       if (!this.unreadable.has(kid)) {
         this.unreadable.add(kid);
-        log("warn", "a signing key was sealed under another server secret: it verifies but no longer signs", { kid });
+        log("warn", "a signing key was sealed under another server secret: it verifies but no longer signs", {
+          kid,
+        });
       }
       return null;
     }
@@ -92,8 +104,13 @@ export class SigningKeys {
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALGORITHM, use: "sig" };
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: ALGORITHM };
     await this.prisma.$transaction([
-      this.prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: new Date(Date.now() + KEY_PUBLISH_LEAD_MS) } }),
-      this.prisma.signingKey.create({ data: { id: kid, publicJwk, privateSealed: this.box.seal(JSON.stringify(privateJwk)) } }),
+      this.prisma.signingKey.updateMany({
+        where: { retiredAt: null },
+        data: { retiredAt: new Date(Date.now() + KEY_PUBLISH_LEAD_MS) },
+      }),
+      this.prisma.signingKey.create({
+        data: { id: kid, publicJwk, privateSealed: this.box.seal(JSON.stringify(privateJwk)) },
+      }),
     ]);
     await this.load(true);
     return kid;
@@ -103,7 +120,9 @@ export class SigningKeys {
   private async signer(): Promise<LoadedKey> {
     const pick = (keys: LoadedKey[]) => {
       const now = Date.now();
-      const usable = keys.filter((key) => key.privateJwk !== null && (key.retiredAt === null || key.retiredAt.getTime() > now));
+      const usable = keys.filter(
+        (key) => key.privateJwk !== null && (key.retiredAt === null || key.retiredAt.getTime() > now),
+      );
       // Newest first: the newest settled key, else the oldest usable one (the one that was signing,
       // or of two keys made at once by two processes, the same one for both).
       return usable.find((key) => key.createdAt.getTime() <= now - KEY_PUBLISH_LEAD_MS) ?? usable.at(-1);
@@ -126,7 +145,10 @@ export class SigningKeys {
     return { keys: (await this.load(false, JWKS_CACHE_MS)).map((key) => key.publicJwk) };
   }
 
-  async sign(claims: JWTPayload, options: { issuer: string; audience: string; subject: string; expiresInSeconds: number; type?: string }): Promise<string> {
+  async sign(
+    claims: JWTPayload,
+    options: { issuer: string; audience: string; subject: string; expiresInSeconds: number; type?: string },
+  ): Promise<string> {
     const key = await this.signer();
     return new SignJWT(claims)
       .setProtectedHeader({ alg: ALGORITHM, kid: key.kid, typ: options.type ?? "JWT" })
@@ -147,6 +169,10 @@ export class SigningKeys {
       if (!key) throw new Error("unknown signing key");
       return importJWK(key.publicJwk, ALGORITHM);
     };
-    return jwtVerify(jwt, lookup, { algorithms: [ALGORITHM], issuer: options.issuer, audience: options.audience });
+    return jwtVerify(jwt, lookup, {
+      algorithms: [ALGORITHM],
+      issuer: options.issuer,
+      audience: options.audience,
+    });
   }
 }

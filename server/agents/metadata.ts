@@ -1,11 +1,12 @@
 import { AGENT_SCOPES } from "../../schema/lib/scopes.ts";
-import { agentRoutes, type AgentServices } from "./plugin.ts";
+import { type AgentServices, agentRoutes } from "./plugin.ts";
 
 export const CLAIM_GRANT_TYPE = "urn:kontor:agent-auth:grant-type:claim";
 export const JWT_BEARER_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 export const ID_JAG_ASSERTION_TYPE = "urn:ietf:params:oauth:token-type:id-jag";
 /** The Security Event Token event `/agent/event/notify` acts on (what auth.md providers send). */
-export const ASSERTION_REVOKED_EVENT = "https://schemas.workos.com/events/agent/auth/identity/assertion/revoked";
+export const ASSERTION_REVOKED_EVENT =
+  "https://schemas.workos.com/events/agent/auth/identity/assertion/revoked";
 export const IDENTITY_TYPES = ["service_auth", "anonymous", "identity_assertion"] as const;
 
 /** Every path of the protocol, relative to `{host_url}`. */
@@ -22,7 +23,10 @@ export const AGENT_PATHS = {
 } as const;
 
 /** RFC 8414 authorization-server metadata with the auth.md `agent_auth` block. */
-export function authorizationServerMetadata({ hostUrl, baseUrl }: Pick<AgentServices, "hostUrl" | "baseUrl">) {
+export function authorizationServerMetadata({
+  hostUrl,
+  baseUrl,
+}: Pick<AgentServices, "hostUrl" | "baseUrl">) {
   const at = (path: string) => `${hostUrl}${path}`;
   return {
     issuer: hostUrl,
@@ -61,10 +65,13 @@ const JWKS_CACHE = "public, max-age=300";
 
 agentRoutes({
   [AGENT_PATHS.authorizationServer]: {
-    GET: async (_request, services) => Response.json(authorizationServerMetadata(services), { headers: { "Cache-Control": METADATA_CACHE } }),
+    GET: async (_request, services) =>
+      Response.json(authorizationServerMetadata(services), { headers: { "Cache-Control": METADATA_CACHE } }),
   },
   [AGENT_PATHS.jwks]: {
     GET: async (_request, services) =>
-      Response.json(await services.keys.jwks(), { headers: { "Content-Type": "application/jwk-set+json", "Cache-Control": JWKS_CACHE } }),
+      Response.json(await services.keys.jwks(), {
+        headers: { "Content-Type": "application/jwk-set+json", "Cache-Control": JWKS_CACHE },
+      }),
   },
 });

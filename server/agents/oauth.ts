@@ -44,12 +44,20 @@ export class OAuthError extends Error {
 
 /** Every answer of the OAuth endpoints: JSON, never cached (RFC 6749 §5.1). */
 export function oauthJson(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return Response.json(body, { status, headers: { "Cache-Control": "no-store", Pragma: "no-cache", ...headers } });
+  return Response.json(body, {
+    status,
+    headers: { "Cache-Control": "no-store", Pragma: "no-cache", ...headers },
+  });
 }
 
 export function oauthErrorResponse(error: OAuthError, requestId: string | undefined): Response {
   return oauthJson(
-    { error: error.code, error_description: error.message, ...error.extra, ...(requestId && { request_id: requestId }) },
+    {
+      error: error.code,
+      error_description: error.message,
+      ...error.extra,
+      ...(requestId && { request_id: requestId }),
+    },
     error.status,
     error.headers,
   );
@@ -64,14 +72,19 @@ function mediaType(request: Request): string {
 
 async function bodyText(request: Request): Promise<string> {
   const text = await request.text();
-  if (Buffer.byteLength(text) > MAX_OAUTH_BODY_BYTES) throw new OAuthError(400, "invalid_request", `The body exceeds ${MAX_OAUTH_BODY_BYTES} bytes.`);
+  if (Buffer.byteLength(text) > MAX_OAUTH_BODY_BYTES)
+    throw new OAuthError(400, "invalid_request", `The body exceeds ${MAX_OAUTH_BODY_BYTES} bytes.`);
   return text;
 }
 
 /** An `application/x-www-form-urlencoded` body (RFC 6749 §4.1.3); a repeated parameter is refused (§3.1). */
 export async function readForm(request: Request): Promise<Map<string, string>> {
   if (mediaType(request) !== "application/x-www-form-urlencoded") {
-    throw new OAuthError(400, "invalid_request", "Send the parameters form-encoded, with Content-Type: application/x-www-form-urlencoded.");
+    throw new OAuthError(
+      400,
+      "invalid_request",
+      "Send the parameters form-encoded, with Content-Type: application/x-www-form-urlencoded.",
+    );
   }
   let params: [string, string][];
   try {
@@ -82,7 +95,8 @@ export async function readForm(request: Request): Promise<Map<string, string>> {
   }
   const form = new Map<string, string>();
   for (const [name, value] of params) {
-    if (form.has(name)) throw new OAuthError(400, "invalid_request", `The parameter '${name}' was sent more than once.`);
+    if (form.has(name))
+      throw new OAuthError(400, "invalid_request", `The parameter '${name}' was sent more than once.`);
     form.set(name, value);
   }
   return form;
@@ -90,7 +104,8 @@ export async function readForm(request: Request): Promise<Map<string, string>> {
 
 /** A JSON object body (the /agent/identity endpoints). */
 export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
-  if (mediaType(request) !== "application/json") throw new OAuthError(400, "invalid_request", "Send a JSON object with Content-Type: application/json.");
+  if (mediaType(request) !== "application/json")
+    throw new OAuthError(400, "invalid_request", "Send a JSON object with Content-Type: application/json.");
   let body: unknown;
   try {
     body = JSON.parse(await bodyText(request));
@@ -98,7 +113,8 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
     if (error instanceof OAuthError) throw error;
     throw new OAuthError(400, "invalid_request", "The body is not valid JSON.");
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new OAuthError(400, "invalid_request", "The body must be a JSON object.");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new OAuthError(400, "invalid_request", "The body must be a JSON object.");
   const malformed = findUnicodeProblem(body);
   if (malformed) throw invalidField(malformed.param, `${malformed.param} ${malformed.problem}.`);
   return body as Record<string, unknown>;

@@ -1,12 +1,12 @@
 import type { Plugin } from "graphql-yoga";
 import type { Redis } from "ioredis";
-import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Revocations } from "../../schema/context.ts";
+import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { clientAddress } from "../http/client-address.ts";
-import { baseUrl, type Config } from "../runtime/config.ts";
-import { routeErrorShape, type ErrorShape } from "../http/error-response.ts";
-import { describeError, log } from "../observability/log.ts";
+import { type ErrorShape, routeErrorShape } from "../http/error-response.ts";
 import { requestState } from "../http/request-state.ts";
+import { describeError, log } from "../observability/log.ts";
+import { baseUrl, type Config } from "../runtime/config.ts";
 import type { SigningKeys } from "./keys.ts";
 import { OAuthError, oauthErrorResponse, oauthJson } from "./oauth.ts";
 
@@ -31,7 +31,12 @@ export interface AgentClient {
   ip: string;
 }
 
-export type AgentHandler = (request: Request, services: AgentServices, url: URL, client: AgentClient) => Promise<Response>;
+export type AgentHandler = (
+  request: Request,
+  services: AgentServices,
+  url: URL,
+  client: AgentClient,
+) => Promise<Response>;
 
 /** One path of the protocol: its handler for each method. */
 export type AgentRoutes = Record<string, Partial<Record<"GET" | "POST", AgentHandler>>>;
@@ -57,7 +62,11 @@ export function agentErrorShape(path: string, render: ErrorShape): void {
 
 /** RFC 6749 §5.2's `{"error", "error_description"}`, never cached (§5.1), its headers (Retry-After…) kept. */
 const oauthShape: ErrorShape = (error, _pathname, requestId) =>
-  oauthJson({ error: error.code, error_description: error.message, ...(requestId && { request_id: requestId }) }, error.status, error.headers);
+  oauthJson(
+    { error: error.code, error_description: error.message, ...(requestId && { request_id: requestId }) },
+    error.status,
+    error.headers,
+  );
 
 // An error raised before a handler runs (the per-address rate limit's 429, a 413 of the body limit)
 // is answered as the path's handler answers its own.
@@ -72,20 +81,33 @@ routeErrorShape(
  * means); errors are RFC 6749-shaped, never the /v1 envelope.
  */
 export function useAgentAuth(services: Omit<AgentServices, "hostUrl" | "baseUrl">): Plugin {
-  const full: AgentServices = { ...services, hostUrl: services.config.publicUrl, baseUrl: baseUrl(services.config) };
+  const full: AgentServices = {
+    ...services,
+    hostUrl: services.config.publicUrl,
+    baseUrl: baseUrl(services.config),
+  };
   return {
     async onRequest({ request, url, serverContext, endResponse }) {
       const handlers = ROUTES[url.pathname];
       if (!handlers) return;
       const state = requestState();
       if (state) state.route = url.pathname;
-      const handler = handlers[request.method as "GET" | "POST"] ?? (request.method === "HEAD" ? handlers.GET : undefined);
+      const handler =
+        handlers[request.method as "GET" | "POST"] ?? (request.method === "HEAD" ? handlers.GET : undefined);
       try {
         if (!handler) {
           const allow = Object.keys(handlers).join(", ");
-          throw new OAuthError(405, "method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allow}.`, {}, { Allow: allow });
+          throw new OAuthError(
+            405,
+            "method_not_allowed",
+            `${request.method} is not allowed on ${url.pathname}; use ${allow}.`,
+            {},
+            { Allow: allow },
+          );
         }
-        endResponse(await handler(request, full, url, { ip: clientAddress(serverContext, full.config) ?? "unknown" }));
+        endResponse(
+          await handler(request, full, url, { ip: clientAddress(serverContext, full.config) ?? "unknown" }),
+        );
       } catch (error) {
         if (error instanceof OAuthError) {
           if (state) state.errorCode = error.code;
@@ -93,7 +115,16 @@ export function useAgentAuth(services: Omit<AgentServices, "hostUrl" | "baseUrl"
         }
         log("error", "agent endpoint failed", describeError(error));
         if (state) state.errorCode = "server_error";
-        endResponse(oauthErrorResponse(new OAuthError(500, "server_error", "An unexpected error occurred. Quote the request id when reporting it."), state?.id));
+        endResponse(
+          oauthErrorResponse(
+            new OAuthError(
+              500,
+              "server_error",
+              "An unexpected error occurred. Quote the request id when reporting it.",
+            ),
+            state?.id,
+          ),
+        );
       }
     },
   };

@@ -1,6 +1,15 @@
 import http from "node:http";
 import https from "node:https";
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from "jose";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { PlanName } from "../../schema/lib/plans.ts";
 import { onProviderRemoved } from "../../schema/lib/provider-trust.ts";
@@ -123,7 +132,8 @@ export class ProviderKeys {
     const url = providerUrl(jwksUrl, "jwks_url", this.production);
     await checkWebhookTarget(url, { production: this.production });
     const jwks = JSON.parse(await getBounded(url, this.production)) as JSONWebKeySet;
-    if (typeof jwks !== "object" || jwks === null || !Array.isArray(jwks.keys)) throw new Error(`The JWKS at ${jwksUrl} has no keys array.`);
+    if (typeof jwks !== "object" || jwks === null || !Array.isArray(jwks.keys))
+      throw new Error(`The JWKS at ${jwksUrl} has no keys array.`);
     const previous = this.sets.get(jwksUrl);
     const set: CachedSet = {
       getKey: createLocalJWKSet(jwks),
@@ -145,22 +155,33 @@ export class ProviderKeys {
 function getBounded(url: URL, production: boolean): Promise<string> {
   return new Promise((resolve, reject) => {
     const transport = url.protocol === "https:" ? https : http;
-    const request = transport.get(url, { lookup: guardedLookup({ production }), headers: { accept: "application/json" }, timeout: FETCH_TIMEOUT_MS }, (response) => {
-      if (response.statusCode !== 200) {
-        response.resume();
-        return reject(new Error(`The JWKS at ${url.href} answered ${response.statusCode}.`));
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_JWKS_BYTES) request.destroy(new Error(`The JWKS is larger than ${MAX_JWKS_BYTES} bytes.`));
-        else chunks.push(chunk);
-      });
-      response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-      response.on("error", reject);
-    });
-    request.on("timeout", () => request.destroy(new Error(`The JWKS at ${url.href} did not answer within ${FETCH_TIMEOUT_MS} ms.`)));
+    const request = transport.get(
+      url,
+      {
+        lookup: guardedLookup({ production }),
+        headers: { accept: "application/json" },
+        timeout: FETCH_TIMEOUT_MS,
+      },
+      (response) => {
+        if (response.statusCode !== 200) {
+          response.resume();
+          return reject(new Error(`The JWKS at ${url.href} answered ${response.statusCode}.`));
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_JWKS_BYTES)
+            request.destroy(new Error(`The JWKS is larger than ${MAX_JWKS_BYTES} bytes.`));
+          else chunks.push(chunk);
+        });
+        response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+        response.on("error", reject);
+      },
+    );
+    request.on("timeout", () =>
+      request.destroy(new Error(`The JWKS at ${url.href} did not answer within ${FETCH_TIMEOUT_MS} ms.`)),
+    );
     request.on("error", reject);
   });
 }
@@ -180,7 +201,14 @@ onProviderRemoved((jwksUrl) => {
 });
 
 /** Why a provider's JWT was refused; each endpoint maps it to its own error shape. */
-export type ProviderJwtFailure = "malformed" | "unknown_issuer" | "typ" | "signature" | "audience" | "expired" | "claims";
+export type ProviderJwtFailure =
+  | "malformed"
+  | "unknown_issuer"
+  | "typ"
+  | "signature"
+  | "audience"
+  | "expired"
+  | "claims";
 
 export class ProviderJwtError extends Error {
   constructor(
@@ -192,7 +220,19 @@ export class ProviderJwtError extends Error {
 }
 
 /** Signature algorithms a provider may use: asymmetric only (never `none` or a shared secret). */
-const ALGORITHMS = ["ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA", "Ed25519"];
+const ALGORITHMS = [
+  "ES256",
+  "ES384",
+  "ES512",
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "EdDSA",
+  "Ed25519",
+];
 /** Clock skew tolerated on `exp`, `iat` and `auth_time`. */
 export const CLOCK_SKEW_SECONDS = 60;
 
@@ -223,7 +263,13 @@ export interface VerifiedProviderJwt {
  */
 export async function verifyProviderJwt(
   jwt: string,
-  options: { prisma: PrismaClient; production: boolean; audiences: string[]; typs: string[]; requiredClaims: string[] },
+  options: {
+    prisma: PrismaClient;
+    production: boolean;
+    audiences: string[];
+    typs: string[];
+    requiredClaims: string[];
+  },
 ): Promise<VerifiedProviderJwt> {
   let issuer: unknown;
   let typ: unknown;
@@ -231,17 +277,32 @@ export async function verifyProviderJwt(
     typ = decodeProtectedHeader(jwt).typ;
     issuer = decodeJwt(jwt).iss;
   } catch {
-    throw new ProviderJwtError("malformed", "The token is not a signed JWT (three base64url parts with a JSON header and claims).");
+    throw new ProviderJwtError(
+      "malformed",
+      "The token is not a signed JWT (three base64url parts with a JSON header and claims).",
+    );
   }
-  if (typeof issuer !== "string" || issuer === "") throw new ProviderJwtError("malformed", "The token has no iss claim.");
+  if (typeof issuer !== "string" || issuer === "")
+    throw new ProviderJwtError("malformed", "The token has no iss claim.");
   const providers = await options.prisma.trustedProvider.findMany({
     where: { issuer },
-    select: { id: true, workspaceId: true, issuer: true, jwksUrl: true, maxAuthAge: true, workspace: { select: { plan: true, agentAuthEnabled: true } } },
+    select: {
+      id: true,
+      workspaceId: true,
+      issuer: true,
+      jwksUrl: true,
+      maxAuthAge: true,
+      workspace: { select: { plan: true, agentAuthEnabled: true } },
+    },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
-  if (providers.length === 0) throw new ProviderJwtError("unknown_issuer", `No workspace trusts the issuer '${issuer.slice(0, 200)}'.`);
+  if (providers.length === 0)
+    throw new ProviderJwtError("unknown_issuer", `No workspace trusts the issuer '${issuer.slice(0, 200)}'.`);
   if (typeof typ !== "string" || !options.typs.includes(normalizeTyp(typ))) {
-    throw new ProviderJwtError("typ", `The JWT header typ must be ${options.typs.map((t) => `'${t}'`).join(" or ")}.`);
+    throw new ProviderJwtError(
+      "typ",
+      `The JWT header typ must be ${options.typs.map((t) => `'${t}'`).join(" or ")}.`,
+    );
   }
   const keys = providerKeys(options.production);
   // Trust is per entry: each JWKS URL given for the issuer is tried (at once, so one slow or failing
@@ -272,31 +333,62 @@ export async function verifyProviderJwt(
   if (typeof payload.iat === "number" && payload.iat > Date.now() / 1000 + CLOCK_SKEW_SECONDS) {
     throw new ProviderJwtError("claims", "The token's iat is in the future.");
   }
-  return { payload: payload as VerifiedProviderJwt["payload"], issuer, providers: providers.filter((p) => verifiedUrls.has(p.jwksUrl)) };
+  return {
+    payload: payload as VerifiedProviderJwt["payload"],
+    issuer,
+    providers: providers.filter((p) => verifiedUrls.has(p.jwksUrl)),
+  };
 }
 
 function classify(error: unknown): ProviderJwtError {
   if (error instanceof ProviderJwtError) return error;
   if (error instanceof errors.JWTExpired) return new ProviderJwtError("expired", "The token has expired.");
   if (error instanceof errors.JWTClaimValidationFailed) {
-    if (error.claim === "aud") return new ProviderJwtError("audience", "The token's aud is not this server ({host_url} or {base_url}).");
+    if (error.claim === "aud")
+      return new ProviderJwtError(
+        "audience",
+        "The token's aud is not this server ({host_url} or {base_url}).",
+      );
     return new ProviderJwtError("claims", `The token's ${error.claim} claim is missing or invalid.`);
   }
   if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) {
     return new ProviderJwtError("malformed", "The token is not a well-formed signed JWT.");
   }
-  if (error instanceof errors.JWKSNoMatchingKey) return new ProviderJwtError("signature", "No key of the provider's JWKS matches the token's kid and alg.");
-  if (error instanceof errors.JOSEAlgNotAllowed) return new ProviderJwtError("signature", "The token's alg is not accepted (use an asymmetric algorithm such as ES256).");
-  if (error instanceof errors.JWSSignatureVerificationFailed) return new ProviderJwtError("signature", "The token's signature does not verify against the provider's JWKS.");
-  return new ProviderJwtError("signature", "The provider's keys could not be fetched or used to check the signature.");
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return new ProviderJwtError(
+      "signature",
+      "No key of the provider's JWKS matches the token's kid and alg.",
+    );
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return new ProviderJwtError(
+      "signature",
+      "The token's alg is not accepted (use an asymmetric algorithm such as ES256).",
+    );
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return new ProviderJwtError(
+      "signature",
+      "The token's signature does not verify against the provider's JWKS.",
+    );
+  return new ProviderJwtError(
+    "signature",
+    "The provider's keys could not be fetched or used to check the signature.",
+  );
 }
 
 /**
  * Records a provider JWT's `jti` as used until `expiresAt`; false when it was already used (on
  * any process: the database's primary key decides).
  */
-export async function consumeJti(prisma: PrismaClient, issuer: string, jti: string, expiresAt: Date): Promise<boolean> {
+export async function consumeJti(
+  prisma: PrismaClient,
+  issuer: string,
+  jti: string,
+  expiresAt: Date,
+): Promise<boolean> {
   await prisma.usedJti.deleteMany({ where: { expiresAt: { lt: new Date() } } });
-  const { count } = await prisma.usedJti.createMany({ data: [{ issuer, jti, expiresAt }], skipDuplicates: true });
+  const { count } = await prisma.usedJti.createMany({
+    data: [{ issuer, jti, expiresAt }],
+    skipDuplicates: true,
+  });
   return count === 1;
 }

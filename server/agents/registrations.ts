@@ -1,7 +1,7 @@
 import { newId } from "../../schema/lib/ids.ts";
 import { textProblem } from "../../schema/lib/limits.ts";
 import { AGENT_SCOPES } from "../../schema/lib/scopes.ts";
-import { hashClaimToken, newClaimToken, startClaimAttempt, type StartedAttempt } from "./claims.ts";
+import { hashClaimToken, newClaimToken, type StartedAttempt, startClaimAttempt } from "./claims.ts";
 import { ASSERTION_LIFETIME_SECONDS } from "./keys.ts";
 import { OAuthError, requiredString } from "./oauth.ts";
 import type { AgentServices } from "./plugin.ts";
@@ -38,22 +38,40 @@ export function agentName(value: unknown): string | null {
 /** `scope` (space-separated) narrows what the agent asks for; agents.*, audit.read and unknown scopes are refused. */
 export function requestedScopes(value: unknown): string[] {
   if (value === undefined || value === null) return [...AGENT_SCOPES];
-  if (typeof value !== "string") throw new OAuthError(400, "invalid_request", "scope must be a space-separated string of scopes.");
+  if (typeof value !== "string")
+    throw new OAuthError(400, "invalid_request", "scope must be a space-separated string of scopes.");
   const scopes = [...new Set(value.split(" ").filter(Boolean))];
-  if (scopes.length === 0) throw new OAuthError(400, "invalid_request", "scope names no scope; leave it out to ask for every scope.");
+  if (scopes.length === 0)
+    throw new OAuthError(
+      400,
+      "invalid_request",
+      "scope names no scope; leave it out to ask for every scope.",
+    );
   const refused = scopes.filter((scope) => !AGENT_SCOPES.includes(scope));
   if (refused.length > 0) {
-    throw new OAuthError(400, "invalid_request", `scope holds scopes an agent cannot have: ${refused.join(", ")}. Agents may hold: ${AGENT_SCOPES.join(" ")}.`);
+    throw new OAuthError(
+      400,
+      "invalid_request",
+      `scope holds scopes an agent cannot have: ${refused.join(", ")}. Agents may hold: ${AGENT_SCOPES.join(" ")}.`,
+    );
   }
   return AGENT_SCOPES.filter((scope) => scopes.includes(scope));
 }
 
 /** Kontor's identity assertion for a registration: exchanged for access tokens at the token endpoint. */
-export async function signIdentityAssertion(services: AgentServices, registrationId: string): Promise<{ assertion: string; expires: string }> {
+export async function signIdentityAssertion(
+  services: AgentServices,
+  registrationId: string,
+): Promise<{ assertion: string; expires: string }> {
   const expires = new Date(Date.now() + ASSERTION_LIFETIME_SECONDS * 1000);
   const assertion = await services.keys.sign(
     {},
-    { issuer: services.hostUrl, audience: services.hostUrl, subject: registrationId, expiresInSeconds: ASSERTION_LIFETIME_SECONDS },
+    {
+      issuer: services.hostUrl,
+      audience: services.hostUrl,
+      subject: registrationId,
+      expiresInSeconds: ASSERTION_LIFETIME_SECONDS,
+    },
   );
   return { assertion, expires: expires.toISOString() };
 }
@@ -84,7 +102,11 @@ export async function registerServiceAuth(body: Record<string, unknown>, service
       claimExpiresAt,
     },
   });
-  const attempt = await startClaimAttempt(services.prisma, { registrationId: registration.id, loginHint: hint, hostUrl: services.hostUrl });
+  const attempt = await startClaimAttempt(services.prisma, {
+    registrationId: registration.id,
+    loginHint: hint,
+    hostUrl: services.hostUrl,
+  });
   return {
     registration_id: registration.id,
     registration_type: "service_auth",
@@ -142,22 +164,41 @@ export async function startClaim(body: Record<string, unknown>, services: AgentS
   if (body.type !== "login_hint") throw new OAuthError(400, "invalid_request", 'type must be "login_hint".');
   const token = requiredString(body.claim_token, "claim_token", 200);
   const hint = loginHint(body.login_hint);
-  const registration = await services.prisma.agentRegistration.findUnique({ where: { claimTokenHash: hashClaimToken(token) } });
+  const registration = await services.prisma.agentRegistration.findUnique({
+    where: { claimTokenHash: hashClaimToken(token) },
+  });
   if (!registration || registration.revokedAt || registration.status === "revoked") {
     throw new OAuthError(400, "invalid_request", "The claim_token is unknown, already used or revoked.");
   }
   if (!registration.claimExpiresAt || registration.claimExpiresAt.getTime() <= Date.now()) {
     throw new OAuthError(400, "credential_expired", "The claim_token has expired; register again.");
   }
-  if (registration.status === "active") throw new OAuthError(400, "invalid_request", "This registration is already claimed; redeem the claim_token at the token endpoint.");
-  if (registration.status === "denied") throw new OAuthError(400, "invalid_request", "The user denied this registration; register again.");
+  if (registration.status === "active")
+    throw new OAuthError(
+      400,
+      "invalid_request",
+      "This registration is already claimed; redeem the claim_token at the token endpoint.",
+    );
+  if (registration.status === "denied")
+    throw new OAuthError(400, "invalid_request", "The user denied this registration; register again.");
   if (registration.type === "service_auth" && registration.loginHint !== hint) {
-    throw new OAuthError(400, "invalid_login_hint", "login_hint must be the e-mail address this agent registered with.");
+    throw new OAuthError(
+      400,
+      "invalid_login_hint",
+      "login_hint must be the e-mail address this agent registered with.",
+    );
   }
   if (registration.type === "anonymous") {
-    await services.prisma.agentRegistration.update({ where: { id: registration.id }, data: { loginHint: hint } });
+    await services.prisma.agentRegistration.update({
+      where: { id: registration.id },
+      data: { loginHint: hint },
+    });
   }
-  const attempt: StartedAttempt = await startClaimAttempt(services.prisma, { registrationId: registration.id, loginHint: hint, hostUrl: services.hostUrl });
+  const attempt: StartedAttempt = await startClaimAttempt(services.prisma, {
+    registrationId: registration.id,
+    loginHint: hint,
+    hostUrl: services.hostUrl,
+  });
   return {
     registration_id: registration.id,
     registration_type: registration.type,

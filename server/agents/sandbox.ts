@@ -20,12 +20,18 @@ const MAX_RETRY_AFTER_SECONDS = 3600;
  * keeps at most `maxSandboxes` live ones (KONTOR_MAX_SANDBOXES); past it the answer is 429
  * rate_limit_exceeded, until one expires or is claimed.
  */
-export async function createSandbox(tx: Prisma.TransactionClient, agentName: string | null, maxSandboxes: number): Promise<{ id: string; expiresAt: Date }> {
+export async function createSandbox(
+  tx: Prisma.TransactionClient,
+  agentName: string | null,
+  maxSandboxes: number,
+): Promise<{ id: string; expiresAt: Date }> {
   await tx.$executeRaw`select pg_advisory_xact_lock(${SANDBOX_COUNT_LOCK})`;
   const [live] = await tx.$queryRaw<{ count: bigint; next: Date | null }[]>`
     select count(*)::bigint as count, min(sandbox_expires_at) as next from workspaces where sandbox_expires_at > now()`;
   if (live && Number(live.count) >= maxSandboxes) {
-    const untilNext = live.next ? Math.ceil((live.next.getTime() - Date.now()) / 1000) : MAX_RETRY_AFTER_SECONDS;
+    const untilNext = live.next
+      ? Math.ceil((live.next.getTime() - Date.now()) / 1000)
+      : MAX_RETRY_AFTER_SECONDS;
     const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, untilNext));
     throw new OAuthError(
       429,
@@ -53,12 +59,22 @@ export async function createSandbox(tx: Prisma.TransactionClient, agentName: str
  * again before it goes, so a claim that lands meanwhile (it clears sandboxExpiresAt) keeps it, and
  * two processes sweeping at once delete each sandbox once.
  */
-export async function sweepExpiredSandboxes(db: PrismaClient, revocations: Revocations, now = new Date()): Promise<number> {
-  const due = await db.workspace.findMany({ where: { sandboxExpiresAt: { lte: now } }, select: { id: true }, take: 500 });
+export async function sweepExpiredSandboxes(
+  db: PrismaClient,
+  revocations: Revocations,
+  now = new Date(),
+): Promise<number> {
+  const due = await db.workspace.findMany({
+    where: { sandboxExpiresAt: { lte: now } },
+    select: { id: true },
+    take: 500,
+  });
   let deleted = 0;
   for (const { id } of due) {
     const gone = await db.$transaction(async (tx) => {
-      const locked = await tx.$queryRaw<{ id: string }[]>`select id from workspaces where id = ${id} and sandbox_expires_at <= ${now} for update`;
+      const locked = await tx.$queryRaw<
+        { id: string }[]
+      >`select id from workspaces where id = ${id} and sandbox_expires_at <= ${now} for update`;
       if (locked.length === 0) return false;
       // Invoices first: an invoice's client is ON DELETE RESTRICT, which the workspace cascade would trip over.
       await tx.invoice.deleteMany({ where: { workspaceId: id } });
@@ -90,7 +106,11 @@ export async function sweepAgentLeftovers(db: PrismaClient, now = new Date()): P
 }
 
 /** Runs the sweep hourly in every process while the app lives (started at init, stopped on dispose). */
-export const useSandboxSweep = (db: PrismaClient, revocations: Revocations, intervalMs = SANDBOX_SWEEP_INTERVAL_MS): Plugin =>
+export const useSandboxSweep = (
+  db: PrismaClient,
+  revocations: Revocations,
+  intervalMs = SANDBOX_SWEEP_INTERVAL_MS,
+): Plugin =>
   useSweep("sandbox sweep", intervalMs, async () => {
     const sandboxes = await sweepExpiredSandboxes(db, revocations);
     if (sandboxes > 0) log("info", "expired sandboxes deleted", { count: sandboxes });

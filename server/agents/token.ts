@@ -1,11 +1,11 @@
 import { errors as joseErrors } from "jose";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import { AGENT_SCOPES } from "../../schema/lib/scopes.ts";
+import { issueAgentToken } from "../auth/agent-tokens.ts";
 import { hashClaimToken, POLL_INTERVAL_SECONDS } from "./claims.ts";
 import { OAuthError, oauthJson, readForm, requiredString } from "./oauth.ts";
-import { agentRoutes, type AgentServices } from "./plugin.ts";
+import { type AgentServices, agentRoutes } from "./plugin.ts";
 import { signIdentityAssertion } from "./registrations.ts";
-import { issueAgentToken } from "../auth/agent-tokens.ts";
 
 export const TOKEN_ENDPOINT_PATH = "/oauth2/token";
 export const CLAIM_GRANT_TYPE = "urn:kontor:agent-auth:grant-type:claim";
@@ -26,7 +26,11 @@ function grantedScopes(held: string[], requested: string | undefined): string[] 
   const asked = [...new Set(requested.split(" ").filter(Boolean))];
   const refused = asked.filter((scope) => !allowed.includes(scope));
   if (asked.length === 0 || refused.length > 0) {
-    throw new OAuthError(400, "invalid_scope", `This agent may ask for: ${allowed.join(" ")}${refused.length ? `; not ${refused.join(", ")}` : ""}.`);
+    throw new OAuthError(
+      400,
+      "invalid_scope",
+      `This agent may ask for: ${allowed.join(" ")}${refused.length ? `; not ${refused.join(", ")}` : ""}.`,
+    );
   }
   return allowed.filter((scope) => asked.includes(scope));
 }
@@ -34,7 +38,8 @@ function grantedScopes(held: string[], requested: string | undefined): string[] 
 function usableWorkspace(registration: Grantee) {
   const workspace = registration.workspace;
   if (!workspace) throw new OAuthError(400, "invalid_grant", "This registration has no workspace.");
-  if (!workspace.agentAuthEnabled) throw new OAuthError(403, "agent_auth_disabled", "Agent access is turned off for this workspace.");
+  if (!workspace.agentAuthEnabled)
+    throw new OAuthError(403, "agent_auth_disabled", "Agent access is turned off for this workspace.");
   return workspace;
 }
 
@@ -46,20 +51,38 @@ async function issue(services: AgentServices, registration: Grantee, scopes: str
   const workspace = usableWorkspace(registration);
   const limits = PLAN_LIMITS[workspace.plan];
   const lifetimeSeconds = Math.min(DEFAULT_TOKEN_LIFETIME_SECONDS, limits.agent_token_lifetime_seconds);
-  const issued = await issueAgentToken(services.prisma, { registrationId: registration.id, workspaceId: workspace.id, scopes, lifetimeSeconds });
+  const issued = await issueAgentToken(services.prisma, {
+    registrationId: registration.id,
+    workspaceId: workspace.id,
+    scopes,
+    lifetimeSeconds,
+  });
   const now = new Date();
   const surplus = await services.prisma.agentToken.findMany({
-    where: { registrationId: registration.id, id: { not: issued.id }, revokedAt: null, expiresAt: { gt: now } },
+    where: {
+      registrationId: registration.id,
+      id: { not: issued.id },
+      revokedAt: null,
+      expiresAt: { gt: now },
+    },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     skip: limits.agent_tokens_per_registration - 1,
     select: { id: true },
   });
   if (surplus.length > 0) {
     const ids = surplus.map((t) => t.id);
-    await services.prisma.agentToken.updateMany({ where: { id: { in: ids }, revokedAt: null }, data: { revokedAt: now } });
+    await services.prisma.agentToken.updateMany({
+      where: { id: { in: ids }, revokedAt: null },
+      data: { revokedAt: now },
+    });
     await services.revocations.revoked("agent_token", ids);
   }
-  return { access_token: issued.token, token_type: "Bearer", expires_in: lifetimeSeconds, scope: issued.scopes.join(" ") };
+  return {
+    access_token: issued.token,
+    token_type: "Bearer",
+    expires_in: lifetimeSeconds,
+    scope: issued.scopes.join(" "),
+  };
 }
 
 const registrationSelect = {
@@ -77,14 +100,18 @@ const registrationSelect = {
 async function claimGrant(form: Map<string, string>, services: AgentServices) {
   const token = requiredString(form.get("claim_token"), "claim_token", 200);
   const hash = hashClaimToken(token);
-  const registration = await services.prisma.agentRegistration.findUnique({ where: { claimTokenHash: hash }, select: registrationSelect });
+  const registration = await services.prisma.agentRegistration.findUnique({
+    where: { claimTokenHash: hash },
+    select: registrationSelect,
+  });
   if (!registration || registration.revokedAt || registration.status === "revoked") {
     throw new OAuthError(400, "invalid_grant", "The claim_token is unknown, already redeemed or revoked.");
   }
   if (!registration.claimExpiresAt || registration.claimExpiresAt.getTime() <= Date.now()) {
     throw new OAuthError(400, "expired_token", "The claim_token has expired; register again.");
   }
-  if (registration.status === "denied") throw new OAuthError(400, "access_denied", "The user denied this agent.");
+  if (registration.status === "denied")
+    throw new OAuthError(400, "access_denied", "The user denied this agent.");
 
   if (registration.status === "active" && registration.claimedAt) {
     const scopes = grantedScopes(registration.scopes, form.get("scope"));
@@ -106,16 +133,29 @@ async function claimGrant(form: Map<string, string>, services: AgentServices) {
     select: { status: true, expiresAt: true },
   });
   if (attempt?.status === "denied") throw new OAuthError(400, "access_denied", "The user denied this agent.");
-  if (attempt && (attempt.status === "dead" || (attempt.status === "pending" && attempt.expiresAt.getTime() <= Date.now()))) {
-    throw new OAuthError(400, "expired_token", "The claim ceremony ended without approval; start a new one at the claim_url.");
+  if (
+    attempt &&
+    (attempt.status === "dead" || (attempt.status === "pending" && attempt.expiresAt.getTime() <= Date.now()))
+  ) {
+    throw new OAuthError(
+      400,
+      "expired_token",
+      "The claim ceremony ended without approval; start a new one at the claim_url.",
+    );
   }
   // One conditional update decides, so processes sharing the database agree on who polled too soon.
   const now = Date.now();
   const polled = await services.prisma.agentRegistration.updateMany({
-    where: { id: registration.id, OR: [{ lastPolledAt: null }, { lastPolledAt: { lte: new Date(now - POLL_INTERVAL_SECONDS * 1000) } }] },
+    where: {
+      id: registration.id,
+      OR: [{ lastPolledAt: null }, { lastPolledAt: { lte: new Date(now - POLL_INTERVAL_SECONDS * 1000) } }],
+    },
     data: { lastPolledAt: new Date(now) },
   });
-  if (polled.count === 0) throw new OAuthError(400, "slow_down", `Poll at most once every ${POLL_INTERVAL_SECONDS} seconds.`, { interval: POLL_INTERVAL_SECONDS });
+  if (polled.count === 0)
+    throw new OAuthError(400, "slow_down", `Poll at most once every ${POLL_INTERVAL_SECONDS} seconds.`, {
+      interval: POLL_INTERVAL_SECONDS,
+    });
   throw new OAuthError(
     400,
     "authorization_pending",
@@ -126,7 +166,8 @@ async function claimGrant(form: Map<string, string>, services: AgentServices) {
 
 function assertionProblem(error: unknown): string {
   if (error instanceof joseErrors.JWTExpired) return "The assertion has expired; register again.";
-  if (error instanceof joseErrors.JWTClaimValidationFailed) return `The assertion's '${error.claim}' claim is not Kontor's.`;
+  if (error instanceof joseErrors.JWTClaimValidationFailed)
+    return `The assertion's '${error.claim}' claim is not Kontor's.`;
   return "The assertion is not an identity assertion Kontor signed.";
 }
 
@@ -135,18 +176,24 @@ async function jwtBearerGrant(form: Map<string, string>, services: AgentServices
   const assertion = requiredString(form.get("assertion"), "assertion", 16_384);
   let subject: string | undefined;
   try {
-    ({ payload: { sub: subject } } = await services.keys.verify(assertion, { issuer: services.hostUrl, audience: services.hostUrl }));
+    ({
+      payload: { sub: subject },
+    } = await services.keys.verify(assertion, { issuer: services.hostUrl, audience: services.hostUrl }));
   } catch (error) {
     throw new OAuthError(400, "invalid_grant", assertionProblem(error));
   }
   const registration = subject?.startsWith("areg_")
-    ? await services.prisma.agentRegistration.findUnique({ where: { id: subject }, select: registrationSelect })
+    ? await services.prisma.agentRegistration.findUnique({
+        where: { id: subject },
+        select: registrationSelect,
+      })
     : null;
   if (!registration || registration.revokedAt || registration.status === "revoked") {
     throw new OAuthError(400, "invalid_grant", "The registration of this assertion is revoked or gone.");
   }
   const preClaim = registration.type === "anonymous" && registration.status === "pending";
-  if (registration.status !== "active" && !preClaim) throw new OAuthError(400, "invalid_grant", "This registration is not active.");
+  if (registration.status !== "active" && !preClaim)
+    throw new OAuthError(400, "invalid_grant", "This registration is not active.");
   return issue(services, registration, grantedScopes(registration.scopes, form.get("scope")));
 }
 
@@ -157,7 +204,11 @@ agentRoutes({
       const grantType = requiredString(form.get("grant_type"), "grant_type", 200);
       if (grantType === CLAIM_GRANT_TYPE) return oauthJson(await claimGrant(form, services));
       if (grantType === JWT_BEARER_GRANT_TYPE) return oauthJson(await jwtBearerGrant(form, services));
-      throw new OAuthError(400, "unsupported_grant_type", `grant_type must be ${CLAIM_GRANT_TYPE} or ${JWT_BEARER_GRANT_TYPE}.`);
+      throw new OAuthError(
+        400,
+        "unsupported_grant_type",
+        `grant_type must be ${CLAIM_GRANT_TYPE} or ${JWT_BEARER_GRANT_TYPE}.`,
+      );
     },
   },
 });

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
-import { openCounters, type Counters } from "./counters.ts";
+import { type Counters, openCounters } from "./counters.ts";
 import { SLOT_LEASE_MS } from "./metering.ts";
 import { MAX_TOKENS } from "./tokens.ts";
 
@@ -35,7 +35,10 @@ export function utcDay(now: number): { index: number; resetsAt: Date } {
  * `max_output_tokens` (DEFAULT_OUTPUT_RESERVATION without it); at least 1, at most `limit`.
  */
 export function reservationOf(bodyBytes: number, maxOutputTokens: unknown, limit: number): number {
-  const output = typeof maxOutputTokens === "number" && Number.isSafeInteger(maxOutputTokens) && maxOutputTokens > 0 ? maxOutputTokens : DEFAULT_OUTPUT_RESERVATION;
+  const output =
+    typeof maxOutputTokens === "number" && Number.isSafeInteger(maxOutputTokens) && maxOutputTokens > 0
+      ? maxOutputTokens
+      : DEFAULT_OUTPUT_RESERVATION;
   return Math.max(1, Math.min(limit, MAX_TOKENS, Math.ceil(bodyBytes / BYTES_PER_TOKEN) + output));
 }
 
@@ -65,7 +68,9 @@ const budgetSpent = (state: DailyState, now: number) => {
   const message = spent
     ? `The workspace's general AI budget of ${state.limit} tokens a day is used up; it refills at ${state.resetsAt.toISOString()}.`
     : `The workspace's general AI budget of ${state.limit} tokens a day is taken: ${state.reserved} of them are reserved by requests still running. Retry when they end.`;
-  return new ApiError(429, "rate_limit_error", "rate_limit_exceeded", message, { headers: { "Retry-After": String(retryAfter), ...dailyHeaders(state) } });
+  return new ApiError(429, "rate_limit_error", "rate_limit_exceeded", message, {
+    headers: { "Retry-After": String(retryAfter), ...dailyHeaders(state) },
+  });
 };
 
 /** A request's reservation, settled once (later calls do nothing). */
@@ -100,14 +105,22 @@ export class GeneralBudget {
   }
 
   private keys(workspaceId: string, now: number) {
-    return { counter: `${this.namespace}ai:${workspaceId}:day:${utcDay(now).index}`, set: `${this.namespace}ai:${workspaceId}:reserved` };
+    return {
+      counter: `${this.namespace}ai:${workspaceId}:day:${utcDay(now).index}`,
+      set: `${this.namespace}ai:${workspaceId}:reserved`,
+    };
   }
 
   async state(workspaceId: string, plan: PlanName): Promise<DailyState> {
     const now = this.clock();
     const { counter, set } = this.keys(workspaceId, now);
     const level = await this.store.level(set, counter, now);
-    return { limit: this.limit(plan), used: level.counted, reserved: level.held, resetsAt: utcDay(now).resetsAt };
+    return {
+      limit: this.limit(plan),
+      used: level.counted,
+      reserved: level.held,
+      resetsAt: utcDay(now).resetsAt,
+    };
   }
 
   /**
@@ -115,12 +128,22 @@ export class GeneralBudget {
    * Retry-After and the daily headers) when the day's tokens and the running reservations already
    * reach the budget. A reservation a dead process never settled lapses after 15 minutes.
    */
-  async reserve(workspaceId: string, plan: PlanName, requestId: string, tokens: number): Promise<Reservation> {
+  async reserve(
+    workspaceId: string,
+    plan: PlanName,
+    requestId: string,
+    tokens: number,
+  ): Promise<Reservation> {
     const now = this.clock();
     const { counter, set } = this.keys(workspaceId, now);
     const limit = this.limit(plan);
     const weight = Math.max(1, Math.min(MAX_TOKENS, Math.round(tokens)));
-    const taken = await this.store.hold(set, requestId, weight, { limit, now, leaseMs: SLOT_LEASE_MS, counter });
+    const taken = await this.store.hold(set, requestId, weight, {
+      limit,
+      now,
+      leaseMs: SLOT_LEASE_MS,
+      counter,
+    });
     const state = { limit, used: taken.counted, reserved: taken.held, resetsAt: utcDay(now).resetsAt };
     if (!taken.lease) throw budgetSpent(state, now);
     const lease = taken.lease;

@@ -25,10 +25,13 @@ export class ModelCatalog {
     try {
       parsed = JSON.parse(readFileSync(where, "utf8"));
     } catch (error) {
-      throw new ConfigError(`AI_MODELS_FILE ${String(where)} could not be read as JSON: ${(error as Error).message}`);
+      throw new ConfigError(
+        `AI_MODELS_FILE ${String(where)} could not be read as JSON: ${(error as Error).message}`,
+      );
     }
     const models = (parsed as { models?: unknown }).models;
-    if (!Array.isArray(models)) throw new ConfigError(`The model catalog ${String(where)} needs a "models" array.`);
+    if (!Array.isArray(models))
+      throw new ConfigError(`The model catalog ${String(where)} needs a "models" array.`);
     const seen = new Set<string>();
     const entries = models.map((model: Record<string, unknown>, index): CatalogEntry => {
       const { id, owned_by, created, plans } = model ?? {};
@@ -41,17 +44,27 @@ export class ModelCatalog {
         Array.isArray(plans) &&
         plans.every((plan) => (PLANS as readonly unknown[]).includes(plan));
       if (!valid || seen.has(id as string)) {
-        throw new ConfigError(`The model catalog's entry ${index} needs a unique id, owned_by, created (Unix seconds) and plans among ${PLANS.join(", ")}.`);
+        throw new ConfigError(
+          `The model catalog's entry ${index} needs a unique id, owned_by, created (Unix seconds) and plans among ${PLANS.join(", ")}.`,
+        );
       }
       seen.add(id as string);
-      return { id: id as string, object: "model", created: created as number, owned_by: owned_by as string, plans: plans as PlanName[] };
+      return {
+        id: id as string,
+        object: "model",
+        created: created as number,
+        owned_by: owned_by as string,
+        plans: plans as PlanName[],
+      };
     });
     return new ModelCatalog(entries);
   }
 
   /** The plan's models, in catalog order, in OpenAI's shape. */
   forPlan(plan: PlanName): CatalogModel[] {
-    return this.entries.filter((entry) => entry.plans.includes(plan)).map(({ plans: _plans, ...model }) => model);
+    return this.entries
+      .filter((entry) => entry.plans.includes(plan))
+      .map(({ plans: _plans, ...model }) => model);
   }
 
   allows(plan: PlanName, id: string): boolean {

@@ -31,7 +31,12 @@ export interface Counters {
    * Takes a lease of `weight` for `id` in `set` if what `counter` counts (0 without one) plus the
    * weights already held is below `limit`; the lease lapses after `leaseMs`. Atomic across processes.
    */
-  hold(set: string, id: string, weight: number, options: { limit: number; now: number; leaseMs: number; counter?: string }): Promise<Level & { lease?: Lease }>;
+  hold(
+    set: string,
+    id: string,
+    weight: number,
+    options: { limit: number; now: number; leaseMs: number; counter?: string },
+  ): Promise<Level & { lease?: Lease }>;
   /** What `set` holds and `counter` counts, as `hold` sees them. */
   level(set: string, counter: string | undefined, now: number): Promise<Level>;
   /** Gives `lease` back; with `count`, adds its amount to its counter in the same step (0 adds nothing). */
@@ -78,10 +83,17 @@ class MemoryCounters implements Counters {
 
   async add(keys: string[], amount: number, ttlMs: number[]): Promise<void> {
     this.prune();
-    keys.forEach((key, i) => this.counters.set(key, { value: this.value(key) + amount, expiresAt: this.clock() + ttlMs[i]! }));
+    for (const [i, key] of keys.entries()) {
+      this.counters.set(key, { value: this.value(key) + amount, expiresAt: this.clock() + ttlMs[i]! });
+    }
   }
 
-  async hold(set: string, id: string, weight: number, options: { limit: number; now: number; leaseMs: number; counter?: string }) {
+  async hold(
+    set: string,
+    id: string,
+    weight: number,
+    options: { limit: number; now: number; leaseMs: number; counter?: string },
+  ) {
     const leases = this.live(set, options.now);
     const held = this.heldIn(leases);
     const counted = options.counter ? this.value(options.counter) : 0;
@@ -133,19 +145,35 @@ class RedisCounters implements Counters {
 
   async add(keys: string[], amount: number, ttlMs: number[]): Promise<void> {
     const multi = this.redis.multi();
-    keys.forEach((key, i) => multi.incrby(key, amount).pexpire(key, ttlMs[i]!));
+    for (const [i, key] of keys.entries()) multi.incrby(key, amount).pexpire(key, ttlMs[i]!);
     await multi.exec();
   }
 
-  private async run(set: string, counter: string | undefined, args: (string | number)[]): Promise<[number, number, number]> {
+  private async run(
+    set: string,
+    counter: string | undefined,
+    args: (string | number)[],
+  ): Promise<[number, number, number]> {
     const keys = counter ? [set, counter] : [set];
     return (await this.redis.eval(HOLD, keys.length, ...keys, ...args)) as [number, number, number];
   }
 
-  async hold(set: string, id: string, weight: number, options: { limit: number; now: number; leaseMs: number; counter?: string }) {
+  async hold(
+    set: string,
+    id: string,
+    weight: number,
+    options: { limit: number; now: number; leaseMs: number; counter?: string },
+  ) {
     const member = memberOf(id, weight);
     const { now, leaseMs, limit, counter } = options;
-    const [taken, held, counted] = await this.run(set, counter, [now, now + leaseMs, limit, member, leaseMs, "take"]);
+    const [taken, held, counted] = await this.run(set, counter, [
+      now,
+      now + leaseMs,
+      limit,
+      member,
+      leaseMs,
+      "take",
+    ]);
     return { held, counted, ...(taken === 1 && { lease: { set, member } }) };
   }
 
@@ -156,7 +184,8 @@ class RedisCounters implements Counters {
 
   async release(lease: Lease, count?: { key: string; amount: number; ttlMs: number }): Promise<void> {
     const multi = this.redis.multi().zrem(lease.set, lease.member);
-    if (count && count.amount > 0) multi.incrby(count.key, Math.round(count.amount)).pexpire(count.key, count.ttlMs);
+    if (count && count.amount > 0)
+      multi.incrby(count.key, Math.round(count.amount)).pexpire(count.key, count.ttlMs);
     await multi.exec();
   }
 }

@@ -16,10 +16,12 @@ export const MAX_EVENT_CHARS = 1024 * 1024;
 export const MAX_ERROR_BYTES = 64 * 1024;
 
 const MiB = 1024 * 1024;
-const size = (bytes: number) => (bytes % MiB === 0 ? `${bytes / MiB} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
+const size = (bytes: number) =>
+  bytes % MiB === 0 ? `${bytes / MiB} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
 
 /** 502 upstream_error: the provider's answer is larger than `limit` bytes. */
-export const answerTooLarge = (limit = MAX_ANSWER_BYTES) => upstreamError(`The AI provider's answer is larger than ${size(limit)}, the most Kontor reads.`);
+export const answerTooLarge = (limit = MAX_ANSWER_BYTES) =>
+  upstreamError(`The AI provider's answer is larger than ${size(limit)}, the most Kontor reads.`);
 
 /**
  * The body of a non-streamed answer as text (UTF-8), read chunk by chunk up to `limit` bytes:

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
-import { openCounters, type Counters } from "./counters.ts";
+import { type Counters, openCounters } from "./counters.ts";
 
 const HOUR = 3_600_000;
 const FIVE_HOURS = 5 * HOUR;
@@ -84,7 +84,10 @@ export class CodingMeter {
 
   private keys(workspaceId: string, now: number): [string, string] {
     const w = windows(now);
-    return [`${this.namespace}coding:${workspaceId}:5h:${w.fiveHour.index}`, `${this.namespace}coding:${workspaceId}:week:${w.weekly.index}`];
+    return [
+      `${this.namespace}coding:${workspaceId}:5h:${w.fiveHour.index}`,
+      `${this.namespace}coding:${workspaceId}:week:${w.weekly.index}`,
+    ];
   }
 
   async state(workspaceId: string, plan: PlanName): Promise<CodingState> {
@@ -102,10 +105,15 @@ export class CodingMeter {
    * Before anything reaches the provider: 429 when a pool is spent or every slot is taken.
    * Resolves with the state for the headers and the function that gives the slot back.
    */
-  async begin(workspaceId: string, plan: PlanName, requestId: string): Promise<{ state: CodingState; end: () => Promise<void> }> {
+  async begin(
+    workspaceId: string,
+    plan: PlanName,
+    requestId: string,
+  ): Promise<{ state: CodingState; end: () => Promise<void> }> {
     const state = await this.state(workspaceId, plan);
     const now = this.clock();
-    if (state.fiveHour.used >= state.fiveHour.limit || state.weekly.used >= state.weekly.limit) throw poolSpent(state, now);
+    if (state.fiveHour.used >= state.fiveHour.limit || state.weekly.used >= state.weekly.limit)
+      throw poolSpent(state, now);
     const limit = PLAN_LIMITS[plan].coding_concurrency;
     const slots = `${this.namespace}coding:${workspaceId}:running`;
     const { lease } = await this.store.hold(slots, requestId, 1, { limit, now, leaseMs: SLOT_LEASE_MS });
@@ -126,7 +134,10 @@ export class CodingMeter {
     if (!(tokens > 0)) return;
     const now = this.clock();
     const w = windows(now);
-    const ttl: [number, number] = [w.fiveHour.resetsAt.getTime() - now + HOUR, w.weekly.resetsAt.getTime() - now + HOUR];
+    const ttl: [number, number] = [
+      w.fiveHour.resetsAt.getTime() - now + HOUR,
+      w.weekly.resetsAt.getTime() - now + HOUR,
+    ];
     await this.store.add(this.keys(workspaceId, now), Math.round(tokens), ttl);
   }
 }

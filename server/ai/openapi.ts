@@ -13,24 +13,48 @@ const MODEL = {
   },
 };
 
-const codingHeader = (description: string, schema: Record<string, unknown>) => ({ description, required: true, schema });
+const codingHeader = (description: string, schema: Record<string, unknown>) => ({
+  description,
+  required: true,
+  schema,
+});
 
 /** docs/api/limits.md: on every coding response, streams included. */
 const CODING_HEADERS = {
-  "x-codingplan-5h-used-percent": codingHeader("Percent of the 5-hour token pool used.", { type: "number", minimum: 0, maximum: 100 }),
-  "x-codingplan-5h-reset": codingHeader("When the 5-hour pool refills (ISO 8601).", { type: "string", format: "date-time" }),
-  "x-codingplan-weekly-used-percent": codingHeader("Percent of the weekly token pool used.", { type: "number", minimum: 0, maximum: 100 }),
-  "x-codingplan-weekly-reset": codingHeader("When the weekly pool refills (ISO 8601, a Monday 00:00 UTC).", { type: "string", format: "date-time" }),
+  "x-codingplan-5h-used-percent": codingHeader("Percent of the 5-hour token pool used.", {
+    type: "number",
+    minimum: 0,
+    maximum: 100,
+  }),
+  "x-codingplan-5h-reset": codingHeader("When the 5-hour pool refills (ISO 8601).", {
+    type: "string",
+    format: "date-time",
+  }),
+  "x-codingplan-weekly-used-percent": codingHeader("Percent of the weekly token pool used.", {
+    type: "number",
+    minimum: 0,
+    maximum: 100,
+  }),
+  "x-codingplan-weekly-reset": codingHeader("When the weekly pool refills (ISO 8601, a Monday 00:00 UTC).", {
+    type: "string",
+    format: "date-time",
+  }),
 };
 
 /** docs/api/ai.md: on every general-AI answer of /responses (ai.responses), streams included. */
 const DAILY_HEADERS = {
-  "x-ai-daily-tokens-limit": codingHeader("The workspace's general AI budget of tokens per UTC day (its plan's).", { type: "integer", minimum: 1 }),
+  "x-ai-daily-tokens-limit": codingHeader(
+    "The workspace's general AI budget of tokens per UTC day (its plan's).",
+    { type: "integer", minimum: 1 },
+  ),
   "x-ai-daily-tokens-remaining": codingHeader(
     "Tokens of the day's budget left: the budget less the tokens settled today and those reserved by requests still running (this one included, on a stream).",
     { type: "integer", minimum: 0 },
   ),
-  "x-ai-daily-reset": codingHeader("When the budget refills: the next 00:00 UTC (ISO 8601).", { type: "string", format: "date-time" }),
+  "x-ai-daily-reset": codingHeader("When the budget refills: the next 00:00 UTC (ISO 8601).", {
+    type: "string",
+    format: "date-time",
+  }),
 };
 
 /**
@@ -54,7 +78,10 @@ export const aiOpenApi: OpenApiExtension = ({ paths, errors, headers }) => {
                 type: "object",
                 required: ["object", "data"],
                 additionalProperties: false,
-                properties: { object: { type: "string", enum: ["list"] }, data: { type: "array", items: MODEL } },
+                properties: {
+                  object: { type: "string", enum: ["list"] },
+                  data: { type: "array", items: MODEL },
+                },
               },
             },
           },
@@ -68,7 +95,15 @@ export const aiOpenApi: OpenApiExtension = ({ paths, errors, headers }) => {
       operationId: "retrieveModel",
       summary: "Retrieve a model of the plan",
       tags: ["ai"],
-      parameters: [{ name: "model", in: "path", required: true, description: "A model id.", schema: { type: "string", maxLength: MODEL_ID_LENGTH } }],
+      parameters: [
+        {
+          name: "model",
+          in: "path",
+          required: true,
+          description: "A model id.",
+          schema: { type: "string", maxLength: MODEL_ID_LENGTH },
+        },
+      ],
       responses: {
         200: { description: "The model.", headers, content: { "application/json": { schema: MODEL } } },
         ...errors({ method: "GET", hasPathParams: false, declared: ["model_not_available"] }),
@@ -107,20 +142,37 @@ export const aiOpenApi: OpenApiExtension = ({ paths, errors, headers }) => {
           description: "The provider's completion, or its stream.",
           headers: coding,
           content: {
-            "application/json": { schema: { type: "object", additionalProperties: true, properties: { object: { type: "string" }, choices: { type: "array" } } } },
+            "application/json": {
+              schema: {
+                type: "object",
+                additionalProperties: true,
+                properties: { object: { type: "string" }, choices: { type: "array" } },
+              },
+            },
             "text/event-stream": { schema: { type: "string" } },
           },
         },
         ...errors({
           method: "POST",
           hasPathParams: false,
-          declared: ["model_not_available", "concurrency_limit_exceeded", "upstream_error", "upstream_timeout", "ai_unavailable"],
+          declared: [
+            "model_not_available",
+            "concurrency_limit_exceeded",
+            "upstream_error",
+            "upstream_timeout",
+            "ai_unavailable",
+          ],
         }),
       },
     },
   };
   // /responses is general AI or coding, by the credential's scopes: each use carries its own headers.
-  const optional = Object.fromEntries(Object.entries({ ...CODING_HEADERS, ...DAILY_HEADERS }).map(([name, header]) => [name, { ...header, required: false }]));
+  const optional = Object.fromEntries(
+    Object.entries({ ...CODING_HEADERS, ...DAILY_HEADERS }).map(([name, header]) => [
+      name,
+      { ...header, required: false },
+    ]),
+  );
   paths["/responses"] = {
     post: {
       operationId: "createResponse",
@@ -143,7 +195,10 @@ export const aiOpenApi: OpenApiExtension = ({ paths, errors, headers }) => {
               additionalProperties: true,
               properties: {
                 model: { type: "string", description: "One of GET /models." },
-                input: { description: "A string, or message items ({role, content}).", oneOf: [{ type: "string" }, { type: "array", items: { type: "object" } }] },
+                input: {
+                  description: "A string, or message items ({role, content}).",
+                  oneOf: [{ type: "string" }, { type: "array", items: { type: "object" } }],
+                },
                 prompt: { type: "string", description: "The plain form: the question as text." },
                 instructions: { type: "string" },
                 stream: { type: "boolean" },
@@ -162,7 +217,12 @@ export const aiOpenApi: OpenApiExtension = ({ paths, errors, headers }) => {
                 type: "object",
                 required: ["id", "object", "status", "output"],
                 additionalProperties: true,
-                properties: { id: { type: "string" }, object: { type: "string", enum: ["response"] }, status: { type: "string" }, output: { type: "array" } },
+                properties: {
+                  id: { type: "string" },
+                  object: { type: "string", enum: ["response"] },
+                  status: { type: "string" },
+                  output: { type: "array" },
+                },
               },
             },
             "text/event-stream": { schema: { type: "string" } },
@@ -171,7 +231,13 @@ export const aiOpenApi: OpenApiExtension = ({ paths, errors, headers }) => {
         ...errors({
           method: "POST",
           hasPathParams: false,
-          declared: ["model_not_available", "concurrency_limit_exceeded", "upstream_error", "upstream_timeout", "ai_unavailable"],
+          declared: [
+            "model_not_available",
+            "concurrency_limit_exceeded",
+            "upstream_error",
+            "upstream_timeout",
+            "ai_unavailable",
+          ],
         }),
       },
     },

@@ -1,6 +1,6 @@
-import { tokenCount } from "./tokens.ts";
 import { isApiError } from "../../schema/lib/errors.ts";
 import { EventSplitter, MAX_ERROR_BYTES, readAnswer } from "./limits.ts";
+import { tokenCount } from "./tokens.ts";
 import { upstreamError } from "./upstream.ts";
 
 export interface Usage {
@@ -14,15 +14,24 @@ export interface Usage {
  */
 export function chatUsage(value: unknown): Usage | null {
   const usage = (value as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } } | null)?.usage;
-  if (!usage || (typeof usage.prompt_tokens !== "number" && typeof usage.completion_tokens !== "number")) return null;
-  return { input_tokens: tokenCount(usage.prompt_tokens), output_tokens: tokenCount(usage.completion_tokens) };
+  if (!usage || (typeof usage.prompt_tokens !== "number" && typeof usage.completion_tokens !== "number"))
+    return null;
+  return {
+    input_tokens: tokenCount(usage.prompt_tokens),
+    output_tokens: tokenCount(usage.completion_tokens),
+  };
 }
 
 /** A short, plain message from a provider's error body, or null: nothing else of it is passed on. */
 export function upstreamMessage(text: string): string | null {
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    if (typeof message === "string" && message.length <= 500 && !/bearer|api[_ -]?key|sk-[a-z0-9]/i.test(message)) return message;
+    if (
+      typeof message === "string" &&
+      message.length <= 500 &&
+      !/bearer|api[_ -]?key|sk-[a-z0-9]/i.test(message)
+    )
+      return message;
   } catch {
     // not JSON
   }
@@ -44,7 +53,11 @@ export async function providerFailure(response: Response): Promise<Error> {
  * `usage` is read on the way (Kontor asks for it) and dropped when the client did not ask for it.
  * An event longer than MAX_EVENT_CHARS ends the stream with an error event.
  */
-export function passStream(body: ReadableStream<Uint8Array>, keepUsage: boolean, done: (usage: Usage | null) => void): ReadableStream<Uint8Array> {
+export function passStream(
+  body: ReadableStream<Uint8Array>,
+  keepUsage: boolean,
+  done: (usage: Usage | null) => void,
+): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   const events = new EventSplitter();
@@ -103,7 +116,8 @@ export function passStream(body: ReadableStream<Uint8Array>, keepUsage: boolean,
             controller.close();
             return;
           }
-          for (const event of events.push(decoder.decode(value, { stream: true }))) forward(event, controller);
+          for (const event of events.push(decoder.decode(value, { stream: true })))
+            forward(event, controller);
         }
       } catch (failure) {
         // The provider broke off (or the client left, which aborted it), or sent an event past the

@@ -1,21 +1,21 @@
 import type { Plugin } from "graphql-yoga";
 import type { Context, Credential } from "../../schema/context.ts";
 import { schema } from "../../schema/index.ts";
-import { createResponse } from "./responses.ts";
-import { runTool, toolsFor, workspaceTools } from "./tools.ts";
-import { ApiError, scopeRefused, isApiError, validationFailed } from "../../schema/lib/errors.ts";
+import { ApiError, isApiError, scopeRefused, validationFailed } from "../../schema/lib/errors.ts";
 import { MODEL_ID_LENGTH, textProblem } from "../../schema/lib/limits.ts";
-import { errorResponse } from "../http/error-response.ts";
-import { describeError, log } from "../observability/log.ts";
 import { maskError } from "../graphql/errors.ts";
-import { requestState, type RequestState } from "../http/request-state.ts";
+import { errorResponse } from "../http/error-response.ts";
+import { type RequestState, requestState } from "../http/request-state.ts";
+import { describeError, log } from "../observability/log.ts";
+import { dailyHeaders, type GeneralBudget, reservationOf } from "./budget.ts";
 import type { ModelCatalog } from "./catalog.ts";
 import { readAnswer } from "./limits.ts";
-import { codingHeaders, type CodingMeter } from "./metering.ts";
-import { dailyHeaders, reservationOf, type GeneralBudget } from "./budget.ts";
-import type { TokenUsage } from "./responses.ts";
+import { type CodingMeter, codingHeaders } from "./metering.ts";
 import { chatUsage, passStream, providerFailure } from "./passthrough.ts";
-import { aiUnavailable, upstreamError, type ChatUpstream } from "./upstream.ts";
+import type { TokenUsage } from "./responses.ts";
+import { createResponse } from "./responses.ts";
+import { runTool, toolsFor, workspaceTools } from "./tools.ts";
+import { aiUnavailable, type ChatUpstream, upstreamError } from "./upstream.ts";
 
 export const AI_ROUTES = {
   models: "/v1/models",
@@ -26,29 +26,58 @@ export const AI_ROUTES = {
 const MODEL_PATH = /^\/v1\/models\/([^/]+)$/;
 
 const modelNotAvailable = (model: string, plan: string) =>
-  new ApiError(400, "invalid_request_error", "model_not_available", `The model '${model}' is not available on the ${plan} plan: GET /v1/models lists those that are.`, {
-    param: "model",
-  });
+  new ApiError(
+    400,
+    "invalid_request_error",
+    "model_not_available",
+    `The model '${model}' is not available on the ${plan} plan: GET /v1/models lists those that are.`,
+    {
+      param: "model",
+    },
+  );
 
-const clientGone = () => new ApiError(400, "invalid_request_error", "request_aborted", "The client closed the connection before the answer was ready.");
+const clientGone = () =>
+  new ApiError(
+    400,
+    "invalid_request_error",
+    "request_aborted",
+    "The client closed the connection before the answer was ready.",
+  );
 
 const methodNotAllowed = (method: string, path: string, allow: string) =>
-  new ApiError(405, "invalid_request_error", "method_not_allowed", `${method} is not allowed on ${path}.`, { headers: { Allow: allow } });
+  new ApiError(405, "invalid_request_error", "method_not_allowed", `${method} is not allowed on ${path}.`, {
+    headers: { Allow: allow },
+  });
 
 /** The JSON object of a request body (already read and bounded by the body limit). */
 async function jsonObject(request: Request): Promise<Record<string, unknown>> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") {
-    throw new ApiError(415, "invalid_request_error", "unsupported_media_type", "Send the body as JSON with 'Content-Type: application/json'.");
+    throw new ApiError(
+      415,
+      "invalid_request_error",
+      "unsupported_media_type",
+      "Send the body as JSON with 'Content-Type: application/json'.",
+    );
   }
   let body: unknown;
   try {
     body = JSON.parse(await request.text());
   } catch (error) {
-    throw new ApiError(400, "invalid_request_error", "invalid_json", `The request body is not valid JSON: ${(error as Error).message}`);
+    throw new ApiError(
+      400,
+      "invalid_request_error",
+      "invalid_json",
+      `The request body is not valid JSON: ${(error as Error).message}`,
+    );
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ApiError(400, "invalid_request_error", "validation_failed", "The request body must be a JSON object.");
+    throw new ApiError(
+      400,
+      "invalid_request_error",
+      "validation_failed",
+      "The request body must be a JSON object.",
+    );
   }
   return body as Record<string, unknown>;
 }
@@ -73,7 +102,8 @@ export interface AiServices {
 /** The model a request names, if the plan may use it. */
 function checkModel(body: Record<string, unknown>, credential: Credential, catalog: ModelCatalog): string {
   const model = body.model;
-  if (typeof model !== "string" || model.length === 0) throw validationFailed("model", "model is required: one of the ids GET /v1/models lists.");
+  if (typeof model !== "string" || model.length === 0)
+    throw validationFailed("model", "model is required: one of the ids GET /v1/models lists.");
   if (!catalog.allows(credential.plan, model)) throw modelNotAvailable(model, credential.plan);
   return model;
 }
@@ -86,7 +116,11 @@ function checkModel(body: Record<string, unknown>, credential: Credential, catal
  * on event by event, read as the client reads it.
  * Kontor adds one thing, upstream only: `stream_options.include_usage`, to meter the tokens.
  */
-async function chatCompletions(services: AiServices, state: RequestState, request: Request): Promise<Response> {
+async function chatCompletions(
+  services: AiServices,
+  state: RequestState,
+  request: Request,
+): Promise<Response> {
   const credential = state.credential!;
   if (!credential.scopes.has("ai.coding")) throw scopeRefused(credential, "ai.coding");
   // Every coding answer, a refusal included, says where the plan stands.
@@ -99,7 +133,12 @@ async function chatCompletions(services: AiServices, state: RequestState, reques
   }
 }
 
-async function completeChat(services: AiServices, state: RequestState, request: Request, before: Record<string, string>): Promise<Response> {
+async function completeChat(
+  services: AiServices,
+  state: RequestState,
+  request: Request,
+  before: Record<string, string>,
+): Promise<Response> {
   const credential = state.credential!;
   const body = await jsonObject(request);
   const model = checkModel(body, credential, services.catalog);
@@ -118,7 +157,11 @@ async function completeChat(services: AiServices, state: RequestState, request: 
     logged(usage && { model, ...usage });
     await Promise.all([
       end().catch(failed),
-      usage ? services.meter.record(credential.workspaceId, usage.input_tokens + usage.output_tokens).catch(failed) : undefined,
+      usage
+        ? services.meter
+            .record(credential.workspaceId, usage.input_tokens + usage.output_tokens)
+            .catch(failed)
+        : undefined,
     ]);
   };
   try {
@@ -126,14 +169,19 @@ async function completeChat(services: AiServices, state: RequestState, request: 
     const options = (body.stream_options ?? {}) as Record<string, unknown>;
     const keepUsage = options.include_usage === true;
     // What was checked, serialised again: one `model`, one `stream`, those the plan and meter saw.
-    const sent = streaming && !keepUsage ? { ...body, stream_options: { ...options, include_usage: true } } : body;
+    const sent =
+      streaming && !keepUsage ? { ...body, stream_options: { ...options, include_usage: true } } : body;
     const answer = await upstream.chat(sent, request.signal);
     if (!answer.ok) throw await providerFailure(answer);
     if (streaming && /text\/event-stream/i.test(answer.headers.get("content-type") ?? "") && answer.body) {
       const stream = passStream(answer.body, keepUsage, (usage) => void record(usage));
       return new Response(stream, {
         status: 200,
-        headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", ...headers },
+        headers: {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+          ...headers,
+        },
       });
     }
     // Read up to MAX_ANSWER_BYTES, no further: a larger answer is a 502.
@@ -168,13 +216,20 @@ export function responsesUse(credential: Credential): "general" | "coding" | nul
  * use against the coding plan's tokens. Every answer, a refusal included, says where the budget
  * (x-ai-daily-*) or the coding plan (x-codingplan-*) stands.
  */
-async function responses(services: AiServices, state: RequestState, request: Request, context: Context): Promise<Response> {
+async function responses(
+  services: AiServices,
+  state: RequestState,
+  request: Request,
+  context: Context,
+): Promise<Response> {
   const credential = state.credential!;
   const use = responsesUse(credential);
   if (!use) throw scopeRefused(credential, "ai.responses");
   const { workspaceId, plan } = credential;
   const before =
-    use === "general" ? dailyHeaders(await services.budget.state(workspaceId, plan)) : codingHeaders(await services.meter.state(workspaceId, plan));
+    use === "general"
+      ? dailyHeaders(await services.budget.state(workspaceId, plan))
+      : codingHeaders(await services.meter.state(workspaceId, plan));
   try {
     return await respond(services, state, request, context, use, before);
   } catch (error) {
@@ -205,13 +260,29 @@ async function respond(
   // docs/api/ai.md: general use reserves an estimate of its cost before the provider sees anything.
   const reserved =
     use === "general"
-      ? await services.budget.reserve(workspaceId, plan, state.id, reservationOf(Buffer.byteLength(JSON.stringify(body)), body.max_output_tokens, services.budget.limit(plan)))
+      ? await services.budget.reserve(
+          workspaceId,
+          plan,
+          state.id,
+          reservationOf(
+            Buffer.byteLength(JSON.stringify(body)),
+            body.max_output_tokens,
+            services.budget.limit(plan),
+          ),
+        )
       : undefined;
-  let headers = { ...before, ...(coding && codingHeaders(coding.state)), ...(reserved && dailyHeaders(reserved.state)) };
+  let headers = {
+    ...before,
+    ...(coding && codingHeaders(coding.state)),
+    ...(reserved && dailyHeaders(reserved.state)),
+  };
   /** Where the day stands once this request has settled (its headers, for a JSON answer or a refusal). */
   const settledHeaders = async () => {
     if (!reserved) return headers;
-    return { ...headers, ...dailyHeaders(await services.budget.state(workspaceId, plan).catch(() => reserved.state)) };
+    return {
+      ...headers,
+      ...dailyHeaders(await services.budget.state(workspaceId, plan).catch(() => reserved.state)),
+    };
   };
   let logged!: (usage: { model: string; input_tokens: number; output_tokens: number } | null) => void;
   state.aiUsage = new Promise((resolve) => (logged = resolve));
@@ -257,7 +328,8 @@ async function respond(
   } catch (error) {
     // A failure releases the reservation but for the rounds that did complete; a client that left keeps it charged.
     await settle(null, partial, clientLeft.aborted);
-    if (isApiError(error)) for (const [name, value] of Object.entries(await settledHeaders())) error.headers[name] ??= value;
+    if (isApiError(error))
+      for (const [name, value] of Object.entries(await settledHeaders())) error.headers[name] ??= value;
     throw error;
   }
 }
@@ -268,7 +340,11 @@ async function respond(
  * every route does.
  */
 export function useAi(services: AiServices, contextFor: (state: RequestState) => Context): Plugin {
-  const answer = async (request: Request, pathname: string, run: () => Promise<Response>): Promise<Response> => {
+  const answer = async (
+    request: Request,
+    pathname: string,
+    run: () => Promise<Response>,
+  ): Promise<Response> => {
     try {
       return await run();
     } catch (error) {
@@ -282,18 +358,32 @@ export function useAi(services: AiServices, contextFor: (state: RequestState) =>
       const state = requestState();
       const path = url.pathname.replace(/\/$/, "");
       if (!state?.credential) return;
-      const ai = path === AI_ROUTES.models || path === AI_ROUTES.chat || path === AI_ROUTES.responses || MODEL_PATH.test(path);
+      const ai =
+        path === AI_ROUTES.models ||
+        path === AI_ROUTES.chat ||
+        path === AI_ROUTES.responses ||
+        MODEL_PATH.test(path);
       const stray = ai ? [...url.searchParams.keys()][0] : undefined;
-      if (stray !== undefined) return endResponse(errorResponse(validationFailed(stray, `${stray} is not a parameter of ${path}, which takes none.`), path));
+      if (stray !== undefined)
+        return endResponse(
+          errorResponse(
+            validationFailed(stray, `${stray} is not a parameter of ${path}, which takes none.`),
+            path,
+          ),
+        );
       if (path === AI_ROUTES.models) {
         state.route = AI_ROUTES.models;
-        if (request.method !== "GET") return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path));
-        return endResponse(Response.json({ object: "list", data: services.catalog.forPlan(state.credential.plan) }));
+        if (request.method !== "GET")
+          return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path));
+        return endResponse(
+          Response.json({ object: "list", data: services.catalog.forPlan(state.credential.plan) }),
+        );
       }
       const model = MODEL_PATH.exec(path);
       if (model) {
         state.route = "/v1/models/{model}";
-        if (request.method !== "GET") return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path));
+        if (request.method !== "GET")
+          return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path));
         const id = safeDecode(model[1]!);
         const problem = textProblem(id, MODEL_ID_LENGTH);
         if (problem) return endResponse(errorResponse(validationFailed("model", `model ${problem}.`), path));
@@ -303,13 +393,17 @@ export function useAi(services: AiServices, contextFor: (state: RequestState) =>
       }
       if (path === AI_ROUTES.chat) {
         state.route = AI_ROUTES.chat;
-        if (request.method !== "POST") return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path));
+        if (request.method !== "POST")
+          return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path));
         return endResponse(await answer(request, path, () => chatCompletions(services, state, request)));
       }
       if (path === AI_ROUTES.responses) {
         state.route = AI_ROUTES.responses;
-        if (request.method !== "POST") return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path));
-        return endResponse(await answer(request, path, () => responses(services, state, request, contextFor(state))));
+        if (request.method !== "POST")
+          return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path));
+        return endResponse(
+          await answer(request, path, () => responses(services, state, request, contextFor(state))),
+        );
       }
     },
   };

@@ -51,7 +51,11 @@ export class Redactor {
     headers.delete("content-length");
     // fetch has already decoded the body.
     headers.delete("content-encoding");
-    return new Response(response.body.pipeThrough(this.stream()), { status: response.status, statusText: response.statusText, headers });
+    return new Response(response.body.pipeThrough(this.stream()), {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+    });
   }
 
   /** Where the longest end of `input` (from `from` on) that begins the secret starts; `input.length` if none does. */

@@ -5,7 +5,7 @@ import { AnswerBudget, EventSplitter, readAnswer } from "./limits.ts";
 import { providerFailure, upstreamMessage } from "./passthrough.ts";
 import { addTokens } from "./tokens.ts";
 import type { ToolDefinition } from "./tools.ts";
-import { upstreamError, type ChatUpstream } from "./upstream.ts";
+import { type ChatUpstream, upstreamError } from "./upstream.ts";
 
 /**
  * POST /v1/responses: OpenAI's Responses API over an upstream that speaks chat completions, with
@@ -68,7 +68,9 @@ export const ACCEPTED_FIELDS = [
 // ---------------------------------------------------------------------------------------------
 // The request
 
-type ChatContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string; detail?: string } };
+type ChatContentPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string; detail?: string } };
 
 type ChatMessage =
   | { role: "system" | "user"; content: string | ChatContentPart[] }
@@ -97,11 +99,24 @@ export interface ParsedRequest {
   user: string | undefined;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
-const describe = (value: unknown) => (value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`);
+const describe = (value: unknown) =>
+  value === null
+    ? "null"
+    : Array.isArray(value)
+      ? "an array"
+      : typeof value === "object"
+        ? "an object"
+        : `a ${typeof value}`;
 
-function optionalNumber(body: Record<string, unknown>, name: string, min: number, max: number): number | null {
+function optionalNumber(
+  body: Record<string, unknown>,
+  name: string,
+  min: number,
+  max: number,
+): number | null {
   const value = body[name];
   if (value === undefined || value === null) return null;
   if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
@@ -113,15 +128,18 @@ function optionalNumber(body: Record<string, unknown>, name: string, min: number
 function optionalBoolean(body: Record<string, unknown>, name: string): boolean | undefined {
   const value = body[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "boolean") throw validationFailed(name, `${name} must be true or false, not ${describe(value)}.`);
+  if (typeof value !== "boolean")
+    throw validationFailed(name, `${name} must be true or false, not ${describe(value)}.`);
   return value;
 }
 
 function optionalString(body: Record<string, unknown>, name: string, maxLength: number): string | undefined {
   const value = body[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw validationFailed(name, `${name} must be a string, not ${describe(value)}.`);
-  if (value.length > maxLength) throw validationFailed(name, `${name} must be at most ${maxLength} characters.`);
+  if (typeof value !== "string")
+    throw validationFailed(name, `${name} must be a string, not ${describe(value)}.`);
+  if (value.length > maxLength)
+    throw validationFailed(name, `${name} must be at most ${maxLength} characters.`);
   return value;
 }
 
@@ -131,8 +149,13 @@ function metadataOf(value: unknown): Record<string, string> {
   const entries = Object.entries(value);
   if (entries.length > 16) throw validationFailed("metadata", "metadata holds at most 16 keys.");
   for (const [key, item] of entries) {
-    if (key.length > 64) throw validationFailed(`metadata.${key}`, "metadata keys are at most 64 characters.");
-    if (typeof item !== "string" || item.length > 512) throw validationFailed(`metadata.${key}`, `metadata.${key} must be a string of at most 512 characters.`);
+    if (key.length > 64)
+      throw validationFailed(`metadata.${key}`, "metadata keys are at most 64 characters.");
+    if (typeof item !== "string" || item.length > 512)
+      throw validationFailed(
+        `metadata.${key}`,
+        `metadata.${key} must be a string of at most 512 characters.`,
+      );
   }
   return value as Record<string, string>;
 }
@@ -142,17 +165,24 @@ function toolChoiceOf(value: unknown, tools: ToolDefinition[]): ToolChoice {
   if (value === "auto" || value === "none" || value === "required") return value;
   if (isObject(value) && value.type === "function" && typeof value.name === "string") {
     if (!tools.some((tool) => tool.name === value.name)) {
-      throw validationFailed("tool_choice.name", `There is no tool named '${value.name}' for this credential; the tools are: ${tools.map((t) => t.name).join(", ")}.`);
+      throw validationFailed(
+        "tool_choice.name",
+        `There is no tool named '${value.name}' for this credential; the tools are: ${tools.map((t) => t.name).join(", ")}.`,
+      );
     }
     return { type: "function", name: value.name };
   }
-  throw validationFailed("tool_choice", 'tool_choice must be "auto", "none", "required" or {"type": "function", "name": …} naming one of Kontor\'s tools.');
+  throw validationFailed(
+    "tool_choice",
+    'tool_choice must be "auto", "none", "required" or {"type": "function", "name": …} naming one of Kontor\'s tools.',
+  );
 }
 
 /** A message's content parts as chat content parts. */
 function contentOf(param: string, role: string, content: unknown): string | ChatContentPart[] {
   if (typeof content === "string") return content;
-  if (!Array.isArray(content)) throw validationFailed(param, `${param} must be a string or an array of content parts.`);
+  if (!Array.isArray(content))
+    throw validationFailed(param, `${param} must be a string or an array of content parts.`);
   if (content.length === 0) throw validationFailed(param, `${param} must not be empty.`);
   return content.map((part, index): ChatContentPart => {
     const at = `${param}[${index}]`;
@@ -164,19 +194,30 @@ function contentOf(param: string, role: string, content: unknown): string | Chat
       return { type: "text", text: part.text };
     }
     if (type === "refusal" && role === "assistant") {
-      if (typeof part.refusal !== "string") throw validationFailed(`${at}.refusal`, `${at}.refusal must be a string.`);
+      if (typeof part.refusal !== "string")
+        throw validationFailed(`${at}.refusal`, `${at}.refusal must be a string.`);
       return { type: "text", text: part.refusal };
     }
     if (type === "input_image" && role === "user") {
       if (typeof part.image_url !== "string" || part.image_url.length === 0) {
-        throw validationFailed(`${at}.image_url`, `${at}.image_url must be an image URL (https: or data:); file_id is not supported.`);
+        throw validationFailed(
+          `${at}.image_url`,
+          `${at}.image_url must be an image URL (https: or data:); file_id is not supported.`,
+        );
       }
       const detail = part.detail;
-      if (detail !== undefined && detail !== null && !["low", "high", "auto", "original"].includes(detail as string)) {
+      if (
+        detail !== undefined &&
+        detail !== null &&
+        !["low", "high", "auto", "original"].includes(detail as string)
+      ) {
         throw validationFailed(`${at}.detail`, `${at}.detail must be low, high, auto or original.`);
       }
       const chatDetail = detail === "original" ? "high" : (detail as string | null | undefined);
-      return { type: "image_url", image_url: { url: part.image_url, ...(chatDetail && { detail: chatDetail }) } };
+      return {
+        type: "image_url",
+        image_url: { url: part.image_url, ...(chatDetail && { detail: chatDetail }) },
+      };
     }
     throw validationFailed(
       `${at}.type`,
@@ -187,15 +228,25 @@ function contentOf(param: string, role: string, content: unknown): string | Chat
 
 function messagesOf(input: unknown): ChatMessage[] {
   if (typeof input === "string") return [{ role: "user", content: input }];
-  if (!Array.isArray(input)) throw validationFailed("input", `input must be a string or an array of input items, not ${describe(input)}.`);
+  if (!Array.isArray(input))
+    throw validationFailed(
+      "input",
+      `input must be a string or an array of input items, not ${describe(input)}.`,
+    );
   if (input.length === 0) throw validationFailed("input", "input must hold at least one item.");
   return input.map((item, index): ChatMessage => {
     const at = `input[${index}]`;
     if (!isObject(item)) throw validationFailed(at, `${at} must be an object.`);
     const type = item.type ?? "message";
     if (type !== "message") {
-      const why = typeof type === "string" && /function_call|tool/.test(type) ? " Kontor runs its own tools: send messages only." : " Send messages ({role, content}).";
-      throw validationFailed(`${at}.type`, `Input items of type ${JSON.stringify(type)} are not supported.${why}`);
+      const why =
+        typeof type === "string" && /function_call|tool/.test(type)
+          ? " Kontor runs its own tools: send messages only."
+          : " Send messages ({role, content}).";
+      throw validationFailed(
+        `${at}.type`,
+        `Input items of type ${JSON.stringify(type)} are not supported.${why}`,
+      );
     }
     const role = item.role;
     if (role !== "user" && role !== "assistant" && role !== "system" && role !== "developer") {
@@ -203,11 +254,20 @@ function messagesOf(input: unknown): ChatMessage[] {
     }
     const content = contentOf(`${at}.content`, role, item.content);
     if (role === "assistant") {
-      return { role, content: typeof content === "string" ? content : content.map((part) => (part.type === "text" ? part.text : "")).join("") };
+      return {
+        role,
+        content:
+          typeof content === "string"
+            ? content
+            : content.map((part) => (part.type === "text" ? part.text : "")).join(""),
+      };
     }
     if ((role === "system" || role === "developer") && Array.isArray(content)) {
       // System text as one string: the widest-supported form across chat providers.
-      return { role: "system", content: content.map((part) => (part.type === "text" ? part.text : "")).join("\n") };
+      return {
+        role: "system",
+        content: content.map((part) => (part.type === "text" ? part.text : "")).join("\n"),
+      };
     }
     return { role: role === "developer" ? "system" : role, content } as ChatMessage;
   });
@@ -220,23 +280,37 @@ export function parseRequest(body: Record<string, unknown>, tools: ToolDefinitio
     if (name === "tools") {
       const tools = body.tools;
       if (tools === null || (Array.isArray(tools) && tools.length === 0)) continue;
-      throw validationFailed("tools", "tools cannot be sent: Kontor supplies the tools, the workspace's read-only tools your key's scopes allow.");
+      throw validationFailed(
+        "tools",
+        "tools cannot be sent: Kontor supplies the tools, the workspace's read-only tools your key's scopes allow.",
+      );
     }
     if (!accepted.has(name)) {
-      throw validationFailed(name, `${name} is not supported here. Kontor's /v1/responses accepts: ${ACCEPTED_FIELDS.join(", ")}.`);
+      throw validationFailed(
+        name,
+        `${name} is not supported here. Kontor's /v1/responses accepts: ${ACCEPTED_FIELDS.join(", ")}.`,
+      );
     }
   }
   const model = body.model;
-  if (typeof model !== "string" || model.length === 0) throw validationFailed("model", "model is required: one of the ids GET /v1/models lists.");
+  if (typeof model !== "string" || model.length === 0)
+    throw validationFailed("model", "model is required: one of the ids GET /v1/models lists.");
 
   const hasInput = body.input !== undefined && body.input !== null;
   const hasPrompt = body.prompt !== undefined && body.prompt !== null;
   if (hasInput && hasPrompt) throw validationFailed("prompt", "Send input or prompt, not both.");
-  if (!hasInput && !hasPrompt) throw validationFailed("input", "input is required (a string or message items); or send prompt, a string.");
+  if (!hasInput && !hasPrompt)
+    throw validationFailed(
+      "input",
+      "input is required (a string or message items); or send prompt, a string.",
+    );
   let messages: ChatMessage[];
   if (hasPrompt) {
     if (typeof body.prompt !== "string") {
-      throw validationFailed("prompt", `prompt must be a string, not ${describe(body.prompt)} (prompt templates are not supported).`);
+      throw validationFailed(
+        "prompt",
+        `prompt must be a string, not ${describe(body.prompt)} (prompt templates are not supported).`,
+      );
     }
     if (body.prompt.length === 0) throw validationFailed("prompt", "prompt must not be empty.");
     messages = [{ role: "user", content: body.prompt }];
@@ -247,13 +321,22 @@ export function parseRequest(body: Record<string, unknown>, tools: ToolDefinitio
   const instructions = optionalString(body, "instructions", 1_000_000) ?? null;
   const stream = optionalBoolean(body, "stream") ?? false;
   const maxOutput = body.max_output_tokens;
-  if (maxOutput !== undefined && maxOutput !== null && (!Number.isSafeInteger(maxOutput) || (maxOutput as number) < 1)) {
+  if (
+    maxOutput !== undefined &&
+    maxOutput !== null &&
+    (!Number.isSafeInteger(maxOutput) || (maxOutput as number) < 1)
+  ) {
     throw validationFailed("max_output_tokens", "max_output_tokens must be a positive integer.");
   }
   optionalBoolean(body, "store");
   optionalString(body, "safety_identifier", 64);
   optionalString(body, "prompt_cache_key", 1024);
-  if (body.truncation !== undefined && body.truncation !== null && body.truncation !== "auto" && body.truncation !== "disabled") {
+  if (
+    body.truncation !== undefined &&
+    body.truncation !== null &&
+    body.truncation !== "auto" &&
+    body.truncation !== "disabled"
+  ) {
     throw validationFailed("truncation", "truncation must be auto or disabled.");
   }
   if (body.stream_options !== undefined && body.stream_options !== null && !isObject(body.stream_options)) {
@@ -275,15 +358,24 @@ export function parseRequest(body: Record<string, unknown>, tools: ToolDefinitio
 }
 
 /** The chat-completions body of one round. A forcing tool_choice holds for the first round only. */
-function chatBody(request: ParsedRequest, tools: ToolDefinition[], messages: ChatMessage[], round: number): Record<string, unknown> {
+function chatBody(
+  request: ParsedRequest,
+  tools: ToolDefinition[],
+  messages: ChatMessage[],
+  round: number,
+): Record<string, unknown> {
   const forcing = request.tool_choice === "required" || typeof request.tool_choice === "object";
   const choice = forcing && round > 0 ? "auto" : request.tool_choice;
   return {
     model: request.model,
     messages,
     ...(tools.length > 0 && {
-      tools: tools.map((tool) => ({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } })),
-      tool_choice: typeof choice === "object" ? { type: "function", function: { name: choice.name } } : choice,
+      tools: tools.map((tool) => ({
+        type: "function",
+        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+      })),
+      tool_choice:
+        typeof choice === "object" ? { type: "function", function: { name: choice.name } } : choice,
       ...(request.parallel_tool_calls !== undefined && { parallel_tool_calls: request.parallel_tool_calls }),
     }),
     ...(request.temperature !== null && { temperature: request.temperature }),
@@ -308,8 +400,14 @@ class Meter {
     // Each count clamped as it is added (tokens.ts): a provider's 1e308 or -5 never reaches the meter or the request log.
     this.input = addTokens(this.input, usage.prompt_tokens);
     this.output = addTokens(this.output, usage.completion_tokens);
-    this.cached = addTokens(this.cached, (usage.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens);
-    this.reasoning = addTokens(this.reasoning, (usage.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens);
+    this.cached = addTokens(
+      this.cached,
+      (usage.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens,
+    );
+    this.reasoning = addTokens(
+      this.reasoning,
+      (usage.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens,
+    );
   }
 
   get tokens(): TokenUsage {
@@ -386,7 +484,13 @@ function providerErrorIn(value: unknown): ApiError | undefined {
  * Reads one upstream answer (a JSON completion or an event stream), passing text on as it comes
  * (and reading on only once `onText` has taken it); what it gathers is taken from `budget`.
  */
-async function readRound(answer: Response, meter: Meter, budget: AnswerBudget, onText: Loop["onText"], signal: AbortSignal): Promise<Round> {
+async function readRound(
+  answer: Response,
+  meter: Meter,
+  budget: AnswerBudget,
+  onText: Loop["onText"],
+  signal: AbortSignal,
+): Promise<Round> {
   if (!answer.ok) throw await providerFailure(answer);
   const round: Round = { text: "", calls: [], finishReason: null };
   const type = answer.headers.get("content-type") ?? "";
@@ -421,7 +525,11 @@ async function readRound(answer: Response, meter: Meter, budget: AnswerBudget, o
         for (const [position, piece] of delta.tool_calls.entries()) {
           if (!isObject(piece)) continue;
           const index = typeof piece.index === "number" ? piece.index : position;
-          const call = partial.get(index) ?? { id: "", type: "function" as const, function: { name: "", arguments: "" } };
+          const call = partial.get(index) ?? {
+            id: "",
+            type: "function" as const,
+            function: { name: "", arguments: "" },
+          };
           partial.set(index, call);
           if (typeof piece.id === "string" && piece.id) call.id = piece.id;
           const fn = isObject(piece.function) ? piece.function : {};
@@ -435,7 +543,8 @@ async function readRound(answer: Response, meter: Meter, budget: AnswerBudget, o
       if (typeof choice.finish_reason === "string") round.finishReason = choice.finish_reason;
     }
     meter.add(usage);
-    if (!done && round.finishReason === null) throw upstreamError("The AI provider's stream ended before the answer did. Retry later.");
+    if (!done && round.finishReason === null)
+      throw upstreamError("The AI provider's stream ended before the answer did. Retry later.");
     round.calls = [...partial.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
   } else {
     let parsed: unknown;
@@ -450,7 +559,8 @@ async function readRound(answer: Response, meter: Meter, budget: AnswerBudget, o
     if (failure) throw failure;
     meter.add(parsed);
     const choice = ((parsed as { choices?: unknown }).choices as unknown[] | undefined)?.[0];
-    if (!isObject(choice) || !isObject(choice.message)) throw upstreamError("The AI provider answered without a message.");
+    if (!isObject(choice) || !isObject(choice.message))
+      throw upstreamError("The AI provider answered without a message.");
     const message = choice.message;
     if (typeof message.content === "string" && message.content.length > 0) {
       budget.take(message.content.length);
@@ -465,7 +575,10 @@ async function readRound(answer: Response, meter: Meter, budget: AnswerBudget, o
         round.calls.push({
           id: typeof call.id === "string" ? call.id : "",
           type: "function",
-          function: { name: typeof fn.name === "string" ? fn.name : "", arguments: typeof fn.arguments === "string" ? fn.arguments : "" },
+          function: {
+            name: typeof fn.name === "string" ? fn.name : "",
+            arguments: typeof fn.arguments === "string" ? fn.arguments : "",
+          },
         });
       }
     }
@@ -500,12 +613,16 @@ interface Loop {
   onText: (delta: string) => void | Promise<void>;
 }
 
-const toolFailure = (code: string, message: string) => JSON.stringify({ ok: false, error: { code, message } });
+const toolFailure = (code: string, message: string) =>
+  JSON.stringify({ ok: false, error: { code, message } });
 
 async function callTool(loop: Loop, call: ChatToolCall): Promise<string> {
   const tool = loop.tools.find((candidate) => candidate.name === call.function.name);
   if (!tool) {
-    return toolFailure("unknown_tool", `There is no tool named '${call.function.name}'. The tools are: ${loop.tools.map((t) => t.name).join(", ")}.`);
+    return toolFailure(
+      "unknown_tool",
+      `There is no tool named '${call.function.name}'. The tools are: ${loop.tools.map((t) => t.name).join(", ")}.`,
+    );
   }
   let args: unknown = {};
   if (call.function.arguments.trim() !== "") {
@@ -545,10 +662,17 @@ async function runLoop(loop: Loop, first: Response): Promise<Outcome> {
       result.calls.map((call, index) =>
         index < MAX_TOOL_CALLS_PER_ROUND
           ? callTool(loop, call)
-          : Promise.resolve(toolFailure("too_many_tool_calls", `At most ${MAX_TOOL_CALLS_PER_ROUND} tool calls run per round; call this one again.`)),
+          : Promise.resolve(
+              toolFailure(
+                "too_many_tool_calls",
+                `At most ${MAX_TOOL_CALLS_PER_ROUND} tool calls run per round; call this one again.`,
+              ),
+            ),
       ),
     );
-    result.calls.forEach((call, index) => messages.push({ role: "tool", tool_call_id: call.id, content: outputs[index]! }));
+    for (const [index, call] of result.calls.entries()) {
+      messages.push({ role: "tool", tool_call_id: call.id, content: outputs[index]! });
+    }
   }
 }
 
@@ -574,7 +698,13 @@ function messageItem(draft: Draft, text: string, status: "in_progress" | "comple
 
 function responseObject(
   draft: Draft,
-  state: { status: "in_progress" | "completed" | "incomplete" | "failed"; output: unknown[]; meter?: Meter; reason?: string; error?: ApiError },
+  state: {
+    status: "in_progress" | "completed" | "incomplete" | "failed";
+    output: unknown[];
+    meter?: Meter;
+    reason?: string;
+    error?: ApiError;
+  },
 ) {
   const { request } = draft;
   return {
@@ -607,7 +737,11 @@ function responseObject(
   };
 }
 
-const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" };
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+};
 /** The bytes of a stream's events queued for a client that has not read them, past which the provider is read no further. */
 const STREAM_QUEUE_BYTES = 64 * 1024;
 
@@ -621,7 +755,9 @@ const STREAM_QUEUE_BYTES = 64 * 1024;
  * provider only as fast as its client reads (a bounded queue), and what an answer gathers is
  * bounded (AnswerBudget): past it, 502 upstream_error, or `response.failed` once streaming.
  */
-export async function createResponse(input: CreateResponseInput): Promise<{ response: Response; usage: Promise<SpentTokens> }> {
+export async function createResponse(
+  input: CreateResponseInput,
+): Promise<{ response: Response; usage: Promise<SpentTokens> }> {
   const meter = new Meter();
   try {
     return await answer(input, meter);
@@ -631,18 +767,41 @@ export async function createResponse(input: CreateResponseInput): Promise<{ resp
   }
 }
 
-async function answer(input: CreateResponseInput, meter: Meter): Promise<{ response: Response; usage: Promise<SpentTokens> }> {
+async function answer(
+  input: CreateResponseInput,
+  meter: Meter,
+): Promise<{ response: Response; usage: Promise<SpentTokens> }> {
   const request = parseRequest(input.body, input.tools);
-  const draft: Draft = { id: `resp_${ulid()}`, messageId: `msg_${ulid()}`, createdAt: Math.floor(Date.now() / 1000), request };
+  const draft: Draft = {
+    id: `resp_${ulid()}`,
+    messageId: `msg_${ulid()}`,
+    createdAt: Math.floor(Date.now() / 1000),
+    request,
+  };
   const maxRounds = Math.max(1, input.maxRounds ?? DEFAULT_MAX_ROUNDS);
 
   if (!request.stream) {
     let text = "";
-    const loop: Loop = { ...input, request, maxRounds, meter, budget: new AnswerBudget(), onText: (delta) => void (text += delta) };
-    const first = await input.upstream.chat(chatBody(request, input.tools, request.messages, 0), input.signal);
+    const loop: Loop = {
+      ...input,
+      request,
+      maxRounds,
+      meter,
+      budget: new AnswerBudget(),
+      onText: (delta) => void (text += delta),
+    };
+    const first = await input.upstream.chat(
+      chatBody(request, input.tools, request.messages, 0),
+      input.signal,
+    );
     const outcome = await runLoop(loop, first);
     const output = outcome.status === "completed" || text ? [messageItem(draft, text, outcome.status)] : [];
-    const body = responseObject(draft, { status: outcome.status, output, meter, ...(outcome.reason && { reason: outcome.reason }) });
+    const body = responseObject(draft, {
+      status: outcome.status,
+      output,
+      meter,
+      ...(outcome.reason && { reason: outcome.reason }),
+    });
     return { response: Response.json(body), usage: Promise.resolve({ ...meter.tokens, abandoned: false }) };
   }
 
@@ -685,42 +844,87 @@ async function answer(input: CreateResponseInput, meter: Meter): Promise<{ respo
         const open = () => {
           if (opened) return;
           opened = true;
-          send("response.output_item.added", { output_index: 0, item: messageItem(draft, "", "in_progress") });
-          send("response.content_part.added", { item_id: draft.messageId, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+          send("response.output_item.added", {
+            output_index: 0,
+            item: messageItem(draft, "", "in_progress"),
+          });
+          send("response.content_part.added", {
+            item_id: draft.messageId,
+            output_index: 0,
+            content_index: 0,
+            part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+          });
         };
         const onText = async (delta: string) => {
           open();
           text += delta;
-          send("response.output_text.delta", { item_id: draft.messageId, output_index: 0, content_index: 0, delta, logprobs: [] });
+          send("response.output_text.delta", {
+            item_id: draft.messageId,
+            output_index: 0,
+            content_index: 0,
+            delta,
+            logprobs: [],
+          });
           // The queue is full: the next read of the provider waits until the client has taken some.
-          while (!closed && (controller.desiredSize ?? 0) <= 0) await new Promise<void>((resolve) => (wake = resolve));
+          while (!closed && (controller.desiredSize ?? 0) <= 0)
+            await new Promise<void>((resolve) => (wake = resolve));
         };
         send("response.created", { response: responseObject(draft, { status: "in_progress", output: [] }) });
-        send("response.in_progress", { response: responseObject(draft, { status: "in_progress", output: [] }) });
+        send("response.in_progress", {
+          response: responseObject(draft, { status: "in_progress", output: [] }),
+        });
 
-        const loop: Loop = { ...input, request, maxRounds, meter, budget: new AnswerBudget(), signal, onText };
+        const loop: Loop = {
+          ...input,
+          request,
+          maxRounds,
+          meter,
+          budget: new AnswerBudget(),
+          signal,
+          onText,
+        };
         void runLoop(loop, first).then(
           (outcome) => {
             const output: unknown[] = [];
             if (outcome.status === "completed" || opened) {
               open();
               const part = { type: "output_text", text, annotations: [], logprobs: [] };
-              send("response.output_text.done", { item_id: draft.messageId, output_index: 0, content_index: 0, text, logprobs: [] });
-              send("response.content_part.done", { item_id: draft.messageId, output_index: 0, content_index: 0, part });
+              send("response.output_text.done", {
+                item_id: draft.messageId,
+                output_index: 0,
+                content_index: 0,
+                text,
+                logprobs: [],
+              });
+              send("response.content_part.done", {
+                item_id: draft.messageId,
+                output_index: 0,
+                content_index: 0,
+                part,
+              });
               const item = messageItem(draft, text, outcome.status);
               send("response.output_item.done", { output_index: 0, item });
               output.push(item);
             }
-            const response = responseObject(draft, { status: outcome.status, output, meter, ...(outcome.reason && { reason: outcome.reason }) });
+            const response = responseObject(draft, {
+              status: outcome.status,
+              output,
+              meter,
+              ...(outcome.reason && { reason: outcome.reason }),
+            });
             send(outcome.status === "completed" ? "response.completed" : "response.incomplete", { response });
             end();
           },
           (error: unknown) => {
             if (signal.aborted) return end(true);
-            const failure = isApiError(error) ? error : new ApiError(500, "api_error", "internal_error", "An unexpected error occurred.");
+            const failure = isApiError(error)
+              ? error
+              : new ApiError(500, "api_error", "internal_error", "An unexpected error occurred.");
             if (!isApiError(error)) log("error", "AI response failed", describeError(error));
             const output = opened ? [{ ...messageItem(draft, text, "incomplete") }] : [];
-            send("response.failed", { response: responseObject(draft, { status: "failed", output, meter, error: failure }) });
+            send("response.failed", {
+              response: responseObject(draft, { status: "failed", output, meter, error: failure }),
+            });
             end();
           },
         );

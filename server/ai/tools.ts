@@ -1,9 +1,17 @@
+import { buildOperationNodeForField } from "@graphql-tools/utils";
 import {
   astFromValue,
+  type DocumentNode,
   execute,
-  getNullableType,
+  type GraphQLArgument,
+  type GraphQLError,
+  type GraphQLField,
   GraphQLID,
+  type GraphQLInputField,
+  type GraphQLInputType,
+  type GraphQLSchema,
   GraphQLString,
+  getNullableType,
   isEnumType,
   isInputObjectType,
   isListType,
@@ -12,25 +20,17 @@ import {
   Kind,
   OperationTypeNode,
   valueFromASTUntyped,
-  type DocumentNode,
-  type GraphQLArgument,
-  type GraphQLError,
-  type GraphQLField,
-  type GraphQLInputField,
-  type GraphQLInputType,
-  type GraphQLSchema,
 } from "graphql";
-import { buildOperationNodeForField } from "@graphql-tools/utils";
 import { createSofa } from "sofa-api";
 import type { Context } from "../../schema/context.ts";
 import { DEFAULT_LIMIT, encodeCursor, MAX_LIMIT } from "../../schema/lib/cursor.ts";
 import { ApiError, isApiError, validationFailed } from "../../schema/lib/errors.ts";
 import { restView } from "../../schema/lib/rest.ts";
-import { findApiError } from "../http/error-response.ts";
 import { maskError } from "../graphql/errors.ts";
+import { findApiError } from "../http/error-response.ts";
 import { restVariables } from "../rest/input.ts";
 import { isListRoute } from "../rest/operations.ts";
-import { routeTable, type RouteEntry } from "../rest/view.ts";
+import { type RouteEntry, routeTable } from "../rest/view.ts";
 
 /** A JSON Schema object (draft 2020-12 subset that function-calling models read). */
 export type JsonSchema = Record<string, unknown>;
@@ -80,7 +80,11 @@ const SCALARS: Record<string, JsonSchema> = {
   Int: { type: "integer" },
   Float: { type: "number" },
   Boolean: { type: "boolean" },
-  DateTime: { type: "string", format: "date-time", description: "ISO 8601 with a time zone, e.g. 2026-11-21T10:00:00.000Z." },
+  DateTime: {
+    type: "string",
+    format: "date-time",
+    description: "ISO 8601 with a time zone, e.g. 2026-11-21T10:00:00.000Z.",
+  },
   Date: { type: "string", format: "date", description: "YYYY-MM-DD." },
   Money: { type: "number", minimum: 0 },
   Quantity: { type: "number", minimum: 0 },
@@ -96,7 +100,12 @@ const and = (...rules: ScopeRequirement[]): ScopeRequirement => dedupe(rules.fla
 
 function or(...rules: ScopeRequirement[]): ScopeRequirement {
   // (a ∧ b) ∨ c = (a ∨ c) ∧ (b ∨ c): distribute the clauses; an empty rule (always true) wins.
-  return dedupe(rules.reduce<ScopeRequirement>((left, right) => left.flatMap((a) => right.map((b) => [...new Set([...a, ...b])])), [[]]));
+  return dedupe(
+    rules.reduce<ScopeRequirement>(
+      (left, right) => left.flatMap((a) => right.map((b) => [...new Set([...a, ...b])])),
+      [[]],
+    ),
+  );
 }
 
 function dedupe(rule: ScopeRequirement): ScopeRequirement {
@@ -120,8 +129,10 @@ function requirementOf(scopes: unknown, all = false): ScopeRequirement | undefin
   for (const [kind, parameter] of Object.entries(scopes)) {
     let part: ScopeRequirement | undefined;
     if (kind === "scope" && typeof parameter === "string") part = [[parameter]];
-    else if (kind === "scope" && Array.isArray(parameter) && parameter.every((s) => typeof s === "string")) part = parameter.map((s: string) => [s]);
-    else if (kind === "readable" && typeof parameter === "string") part = [[`${parameter}.read`, `${parameter}.write`]];
+    else if (kind === "scope" && Array.isArray(parameter) && parameter.every((s) => typeof s === "string"))
+      part = parameter.map((s: string) => [s]);
+    else if (kind === "readable" && typeof parameter === "string")
+      part = [[`${parameter}.read`, `${parameter}.write`]];
     else if (kind === "$all") part = requirementOf(parameter, true);
     else if (kind === "$any") part = requirementOf(parameter, false);
     if (!part) return undefined;
@@ -133,7 +144,8 @@ function requirementOf(scopes: unknown, all = false): ScopeRequirement | undefin
 
 /** The scope-auth config of a built field: Pothos keeps the field's options in its extensions. */
 function fieldScopes(field: GraphQLField<unknown, unknown>): ScopeRequirement | undefined {
-  const options = (field.extensions as { pothosOptions?: { authScopes?: unknown } } | undefined)?.pothosOptions;
+  const options = (field.extensions as { pothosOptions?: { authScopes?: unknown } } | undefined)
+    ?.pothosOptions;
   return requirementOf(options?.authScopes);
 }
 
@@ -155,7 +167,8 @@ function jsonDefault(input: GraphQLArgument | GraphQLInputField): unknown {
 }
 
 function limitsOf(extensions: Readonly<Record<string, unknown>> | null | undefined): JsonSchema {
-  const number = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+  const number = (value: unknown) =>
+    typeof value === "number" && Number.isFinite(value) ? value : undefined;
   const maxLength = number(extensions?.maxLength);
   const maxItems = number(extensions?.maxItems);
   return { ...(maxLength !== undefined && { maxLength }), ...(maxItems !== undefined && { maxItems }) };
@@ -165,15 +178,26 @@ function typeSchema(type: GraphQLInputType, limits: JsonSchema, depth: number): 
   const inner = getNullableType(type);
   if (isListType(inner)) {
     const { maxItems, ...rest } = limits;
-    return { type: "array", items: typeSchema(inner.ofType, rest, depth), ...(maxItems !== undefined && { maxItems }) };
+    return {
+      type: "array",
+      items: typeSchema(inner.ofType, rest, depth),
+      ...(maxItems !== undefined && { maxItems }),
+    };
   }
   if (isEnumType(inner)) {
-    return { type: "string", enum: inner.getValues().map((value) => value.name), ...(inner.description && { description: inner.description }) };
+    return {
+      type: "string",
+      enum: inner.getValues().map((value) => value.name),
+      ...(inner.description && { description: inner.description }),
+    };
   }
   if (isScalarType(inner)) {
     const known = SCALARS[inner.name];
-    const schema: JsonSchema = known ? { ...known } : { type: "string", ...(inner.description && { description: inner.description }) };
-    if ((inner === GraphQLString || inner === GraphQLID) && limits.maxLength !== undefined) schema.maxLength = limits.maxLength;
+    const schema: JsonSchema = known
+      ? { ...known }
+      : { type: "string", ...(inner.description && { description: inner.description }) };
+    if ((inner === GraphQLString || inner === GraphQLID) && limits.maxLength !== undefined)
+      schema.maxLength = limits.maxLength;
     return schema;
   }
   if (isInputObjectType(inner)) {
@@ -184,17 +208,27 @@ function typeSchema(type: GraphQLInputType, limits: JsonSchema, depth: number): 
   return {};
 }
 
-const isRequired = (input: GraphQLArgument | GraphQLInputField) => isNonNullType(input.type) && input.defaultValue === undefined;
+const isRequired = (input: GraphQLArgument | GraphQLInputField) =>
+  isNonNullType(input.type) && input.defaultValue === undefined;
 
 function inputSchema(input: GraphQLArgument | GraphQLInputField, depth: number): JsonSchema {
   const schema = typeSchema(input.type, limitsOf(input.extensions), depth);
   // The argument's own description; its type's (an enum's, a scalar's) when it has none.
-  const description = input.description || (typeof schema.description === "string" ? schema.description : undefined);
+  const description =
+    input.description || (typeof schema.description === "string" ? schema.description : undefined);
   const defaultValue = jsonDefault(input);
-  return { ...schema, ...(description && { description }), ...(defaultValue !== undefined && { default: defaultValue }) };
+  return {
+    ...schema,
+    ...(description && { description }),
+    ...(defaultValue !== undefined && { default: defaultValue }),
+  };
 }
 
-function objectSchema(inputs: readonly (GraphQLArgument | GraphQLInputField)[], depth: number, description?: string | null): JsonSchema {
+function objectSchema(
+  inputs: readonly (GraphQLArgument | GraphQLInputField)[],
+  depth: number,
+  description?: string | null,
+): JsonSchema {
   const required = inputs.filter(isRequired).map((input) => input.name);
   return {
     type: "object",
@@ -236,7 +270,11 @@ function build(schema: GraphQLSchema): Built {
     const parameters = objectSchema(field.args, 0);
     const limit = (parameters.properties as Record<string, JsonSchema>).limit;
     if (limit && maxLimit !== undefined) {
-      Object.assign(limit, { minimum: 1, maximum: maxLimit, description: `How many objects a page holds: 1–${maxLimit}, default ${Math.min(DEFAULT_LIMIT, maxLimit)}.` });
+      Object.assign(limit, {
+        minimum: 1,
+        maximum: maxLimit,
+        description: `How many objects a page holds: 1–${maxLimit}, default ${Math.min(DEFAULT_LIMIT, maxLimit)}.`,
+      });
     }
     const operation = buildOperationNodeForField({
       schema: view,
@@ -271,7 +309,10 @@ export function workspaceTools(schema: GraphQLSchema): ToolDefinition[] {
 }
 
 /** The tools a credential holding `scopes` may call (a tool without a requirement is always there). */
-export function toolsFor(definitions: readonly ToolDefinition[], scopes: ReadonlySet<string>): ToolDefinition[] {
+export function toolsFor(
+  definitions: readonly ToolDefinition[],
+  scopes: ReadonlySet<string>,
+): ToolDefinition[] {
   return definitions.filter((definition) => allows(definition.scopes, scopes));
 }
 
@@ -290,7 +331,11 @@ function toolError(error: ApiError): ToolError {
 
 /** The API error behind a GraphQL error; anything else is logged and becomes internal_error (or service_unavailable). */
 function apiErrorOf(error: GraphQLError | Error): ApiError {
-  return findApiError(error) ?? findApiError(maskError(error)) ?? new ApiError(500, "api_error", "internal_error", "An unexpected error occurred.");
+  return (
+    findApiError(error) ??
+    findApiError(maskError(error)) ??
+    new ApiError(500, "api_error", "internal_error", "An unexpected error occurred.")
+  );
 }
 
 const utf8Length = (text: string) => Buffer.byteLength(text, "utf8");
@@ -303,7 +348,10 @@ interface ListShape {
 }
 
 const isList = (value: unknown): value is ListShape =>
-  typeof value === "object" && value !== null && (value as ListShape).object === "list" && Array.isArray((value as ListShape).data);
+  typeof value === "object" &&
+  value !== null &&
+  (value as ListShape).object === "list" &&
+  Array.isArray((value as ListShape).data);
 
 /**
  * Keeps a result within `maxBytes` of JSON. A list keeps the items that fit and says where the
@@ -324,7 +372,12 @@ export function capResult(result: ToolResult, maxBytes = TOOL_OUTPUT_MAX_BYTES):
       const last = kept[kept.length - 1];
       const candidate: ToolResult = {
         ok: true,
-        data: { ...data, data: kept, has_more: true, next_cursor: typeof last?.id === "string" ? encodeCursor(last.id) : data.next_cursor },
+        data: {
+          ...data,
+          data: kept,
+          has_more: true,
+          next_cursor: typeof last?.id === "string" ? encodeCursor(last.id) : data.next_cursor,
+        },
         note: `Only the first ${count} of the ${items.length} items fit in ${maxBytes / 1024} KiB: pass next_cursor as cursor for the rest, or ask for fewer with limit.`,
       };
       if (utf8Length(JSON.stringify(candidate)) <= maxBytes) {
@@ -341,7 +394,9 @@ export function capResult(result: ToolResult, maxBytes = TOOL_OUTPUT_MAX_BYTES):
   // The longest beginning whose escaped form still fits.
   while (low < high) {
     const length = Math.ceil((low + high) / 2);
-    const fits = utf8Length(JSON.stringify({ ok: true, truncated: true, note, partial_json: text.slice(0, length) })) <= maxBytes;
+    const fits =
+      utf8Length(JSON.stringify({ ok: true, truncated: true, note, partial_json: text.slice(0, length) })) <=
+      maxBytes;
     if (fits) low = length;
     else high = length - 1;
   }
@@ -357,14 +412,31 @@ export function capResult(result: ToolResult, maxBytes = TOOL_OUTPUT_MAX_BYTES):
  * full schema with the caller's context, so every scope rule still applies. Never throws for the
  * model's mistakes or the caller's lack of scope: they come back as `{ok: false, error}`.
  */
-export async function runTool(definition: ToolDefinition, args: unknown, context: Context, schema: GraphQLSchema): Promise<ToolResult> {
+export async function runTool(
+  definition: ToolDefinition,
+  args: unknown,
+  context: Context,
+  schema: GraphQLSchema,
+): Promise<ToolResult> {
   const own = build(schema).routes.get(definition.name);
-  if (!own) return { ok: false, error: { code: "unknown_tool", message: `There is no tool named '${definition.name}'.` } };
+  if (!own)
+    return {
+      ok: false,
+      error: { code: "unknown_tool", message: `There is no tool named '${definition.name}'.` },
+    };
   let variables: Record<string, unknown>;
   try {
     const input = args === undefined || args === null ? {} : args;
-    if (typeof input !== "object" || Array.isArray(input)) throw validationFailed("arguments", "The arguments must be a JSON object.");
-    variables = restVariables(schema, "GET", own.entry, {}, new URLSearchParams(), input as Record<string, unknown>);
+    if (typeof input !== "object" || Array.isArray(input))
+      throw validationFailed("arguments", "The arguments must be a JSON object.");
+    variables = restVariables(
+      schema,
+      "GET",
+      own.entry,
+      {},
+      new URLSearchParams(),
+      input as Record<string, unknown>,
+    );
     const limit = variables.limit;
     const most = own.maxLimit ?? MAX_LIMIT;
     if ("limit" in variables && typeof limit === "number" && (limit > most || limit < 1)) {
@@ -376,7 +448,12 @@ export async function runTool(definition: ToolDefinition, args: unknown, context
   }
   let result: Awaited<ReturnType<typeof execute>>;
   try {
-    result = await execute({ schema, document: definition.document, variableValues: variables, contextValue: context });
+    result = await execute({
+      schema,
+      document: definition.document,
+      variableValues: variables,
+      contextValue: context,
+    });
   } catch (error) {
     return { ok: false, error: toolError(apiErrorOf(error as Error)) };
   }

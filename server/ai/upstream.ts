@@ -14,9 +14,20 @@ export interface ChatUpstream {
 
 export const upstreamError = (message: string) => new ApiError(502, "api_error", "upstream_error", message);
 export const upstreamTimeout = (seconds: number) =>
-  new ApiError(504, "api_error", "upstream_timeout", `The AI provider did not answer within ${seconds} s. Retry later.`);
+  new ApiError(
+    504,
+    "api_error",
+    "upstream_timeout",
+    `The AI provider did not answer within ${seconds} s. Retry later.`,
+  );
 export const aiUnavailable = () =>
-  new ApiError(503, "api_error", "ai_unavailable", "AI is not configured on this server (no AI_UPSTREAM_URL).", { headers: { "Retry-After": "60" } });
+  new ApiError(
+    503,
+    "api_error",
+    "ai_unavailable",
+    "AI is not configured on this server (no AI_UPSTREAM_URL).",
+    { headers: { "Retry-After": "60" } },
+  );
 
 /**
  * The provider over HTTP. Its answers come back with the key (AI_UPSTREAM_API_KEY) taken out of

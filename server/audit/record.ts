@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { recordAudit, type AuditAction, type AuditActor, type AuditOrigin } from "../../schema/lib/audit.ts";
-import { requestState } from "../http/request-state.ts";
+import { type AuditAction, type AuditActor, type AuditOrigin, recordAudit } from "../../schema/lib/audit.ts";
 import { normalEmail } from "../accounts/workspaces.ts";
+import { requestState } from "../http/request-state.ts";
 
 type Tx = Prisma.TransactionClient;
 
@@ -21,7 +21,11 @@ export function requestOrigin(actor: AuditActor): AuditOrigin {
  *
  * @example requestOrigin(userActor({ id: "usr_…", email: "ada@example.com" }))
  */
-export const userActor = (user: { id: string; email: string }): AuditActor => ({ type: "user", id: user.id, email: user.email });
+export const userActor = (user: { id: string; email: string }): AuditActor => ({
+  type: "user",
+  id: user.id,
+  email: user.email,
+});
 
 /** The workspaces `userId` belongs to: what a user does to their account is recorded in each of them. */
 async function workspacesOf(tx: Tx, userId: string): Promise<string[]> {
@@ -36,8 +40,16 @@ async function workspacesOf(tx: Tx, userId: string): Promise<string[]> {
  *
  * @example await createSession(db, userId, (tx) => recordAccountAudit(tx, user, "session.signed_in"))
  */
-export async function recordAccountAudit(tx: Tx, user: { id: string; email: string }, action: AuditAction): Promise<void> {
-  await recordAudit(tx, requestOrigin(userActor(user)), { action, targetId: user.id, workspaceId: await workspacesOf(tx, user.id) });
+export async function recordAccountAudit(
+  tx: Tx,
+  user: { id: string; email: string },
+  action: AuditAction,
+): Promise<void> {
+  await recordAudit(tx, requestOrigin(userActor(user)), {
+    action,
+    targetId: user.id,
+    workspaceId: await workspacesOf(tx, user.id),
+  });
 }
 
 /**
@@ -50,7 +62,10 @@ export async function recordAccountAudit(tx: Tx, user: { id: string; email: stri
  */
 export async function recordSignInFailure(db: PrismaClient, email: string): Promise<void> {
   const address = normalEmail(email);
-  const memberships = await db.membership.findMany({ where: { user: { email: address } }, select: { workspaceId: true, userId: true } });
+  const memberships = await db.membership.findMany({
+    where: { user: { email: address } },
+    select: { workspaceId: true, userId: true },
+  });
   const userId = memberships[0]?.userId;
   if (!userId) return;
   await recordAudit(db, requestOrigin({ type: "user", id: null, email: address }), {
@@ -67,10 +82,18 @@ export async function recordSignInFailure(db: PrismaClient, email: string): Prom
  *
  * @example await recordUserAudit(tx, userId, { action: "agent_registration.approved", targetId: registration.id, workspaceId })
  */
-export async function recordUserAudit(tx: Tx, userId: string, entry: { action: AuditAction; targetId: string; workspaceId: string | null }): Promise<void> {
+export async function recordUserAudit(
+  tx: Tx,
+  userId: string,
+  entry: { action: AuditAction; targetId: string; workspaceId: string | null },
+): Promise<void> {
   if (!entry.workspaceId) return;
   const user = await tx.user.findUnique({ where: { id: userId }, select: { email: true } });
-  await recordAudit(tx, requestOrigin({ type: "user", id: userId, email: user?.email ?? null }), { action: entry.action, targetId: entry.targetId, workspaceId: entry.workspaceId });
+  await recordAudit(tx, requestOrigin({ type: "user", id: userId, email: user?.email ?? null }), {
+    action: entry.action,
+    targetId: entry.targetId,
+    workspaceId: entry.workspaceId,
+  });
 }
 
 /**
@@ -79,14 +102,29 @@ export async function recordUserAudit(tx: Tx, userId: string, entry: { action: A
  *
  * @example await recordProviderRevocations(tx, issuer, [{ id: "areg_…", workspaceId: "ws_…" }])
  */
-export async function recordProviderRevocations(tx: Tx, issuer: string, registrations: { id: string; workspaceId: string | null }[]): Promise<void> {
+export async function recordProviderRevocations(
+  tx: Tx,
+  issuer: string,
+  registrations: { id: string; workspaceId: string | null }[],
+): Promise<void> {
   const workspaceIds = [...new Set(registrations.flatMap((r) => (r.workspaceId ? [r.workspaceId] : [])))];
   if (workspaceIds.length === 0) return;
-  const entries = await tx.trustedProvider.findMany({ where: { issuer, workspaceId: { in: workspaceIds } }, select: { id: true, workspaceId: true } });
+  const entries = await tx.trustedProvider.findMany({
+    where: { issuer, workspaceId: { in: workspaceIds } },
+    select: { id: true, workspaceId: true },
+  });
   const entryOf = new Map(entries.map((entry) => [entry.workspaceId, entry.id]));
   for (const registration of registrations) {
     if (!registration.workspaceId) continue;
-    const origin = requestOrigin({ type: "system", id: entryOf.get(registration.workspaceId) ?? null, email: null });
-    await recordAudit(tx, origin, { action: "agent_registration.revoked", targetId: registration.id, workspaceId: registration.workspaceId });
+    const origin = requestOrigin({
+      type: "system",
+      id: entryOf.get(registration.workspaceId) ?? null,
+      email: null,
+    });
+    await recordAudit(tx, origin, {
+      action: "agent_registration.revoked",
+      targetId: registration.id,
+      workspaceId: registration.workspaceId,
+    });
   }
 }

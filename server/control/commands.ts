@@ -1,12 +1,12 @@
 import { parseArgs } from "node:util";
-import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Revocations } from "../../schema/context.ts";
+import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { CLI_ORIGIN, recordAudit } from "../../schema/lib/audit.ts";
 import { PLANS, type PlanName } from "../../schema/lib/plans.ts";
 import { isScope, SCOPES } from "../../schema/lib/scopes.ts";
+import { createWorkspace } from "../accounts/workspaces.ts";
 import { KEY_PUBLISH_LEAD_MS, type SigningKeys } from "../agents/keys.ts";
 import { createApiKey, revokeApiKey } from "../auth/api-keys.ts";
-import { createWorkspace } from "../accounts/workspaces.ts";
 import { CommandError, UsageError } from "./errors.ts";
 import { keysText, listKeys, listWorkspaces, workspacesText } from "./listings.ts";
 import { MAX_REQUEST_BYTES } from "./protocol.ts";
@@ -64,10 +64,18 @@ function workspaceId(values: Record<string, unknown>): string {
 
 function parseScopes(text: string): string[] {
   if (text === "all") return [...SCOPES];
-  const scopes = [...new Set(text.split(",").map((s) => s.trim()).filter(Boolean))];
+  const scopes = [
+    ...new Set(
+      text
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = scopes.filter((s) => !isScope(s));
   if (scopes.length === 0) throw new UsageError("--scopes needs at least one scope, or all.");
-  if (unknown.length > 0) throw new UsageError(`Unknown scope(s): ${unknown.join(", ")}. Known: ${SCOPES.join(", ")}.`);
+  if (unknown.length > 0)
+    throw new UsageError(`Unknown scope(s): ${unknown.join(", ")}. Known: ${SCOPES.join(", ")}.`);
   return scopes;
 }
 
@@ -77,18 +85,35 @@ const commands: Record<string, Command> = {
   "workspace create": (args) => {
     const { values } = parseArgs({
       args,
-      options: { name: { type: "string" }, plan: { type: "string" }, "owner-email": { type: "string" }, "owner-password": { type: "string" }, json },
+      options: {
+        name: { type: "string" },
+        plan: { type: "string" },
+        "owner-email": { type: "string" },
+        "owner-password": { type: "string" },
+        json,
+      },
     });
     const name = required(values, "name");
     const plan = required(values, "plan");
     const ownerEmail = required(values, "owner-email");
     if (!PLANS.includes(plan as PlanName)) throw new UsageError(`--plan must be one of ${PLANS.join(", ")}.`);
     return async ({ prisma }) => {
-      const created = await createWorkspace(prisma, { name, plan: plan as PlanName, ownerEmail, ownerPassword: values["owner-password"] }, (tx, made) =>
-        recordAudit(tx, CLI_ORIGIN, { action: "workspace.created", targetId: made.workspaceId, workspaceId: made.workspaceId }),
+      const created = await createWorkspace(
+        prisma,
+        { name, plan: plan as PlanName, ownerEmail, ownerPassword: values["owner-password"] },
+        (tx, made) =>
+          recordAudit(tx, CLI_ORIGIN, {
+            action: "workspace.created",
+            targetId: made.workspaceId,
+            workspaceId: made.workspaceId,
+          }),
       );
       const generated = values["owner-password"] ? null : created.owner_password;
-      const json = { workspace_id: created.workspace_id, owner_id: created.owner_id, ...(generated && { owner_password: generated }) };
+      const json = {
+        workspace_id: created.workspace_id,
+        owner_id: created.owner_id,
+        ...(generated && { owner_password: generated }),
+      };
       const text = `workspace ${created.workspace_id} created, owner ${created.owner_id}${generated ? `\nowner password (shown once): ${generated}` : ""}`;
       return { json, text };
     };
@@ -97,21 +122,31 @@ const commands: Record<string, Command> = {
     parseArgs({ args, options: { json } });
     return async ({ prisma }) => {
       const data = await listWorkspaces(prisma);
-      return { json: { object: "list", data, has_more: false, next_cursor: null }, text: workspacesText(data) };
+      return {
+        json: { object: "list", data, has_more: false, next_cursor: null },
+        text: workspacesText(data),
+      };
     };
   },
   "keys create": (args) => {
-    const { values } = parseArgs({ args, options: { workspace: { type: "string" }, scopes: { type: "string" }, name: { type: "string" }, json } });
+    const { values } = parseArgs({
+      args,
+      options: { workspace: { type: "string" }, scopes: { type: "string" }, name: { type: "string" }, json },
+    });
     const id = workspaceId(values);
     const scopes = parseScopes(required(values, "scopes"));
     return async ({ prisma }) => {
-      if (!(await prisma.workspace.findUnique({ where: { id }, select: { id: true } }))) throw new CommandError(`No workspace ${id}.`);
+      if (!(await prisma.workspace.findUnique({ where: { id }, select: { id: true } })))
+        throw new CommandError(`No workspace ${id}.`);
       const key = await prisma.$transaction(async (tx) => {
         const made = await createApiKey(tx, { workspaceId: id, scopes, name: values.name });
         await recordAudit(tx, CLI_ORIGIN, { action: "api_key.created", targetId: made.id, workspaceId: id });
         return made;
       });
-      return { json: key, text: `key ${key.id} created (shown once):\n${key.key}\nscopes: ${key.scopes.join(" ")}` };
+      return {
+        json: key,
+        text: `key ${key.id} created (shown once):\n${key.key}\nscopes: ${key.scopes.join(" ")}`,
+      };
     };
   },
   "keys list": (args) => {
@@ -129,7 +164,11 @@ const commands: Record<string, Command> = {
     if (!KEY_ID.test(id)) throw new UsageError(`keys revoke takes a key id (key_…), not '${id}'.`);
     return async ({ prisma, revocations }) => {
       const audit = (tx: Prisma.TransactionClient, key: { workspaceId: string }) =>
-        recordAudit(tx, CLI_ORIGIN, { action: "api_key.revoked", targetId: id, workspaceId: key.workspaceId });
+        recordAudit(tx, CLI_ORIGIN, {
+          action: "api_key.revoked",
+          targetId: id,
+          workspaceId: key.workspaceId,
+        });
       if (!(await revokeApiKey(prisma, id, audit))) throw new CommandError(`No key ${id}.`);
       await revocations.revoked("api_key", [id]);
       return { json: { id, revoked: true }, text: `key ${id} revoked` };
@@ -150,7 +189,10 @@ const commands: Record<string, Command> = {
     parseArgs({ args, options: { json } });
     return async ({ migrate }) => {
       const applied = await migrate();
-      return { json: { applied }, text: applied.length ? `applied: ${applied.join(", ")}` : "database is up to date" };
+      return {
+        json: { applied },
+        text: applied.length ? `applied: ${applied.join(", ")}` : "database is up to date",
+      };
     };
   },
 };
@@ -166,7 +208,9 @@ export function prepare(argv: string[]): PreparedCommand {
   const group = argv[0] ?? "";
   const sub = GROUPS.includes(group) ? (argv[1] ?? "") : undefined;
   if (sub !== undefined && (sub === "" || sub.startsWith("-"))) {
-    const known = Object.keys(commands).filter((c) => c.startsWith(`${group} `)).map((c) => c.split(" ")[1]);
+    const known = Object.keys(commands)
+      .filter((c) => c.startsWith(`${group} `))
+      .map((c) => c.split(" ")[1]);
     throw new UsageError(`${group} needs a sub-command: ${known.join(", ")}.`);
   }
   const name = sub === undefined ? group : `${group} ${sub}`;

@@ -1,7 +1,7 @@
-import { ConfigError } from "../runtime/config.ts";
+import { WorkspaceInputError } from "../accounts/workspaces.ts";
 import { DatabaseLockedError } from "../db/lock.ts";
 import { MigrationError } from "../db/migrate.ts";
-import { WorkspaceInputError } from "../accounts/workspaces.ts";
+import { ConfigError } from "../runtime/config.ts";
 
 /** Bad arguments: the message is followed by the usage, and the exit code is 2. */
 export class UsageError extends Error {}
@@ -25,7 +25,8 @@ export function oneLine(message: string, max = 500): string {
 
 /** Any error a command can throw, as the CLI reports it: the same on either side of the socket. */
 export function classify(error: unknown): Failure {
-  if (error instanceof UsageError || isParseArgsError(error)) return { exit: 2, message: (error as Error).message };
+  if (error instanceof UsageError || isParseArgsError(error))
+    return { exit: 2, message: (error as Error).message };
   // An e-mail or password that createWorkspace refuses is an invalid flag value.
   if (error instanceof WorkspaceInputError) return { exit: 2, message: error.message };
   if (

@@ -35,7 +35,15 @@ export async function listKeys(prisma: PrismaClient, workspaceId: string): Promi
   const rows = await prisma.apiKey.findMany({
     where: { workspaceId },
     orderBy: { id: "desc" },
-    select: { id: true, name: true, prefix: true, scopes: true, createdAt: true, lastUsedAt: true, revokedAt: true },
+    select: {
+      id: true,
+      name: true,
+      prefix: true,
+      scopes: true,
+      createdAt: true,
+      lastUsedAt: true,
+      revokedAt: true,
+    },
   });
   return rows.map((row) => ({
     object: "api_key",
@@ -51,10 +59,17 @@ export async function listKeys(prisma: PrismaClient, workspaceId: string): Promi
 
 export async function listWorkspaces(prisma: PrismaClient): Promise<WorkspaceListing[]> {
   const [rows, all, active] = await Promise.all([
-    prisma.workspace.findMany({ orderBy: { id: "desc" }, select: { id: true, name: true, plan: true, createdAt: true } }),
+    prisma.workspace.findMany({
+      orderBy: { id: "desc" },
+      select: { id: true, name: true, plan: true, createdAt: true },
+    }),
     prisma.apiKey.groupBy({ by: ["workspaceId"], _count: { _all: true } }),
     // A rotated key in its grace period still works: it is active until its revoked_at.
-    prisma.apiKey.groupBy({ by: ["workspaceId"], where: { OR: [{ revokedAt: null }, { revokedAt: { gt: new Date() } }] }, _count: { _all: true } }),
+    prisma.apiKey.groupBy({
+      by: ["workspaceId"],
+      where: { OR: [{ revokedAt: null }, { revokedAt: { gt: new Date() } }] },
+      _count: { _all: true },
+    }),
   ]);
   const counts = (groups: typeof all) => new Map(groups.map((g) => [g.workspaceId, g._count._all]));
   const total = counts(all);
@@ -73,7 +88,9 @@ export async function listWorkspaces(prisma: PrismaClient): Promise<WorkspaceLis
 /** Columns padded to their widest cell; the last column is not padded. */
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((cells) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")).join("\n");
+  return [header, ...rows]
+    .map((cells) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  "))
+    .join("\n");
 }
 
 const shortTime = (value: string | null) => (value ? value.replace(/\.\d{3}Z$/, "Z") : "-");
@@ -84,7 +101,15 @@ export function keysText(workspaceId: string, keys: KeyListing[]): string {
   if (keys.length === 0) return `no keys in workspace ${workspaceId}`;
   return table(
     ["ID", "NAME", "PREFIX", "CREATED", "LAST USED", "REVOKED", "SCOPES"],
-    keys.map((k) => [k.id, k.name ?? "-", k.prefix, shortTime(k.created_at), shortTime(k.last_used_at), shortTime(k.revoked_at), scopeText(k.scopes)]),
+    keys.map((k) => [
+      k.id,
+      k.name ?? "-",
+      k.prefix,
+      shortTime(k.created_at),
+      shortTime(k.last_used_at),
+      shortTime(k.revoked_at),
+      scopeText(k.scopes),
+    ]),
   );
 }
 
@@ -92,6 +117,13 @@ export function workspacesText(workspaces: WorkspaceListing[]): string {
   if (workspaces.length === 0) return "no workspaces";
   return table(
     ["ID", "PLAN", "CREATED", "KEYS", "ACTIVE", "NAME"],
-    workspaces.map((w) => [w.id, w.plan, shortTime(w.created_at), String(w.key_count), String(w.active_key_count), w.name]),
+    workspaces.map((w) => [
+      w.id,
+      w.plan,
+      shortTime(w.created_at),
+      String(w.key_count),
+      String(w.active_key_count),
+      w.name,
+    ]),
   );
 }

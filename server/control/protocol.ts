@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import type { Failure } from "./errors.ts";
 import type { Output } from "./commands.ts";
+import type { Failure } from "./errors.ts";
 
 /**
  * The control socket speaks one exchange per connection: the CLI writes one JSON line
@@ -40,7 +40,8 @@ export function parseRequest(line: string): ControlRequest | null {
   }
   if (typeof value !== "object" || value === null) return null;
   const { v, argv } = value as Record<string, unknown>;
-  if (v !== PROTOCOL_VERSION || !Array.isArray(argv) || !argv.every((a) => typeof a === "string")) return null;
+  if (v !== PROTOCOL_VERSION || !Array.isArray(argv) || !argv.every((a) => typeof a === "string"))
+    return null;
   return { v, argv };
 }
 
@@ -56,7 +57,8 @@ export function parseResponse(line: string): ControlResponse | null {
   if (r.exit === 0 && typeof r.json === "object" && r.json !== null && typeof r.text === "string") {
     return { exit: 0, json: r.json, text: r.text };
   }
-  if ((r.exit === 1 || r.exit === 2) && typeof r.message === "string") return { exit: r.exit, message: r.message };
+  if ((r.exit === 1 || r.exit === 2) && typeof r.message === "string")
+    return { exit: r.exit, message: r.message };
   return null;
 }
 

@@ -1,6 +1,6 @@
 import type { Revocations, RevokedKind } from "../../schema/context.ts";
-import { openRedis, redisNamespace } from "../runtime/redis.ts";
 import { RevocationBus } from "../auth/revocations.ts";
+import { openRedis, redisNamespace } from "../runtime/redis.ts";
 
 /**
  * A CLI run's way to tell the deployment's servers of a revocation: through Redis when REDIS_URL
@@ -18,7 +18,9 @@ export class CliRevocations implements Revocations {
 
   async revoked(kind: RevokedKind, ids: readonly string[]): Promise<void> {
     if (!this.redisUrl || ids.length === 0) return;
-    this.bus ??= openRedis(this.redisUrl).then((redis) => RevocationBus.publisher(redis!, redisNamespace(this.deploymentId)));
+    this.bus ??= openRedis(this.redisUrl).then((redis) =>
+      RevocationBus.publisher(redis!, redisNamespace(this.deploymentId)),
+    );
     await (await this.bus).revoked(kind, ids);
   }
 

@@ -1,13 +1,13 @@
-import { loadConfig, type Config } from "../runtime/config.ts";
 import { agentKeyBox, SigningKeys } from "../agents/keys.ts";
 import { DatabaseLockedError } from "../db/lock.ts";
 import { MigrationError } from "../db/migrate.ts";
-import { openDatabase, type Database } from "../db/open.ts";
-import { prepare, USAGE, type PreparedCommand } from "./commands.ts";
+import { type Database, openDatabase } from "../db/open.ts";
+import { type Config, loadConfig } from "../runtime/config.ts";
+import { type PreparedCommand, prepare, USAGE } from "./commands.ts";
+import { classify, errorText, type Failure, oneLine } from "./errors.ts";
+import { type ControlResponse, controlSocketPath } from "./protocol.ts";
 import { CliRevocations } from "./revocations.ts";
-import { classify, errorText, oneLine, type Failure } from "./errors.ts";
-import { controlSocketPath, type ControlResponse } from "./protocol.ts";
-import { sendCommand, SocketUnavailableError } from "./socket-client.ts";
+import { SocketUnavailableError, sendCommand } from "./socket-client.ts";
 
 /** Where a CLI run reads its settings and writes its lines: the process's own, or a caller's. */
 export interface CliIO {
@@ -34,7 +34,11 @@ function describeDatabase(config: Config): string {
 }
 
 /** The embedded database belongs to the running server: its control socket runs the command. */
-async function viaServer(config: Config, argv: string[], locked: DatabaseLockedError): Promise<ControlResponse> {
+async function viaServer(
+  config: Config,
+  argv: string[],
+  locked: DatabaseLockedError,
+): Promise<ControlResponse> {
   const path = controlSocketPath(config.dataDir);
   try {
     return await sendCommand(path, argv);
@@ -42,7 +46,9 @@ async function viaServer(config: Config, argv: string[], locked: DatabaseLockedE
     if (error instanceof SocketUnavailableError) {
       return {
         exit: 1,
-        message: oneLine(`${locked.message} Its control socket does not answer: ${error.message}; a server that is still starting answers once it listens.`),
+        message: oneLine(
+          `${locked.message} Its control socket does not answer: ${error.message}; a server that is still starting answers once it listens.`,
+        ),
       };
     }
     return classify(error);
@@ -63,7 +69,15 @@ async function execute(command: PreparedCommand, argv: string[], config: Config)
     const signingKeys = () => new SigningKeys(db.prisma, agentKeyBox(config));
     const revocations = new CliRevocations(config.redisUrl, db.deploymentId);
     try {
-      return { exit: 0, ...(await command.run({ prisma: db.prisma, migrate: async () => db.migrated, signingKeys, revocations })) };
+      return {
+        exit: 0,
+        ...(await command.run({
+          prisma: db.prisma,
+          migrate: async () => db.migrated,
+          signingKeys,
+          revocations,
+        })),
+      };
     } finally {
       await revocations.close();
     }

@@ -1,6 +1,12 @@
 import { createConnection } from "node:net";
 import { CommandError, errorText } from "./errors.ts";
-import { MAX_RESPONSE_BYTES, parseResponse, PROTOCOL_VERSION, readLine, type ControlResponse } from "./protocol.ts";
+import {
+  type ControlResponse,
+  MAX_RESPONSE_BYTES,
+  PROTOCOL_VERSION,
+  parseResponse,
+  readLine,
+} from "./protocol.ts";
 
 /** Nobody listens on the socket: no server, or one still starting or already gone. */
 export class SocketUnavailableError extends CommandError {}
@@ -9,7 +15,11 @@ export class SocketUnavailableError extends CommandError {}
 const ANSWER_TIMEOUT_MS = 60_000;
 
 /** Sends one command to the running server and returns its answer. */
-export function sendCommand(path: string, argv: string[], timeoutMs = ANSWER_TIMEOUT_MS): Promise<ControlResponse> {
+export function sendCommand(
+  path: string,
+  argv: string[],
+  timeoutMs = ANSWER_TIMEOUT_MS,
+): Promise<ControlResponse> {
   return new Promise((resolve, reject) => {
     const socket = createConnection(path);
     let connected = false;
@@ -18,7 +28,11 @@ export function sendCommand(path: string, argv: string[], timeoutMs = ANSWER_TIM
       reject(error);
     };
     socket.setTimeout(timeoutMs, () =>
-      fail(new CommandError(`the server did not answer on its control socket ${path} within ${timeoutMs / 1000} s.`)),
+      fail(
+        new CommandError(
+          `the server did not answer on its control socket ${path} within ${timeoutMs / 1000} s.`,
+        ),
+      ),
     );
     socket.on("error", (error: NodeJS.ErrnoException) => {
       if (connected) return; // readLine reports it
@@ -37,7 +51,14 @@ export function sendCommand(path: string, argv: string[], timeoutMs = ANSWER_TIM
           socket.destroy();
           const response = parseResponse(line);
           if (response) resolve(response);
-          else reject(new CommandError(line ? `the server's answer on ${path} is not one the CLI understands.` : `the server closed its control socket ${path} without an answer.`));
+          else
+            reject(
+              new CommandError(
+                line
+                  ? `the server's answer on ${path} is not one the CLI understands.`
+                  : `the server closed its control socket ${path} without an answer.`,
+              ),
+            );
         },
         (error: Error) => fail(new CommandError(`the control socket ${path} failed: ${errorText(error)}`)),
       );

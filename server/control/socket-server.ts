@@ -1,21 +1,21 @@
 import { chmodSync, rmSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
+import type { Revocations } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { loadMigrations } from "../db/migrate.ts";
 import type { SigningKeys } from "../agents/keys.ts";
+import { loadMigrations } from "../db/migrate.ts";
 import type { Database } from "../db/open.ts";
 import { log } from "../observability/log.ts";
-import { prepare, type CommandContext } from "./commands.ts";
-import type { Revocations } from "../../schema/context.ts";
-import { classify, CommandError } from "./errors.ts";
+import { type CommandContext, prepare } from "./commands.ts";
+import { CommandError, classify } from "./errors.ts";
 import {
+  type ControlResponse,
   controlSocketPath,
   LineTooLongError,
   MAX_REQUEST_BYTES,
   parseRequest,
   readLine,
   socketPathProblem,
-  type ControlResponse,
 } from "./protocol.ts";
 
 export interface ControlSocket {
@@ -30,7 +30,9 @@ const IDLE_MS = 10_000;
 async function pendingMigrations(prisma: PrismaClient): Promise<string[]> {
   const rows = await prisma.$queryRawUnsafe<{ name: string }[]>("select name from _kontor_migrations");
   const applied = new Set(rows.map((r) => r.name));
-  const pending = loadMigrations().filter((m) => !applied.has(m.name)).map((m) => m.name);
+  const pending = loadMigrations()
+    .filter((m) => !applied.has(m.name))
+    .map((m) => m.name);
   if (pending.length > 0) {
     throw new CommandError(
       `The running server does not know ${pending.length} migration(s) (${pending.join(", ")}); restart it, and it applies them on start.`,
@@ -44,14 +46,24 @@ async function pendingMigrations(prisma: PrismaClient): Promise<string[]> {
  * server's database handle: with the embedded database no other process may open it.
  * The caller holds the database lock, so a socket file left by a dead server is ours to remove.
  */
-export async function startControlSocket(dataDir: string, prisma: PrismaClient, signingKeys: SigningKeys, revocations: Revocations): Promise<ControlSocket> {
+export async function startControlSocket(
+  dataDir: string,
+  prisma: PrismaClient,
+  signingKeys: SigningKeys,
+  revocations: Revocations,
+): Promise<ControlSocket> {
   const path = controlSocketPath(dataDir);
   const problem = socketPathProblem(path);
   if (problem) throw new Error(problem);
   rmSync(path, { force: true });
 
   let closing = false;
-  const context: CommandContext = { prisma, migrate: () => pendingMigrations(prisma), signingKeys: () => signingKeys, revocations };
+  const context: CommandContext = {
+    prisma,
+    migrate: () => pendingMigrations(prisma),
+    signingKeys: () => signingKeys,
+    revocations,
+  };
   const sockets = new Set<Socket>();
   /** Connections whose request has not arrived yet: shutdown drops them rather than wait. */
   const waiting = new Set<Socket>();
@@ -69,7 +81,11 @@ export async function startControlSocket(dataDir: string, prisma: PrismaClient, 
     try {
       line = await readLine(socket, MAX_REQUEST_BYTES);
     } catch (error) {
-      if (error instanceof LineTooLongError) answer(socket, { exit: 1, message: `control socket: the request exceeds ${MAX_REQUEST_BYTES} bytes.` });
+      if (error instanceof LineTooLongError)
+        answer(socket, {
+          exit: 1,
+          message: `control socket: the request exceeds ${MAX_REQUEST_BYTES} bytes.`,
+        });
       else socket.destroy();
       return;
     } finally {
@@ -154,12 +170,19 @@ export async function startControlSocket(dataDir: string, prisma: PrismaClient, 
  * The server's hook: embedded databases only (PostgreSQL lets the CLI open its own connection).
  * A socket that cannot be made costs the CLI, not the API, so the server starts anyway.
  */
-export async function openControlSocket(db: Database, dataDir: string, signingKeys: SigningKeys, revocations: Revocations): Promise<ControlSocket | undefined> {
+export async function openControlSocket(
+  db: Database,
+  dataDir: string,
+  signingKeys: SigningKeys,
+  revocations: Revocations,
+): Promise<ControlSocket | undefined> {
   if (db.kind !== "embedded") return undefined;
   try {
     return await startControlSocket(dataDir, db.prisma, signingKeys, revocations);
   } catch (error) {
-    log("warn", "no control socket: CLI commands fail while this server runs", { error: (error as Error).message });
+    log("warn", "no control socket: CLI commands fail while this server runs", {
+      error: (error as Error).message,
+    });
     return undefined;
   }
 }

@@ -1,13 +1,22 @@
 import type { Plugin } from "graphql-yoga";
 import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
+import { recordAudit } from "../../schema/lib/audit.ts";
 import { ApiError, internalError, validationFailed } from "../../schema/lib/errors.ts";
 import { findUnicodeProblem, textProblem } from "../../schema/lib/limits.ts";
-import { clientAddress } from "../http/client-address.ts";
-import type { Config } from "../runtime/config.ts";
-import { errorResponse } from "../http/error-response.ts";
-import { describeError, log } from "../observability/log.ts";
-import { requestState } from "../http/request-state.ts";
+import { acceptInvitation } from "../accounts/invitations.ts";
+import {
+  createAccount,
+  EmailTakenError,
+  isEmail,
+  MAX_EMAIL,
+  MAX_PASSWORD,
+  MAX_WORKSPACE_NAME,
+  MIN_PASSWORD,
+  normalEmail,
+} from "../accounts/workspaces.ts";
+import { recordAccountAudit, recordSignInFailure, requestOrigin, userActor } from "../audit/record.ts";
+import { CSRF_HEADER, csrfFailed } from "../auth/session-auth.ts";
 import {
   changePassword,
   cookieHeader,
@@ -17,21 +26,21 @@ import {
   PRE_SESSION_COOKIE,
   preSessionCsrf,
   readCookie,
-  sameSecret,
   SESSION_COOKIE,
   SESSION_TTL_SECONDS,
-  signInFor,
-  SignUpLimit,
   type SignedInSession,
   type SignIn,
+  SignUpLimit,
+  sameSecret,
+  signInFor,
 } from "../auth/sessions.ts";
-import { createAccount, EmailTakenError, isEmail, MAX_EMAIL, MAX_PASSWORD, MAX_WORKSPACE_NAME, MIN_PASSWORD, normalEmail } from "../accounts/workspaces.ts";
-import { acceptInvitation } from "../accounts/invitations.ts";
-import { recordAudit } from "../../schema/lib/audit.ts";
-import { recordAccountAudit, recordSignInFailure, requestOrigin, userActor } from "../audit/record.ts";
-import { crossOriginRefusal } from "./same-origin.ts";
-import { CSRF_HEADER, csrfFailed } from "../auth/session-auth.ts";
+import { clientAddress } from "../http/client-address.ts";
+import { errorResponse } from "../http/error-response.ts";
+import { requestState } from "../http/request-state.ts";
+import { describeError, log } from "../observability/log.ts";
 import { BODY_LIMITS } from "../policies/body-limits.ts";
+import type { Config } from "../runtime/config.ts";
+import { crossOriginRefusal } from "./same-origin.ts";
 
 /** The dashboard's account API: sign-up, sign-in and the rest, JSON in and out. */
 export const DASHBOARD_API_PATH = "/dashboard/api";
@@ -56,15 +65,47 @@ export interface SessionBody {
   workspaces: { id: string; name: string; plan: string; role: string }[];
 }
 
-const sessionRequired = () => new ApiError(401, "authentication_error", "session_required", "Sign in first: this needs a signed-in session.");
-const invalidCredentials = () => new ApiError(401, "authentication_error", "invalid_credentials", "The e-mail or password is not right.");
-const emailTaken = () => new ApiError(409, "invalid_request_error", "email_taken", "An account with this e-mail address exists already: sign in instead.", { param: "email" });
+const sessionRequired = () =>
+  new ApiError(
+    401,
+    "authentication_error",
+    "session_required",
+    "Sign in first: this needs a signed-in session.",
+  );
+const invalidCredentials = () =>
+  new ApiError(401, "authentication_error", "invalid_credentials", "The e-mail or password is not right.");
+const emailTaken = () =>
+  new ApiError(
+    409,
+    "invalid_request_error",
+    "email_taken",
+    "An account with this e-mail address exists already: sign in instead.",
+    { param: "email" },
+  );
 const tooMany = (what: string, seconds: number) =>
-  new ApiError(429, "rate_limit_error", "rate_limit_exceeded", `Too many ${what} from here. Retry after ${seconds} seconds.`, {
-    headers: { "Retry-After": String(seconds) },
-  });
-const notJson = () => new ApiError(415, "invalid_request_error", "unsupported_media_type", "Send the body as JSON, with 'Content-Type: application/json'.");
-const tooLarge = () => new ApiError(413, "invalid_request_error", "payload_too_large", `The body exceeds ${MAX_ACCOUNT_BODY_BYTES} bytes.`);
+  new ApiError(
+    429,
+    "rate_limit_error",
+    "rate_limit_exceeded",
+    `Too many ${what} from here. Retry after ${seconds} seconds.`,
+    {
+      headers: { "Retry-After": String(seconds) },
+    },
+  );
+const notJson = () =>
+  new ApiError(
+    415,
+    "invalid_request_error",
+    "unsupported_media_type",
+    "Send the body as JSON, with 'Content-Type: application/json'.",
+  );
+const tooLarge = () =>
+  new ApiError(
+    413,
+    "invalid_request_error",
+    "payload_too_large",
+    `The body exceeds ${MAX_ACCOUNT_BODY_BYTES} bytes.`,
+  );
 
 const json = (status: number, body: unknown, cookies: string[] = []) => {
   const headers = new Headers({ "Content-Type": "application/json; charset=utf-8" });
@@ -108,7 +149,11 @@ async function readBody(request: Request, allowed: readonly string[]): Promise<R
   }
   const record = body as Record<string, unknown>;
   const unknown = Object.keys(record).find((name) => !allowed.includes(name));
-  if (unknown !== undefined) throw validationFailed(unknown.slice(0, 100), `Unknown field '${unknown.slice(0, 100)}': this request takes ${allowed.join(", ")}.`);
+  if (unknown !== undefined)
+    throw validationFailed(
+      unknown.slice(0, 100),
+      `Unknown field '${unknown.slice(0, 100)}': this request takes ${allowed.join(", ")}.`,
+    );
   const malformed = findUnicodeProblem(record);
   if (malformed) throw validationFailed(malformed.param, `${malformed.param} ${malformed.problem}.`);
   return record;
@@ -130,13 +175,17 @@ const codePoints = (value: string) => [...value].length;
 
 function email(body: Record<string, unknown>): string {
   const value = normalEmail(text(body, "email", true));
-  if (!isEmail(value)) throw validationFailed("email", `email must be an e-mail address of at most ${MAX_EMAIL} characters.`);
+  if (!isEmail(value))
+    throw validationFailed("email", `email must be an e-mail address of at most ${MAX_EMAIL} characters.`);
   return value;
 }
 
 function password(body: Record<string, unknown>, name: string, checkLength: boolean): string {
   const value = text(body, name, true);
-  if (value.length > 4 * MAX_PASSWORD || (checkLength && (codePoints(value) < MIN_PASSWORD || codePoints(value) > MAX_PASSWORD))) {
+  if (
+    value.length > 4 * MAX_PASSWORD ||
+    (checkLength && (codePoints(value) < MIN_PASSWORD || codePoints(value) > MAX_PASSWORD))
+  ) {
     throw validationFailed(name, `${name} must have ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`);
   }
   if (value.length === 0) throw validationFailed(name, `${name} is required.`);
@@ -145,10 +194,15 @@ function password(body: Record<string, unknown>, name: string, checkLength: bool
 
 function workspaceName(body: Record<string, unknown>, emailAddress: string): string {
   const given = text(body, "workspace_name", false);
-  if (given === undefined) return `${[...emailAddress.slice(0, emailAddress.indexOf("@"))].slice(0, 80).join("")}'s workspace`;
+  if (given === undefined)
+    return `${[...emailAddress.slice(0, emailAddress.indexOf("@"))].slice(0, 80).join("")}'s workspace`;
   const name = given.trim();
   const problem = textProblem(name, MAX_WORKSPACE_NAME);
-  if (!name || problem) throw validationFailed("workspace_name", `workspace_name must have 1 to ${MAX_WORKSPACE_NAME} characters${problem && name ? ` (it ${problem})` : ""}.`);
+  if (!name || problem)
+    throw validationFailed(
+      "workspace_name",
+      `workspace_name must have 1 to ${MAX_WORKSPACE_NAME} characters${problem && name ? ` (it ${problem})` : ""}.`,
+    );
   return name;
 }
 
@@ -171,15 +225,27 @@ async function sessionBody(db: PrismaClient, session: SignedInSession): Promise<
     user: { id: user.id, email: user.email, created_at: user.createdAt.toISOString() },
     csrf_token: session.csrfToken,
     expires_at: session.expiresAt.toISOString(),
-    workspaces: user.memberships.map((m) => ({ id: m.workspace.id, name: m.workspace.name, plan: m.workspace.plan, role: m.role })),
+    workspaces: user.memberships.map((m) => ({
+      id: m.workspace.id,
+      name: m.workspace.name,
+      plan: m.workspace.plan,
+      role: m.role,
+    })),
   };
 }
 
 /** Signs `userId` in: a new session (ending the one the request had), its cookie, and the pre-session cookie cleared. */
-async function signedIn(services: Services, request: Request, userId: string, status: number): Promise<Response> {
+async function signedIn(
+  services: Services,
+  request: Request,
+  userId: string,
+  status: number,
+): Promise<Response> {
   const previous = await findSession(services.prisma, services.config, request);
   if (previous) await endSession(services.prisma, previous);
-  const { token, session } = await createSession(services.prisma, userId, (tx, user) => recordAccountAudit(tx, user, "session.signed_in"));
+  const { token, session } = await createSession(services.prisma, userId, (tx, user) =>
+    recordAccountAudit(tx, user, "session.signed_in"),
+  );
   return json(status, await sessionBody(services.prisma, session), [
     cookieHeader(services.config, SESSION_COOKIE, token, SESSION_TTL_SECONDS),
     cookieHeader(services.config, PRE_SESSION_COOKIE, "", 0),
@@ -226,10 +292,19 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       if (wait !== null) throw tooMany("sign-ups", wait);
       let created: { userId: string };
       try {
-        created = await createAccount(services.prisma, { email: address, password: secret, workspaceName: name, plan: "free" }, async (tx, userId, workspaceId) => {
-          await recordAudit(tx, requestOrigin(userActor({ id: userId, email: address })), { action: "workspace.created", targetId: workspaceId, workspaceId });
-          if (invitation !== undefined) await acceptInvitation(tx, invitation, { id: userId, email: address }, "invitation_token");
-        });
+        created = await createAccount(
+          services.prisma,
+          { email: address, password: secret, workspaceName: name, plan: "free" },
+          async (tx, userId, workspaceId) => {
+            await recordAudit(tx, requestOrigin(userActor({ id: userId, email: address })), {
+              action: "workspace.created",
+              targetId: workspaceId,
+              workspaceId,
+            });
+            if (invitation !== undefined)
+              await acceptInvitation(tx, invitation, { id: userId, email: address }, "invitation_token");
+          },
+        );
       } catch (error) {
         if (error instanceof EmailTakenError) throw emailTaken();
         throw error;
@@ -242,7 +317,11 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       await checkPreSessionCsrf(services, request);
       const body = await readBody(request, ["email", "password"]);
       const address = text(body, "email", true);
-      if (textProblem(address, MAX_EMAIL) !== null) throw validationFailed("email", `email must be an e-mail address of at most ${MAX_EMAIL} characters.`);
+      if (textProblem(address, MAX_EMAIL) !== null)
+        throw validationFailed(
+          "email",
+          `email must be an e-mail address of at most ${MAX_EMAIL} characters.`,
+        );
       const secret = password(body, "password", false);
       const result = await services.signIn.attempt({ email: address, password: secret, ip });
       if (result.outcome === "wait") throw tooMany("sign-in attempts", result.retryAfterSeconds);
@@ -258,7 +337,9 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       const session = await findSession(services.prisma, services.config, request);
       if (session) {
         if (!sameSecret(session.csrfToken, request.headers.get(CSRF_HEADER) ?? undefined)) throw csrfFailed();
-        await endSession(services.prisma, session, (tx, user) => recordAccountAudit(tx, user, "session.signed_out"));
+        await endSession(services.prisma, session, (tx, user) =>
+          recordAccountAudit(tx, user, "session.signed_out"),
+        );
       }
       return noContent([cookieHeader(services.config, SESSION_COOKIE, "", 0)]);
     },
@@ -272,8 +353,11 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       // Through the sign-in limiter: a stolen session cannot guess the password at leisure.
       const result = await services.signIn.attempt({ email: session.email, password: current, ip });
       if (result.outcome === "wait") throw tooMany("password attempts", result.retryAfterSeconds);
-      if (result.outcome === "wrong") throw validationFailed("current_password", "current_password is not right.");
-      await changePassword(services.prisma, session, next, (tx, user) => recordAccountAudit(tx, user, "user.password_changed"));
+      if (result.outcome === "wrong")
+        throw validationFailed("current_password", "current_password is not right.");
+      await changePassword(services.prisma, session, next, (tx, user) =>
+        recordAccountAudit(tx, user, "user.password_changed"),
+      );
       return noContent();
     },
   },
@@ -282,13 +366,16 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       const session = await signedInSession(services, request);
       const body = await readBody(request, ["token"]);
       const token = text(body, "token", true);
-      await services.prisma.$transaction((tx) => acceptInvitation(tx, token, { id: session.userId, email: session.email }, "token"));
+      await services.prisma.$transaction((tx) =>
+        acceptInvitation(tx, token, { id: session.userId, email: session.email }, "token"),
+      );
       return json(200, await sessionBody(services.prisma, session));
     },
   },
 };
 
-const isAccountPath = (pathname: string) => pathname === DASHBOARD_API_PATH || pathname.startsWith(`${DASHBOARD_API_PATH}/`);
+const isAccountPath = (pathname: string) =>
+  pathname === DASHBOARD_API_PATH || pathname.startsWith(`${DASHBOARD_API_PATH}/`);
 
 /**
  * `/dashboard/api/*`: JSON account requests of the dashboard (docs/dashboard.md). Public paths
@@ -296,7 +383,12 @@ const isAccountPath = (pathname: string) => pathname === DASHBOARD_API_PATH || p
  * to the dashboard's own origin only (./same-origin.ts), with no CORS headers; errors in the API's
  * shape; nothing here is ever cached.
  */
-export function useDashboardAccounts(options: { config: Config; prisma: PrismaClient; redis: Redis | undefined; redisNamespace: string }): Plugin {
+export function useDashboardAccounts(options: {
+  config: Config;
+  prisma: PrismaClient;
+  redis: Redis | undefined;
+  redisNamespace: string;
+}): Plugin {
   const services: Services = {
     config: options.config,
     prisma: options.prisma,
@@ -309,17 +401,33 @@ export function useDashboardAccounts(options: { config: Config; prisma: PrismaCl
       const state = requestState();
       const handlers = ROUTES[url.pathname.slice(DASHBOARD_API_PATH.length)];
       try {
-        if (!handlers) throw new ApiError(404, "invalid_request_error", "not_found", `No route ${request.method} ${url.pathname}.`);
+        if (!handlers)
+          throw new ApiError(
+            404,
+            "invalid_request_error",
+            "not_found",
+            `No route ${request.method} ${url.pathname}.`,
+          );
         if (state) state.route = url.pathname;
-        const handler = handlers[request.method as "GET" | "POST"] ?? (request.method === "HEAD" ? handlers.GET : undefined);
+        const handler =
+          handlers[request.method as "GET" | "POST"] ??
+          (request.method === "HEAD" ? handlers.GET : undefined);
         if (!handler) {
           const allow = Object.keys(handlers).join(", ");
-          throw new ApiError(405, "invalid_request_error", "method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${allow}.`, { headers: { Allow: allow } });
+          throw new ApiError(
+            405,
+            "invalid_request_error",
+            "method_not_allowed",
+            `${request.method} is not allowed on ${url.pathname}; use ${allow}.`,
+            { headers: { Allow: allow } },
+          );
         }
         // Every request of this API, GET /session (which hands out the CSRF token) included.
         const refusal = crossOriginRefusal(services.config, request);
         if (refusal) throw refusal;
-        endResponse(await handler(request, services, clientAddress(serverContext, services.config) ?? "unknown"));
+        endResponse(
+          await handler(request, services, clientAddress(serverContext, services.config) ?? "unknown"),
+        );
       } catch (error) {
         if (error instanceof ApiError) return endResponse(errorResponse(error, url.pathname));
         log("error", "dashboard account request failed", describeError(error));

@@ -33,7 +33,8 @@ export const crossOriginRequest = (config: Pick<Config, "publicUrl">) =>
  */
 export function crossOriginRefusal(config: Pick<Config, "publicUrl">, request: Request): ApiError | null {
   const origin = request.headers.get("origin");
-  if (origin !== null && origin !== "null") return origin === ownOrigin(config) ? null : crossOriginRequest(config);
+  if (origin !== null && origin !== "null")
+    return origin === ownOrigin(config) ? null : crossOriginRequest(config);
   const site = request.headers.get("sec-fetch-site");
   if (site === null) return origin === null ? null : crossOriginRequest(config);
   return site === "same-origin" ? null : crossOriginRequest(config);

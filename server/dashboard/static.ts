@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { requestState, type RequestState } from "../http/request-state.ts";
+import { type RequestState, requestState } from "../http/request-state.ts";
 
 /** The dashboard's build (`npm run build:dashboard`, run by npm install, start and test). */
 export const DASHBOARD_DIST = fileURLToPath(new URL("../../dashboard/dist/", import.meta.url));
@@ -56,18 +56,33 @@ const PAGE_ROUTE = DASHBOARD_PATH;
 const ASSET_ROUTE = `${ASSETS_PREFIX}{file}`;
 
 /** Whether the request was answered as the dashboard's page or one of its files (the rate limit leaves these alone). */
-export const isDashboardFile = (state: RequestState) => state.route === PAGE_ROUTE || state.route === ASSET_ROUTE;
+export const isDashboardFile = (state: RequestState) =>
+  state.route === PAGE_ROUTE || state.route === ASSET_ROUTE;
 
-const isDashboardPath = (pathname: string) => pathname === DASHBOARD_PATH || pathname.startsWith(`${DASHBOARD_PATH}/`);
+const isDashboardPath = (pathname: string) =>
+  pathname === DASHBOARD_PATH || pathname.startsWith(`${DASHBOARD_PATH}/`);
 const isApiPath = (pathname: string) => pathname === API_PREFIX || pathname.startsWith(`${API_PREFIX}/`);
 
 const methodNotAllowed = (method: string) =>
-  new ApiError(405, "invalid_request_error", "method_not_allowed", `${method.slice(0, 16)} is not allowed here.`, { headers: { Allow: "GET, HEAD" } });
-const assetNotFound = () => new ApiError(404, "invalid_request_error", "not_found", "No such dashboard asset.");
+  new ApiError(
+    405,
+    "invalid_request_error",
+    "method_not_allowed",
+    `${method.slice(0, 16)} is not allowed here.`,
+    { headers: { Allow: "GET, HEAD" } },
+  );
+const assetNotFound = () =>
+  new ApiError(404, "invalid_request_error", "not_found", "No such dashboard asset.");
 const notBuilt = () =>
-  new ApiError(503, "api_error", "service_unavailable", "The dashboard is not built: run `npm run build:dashboard` (npm install and npm start do).", {
-    headers: { "Retry-After": "5" },
-  });
+  new ApiError(
+    503,
+    "api_error",
+    "service_unavailable",
+    "The dashboard is not built: run `npm run build:dashboard` (npm install and npm start do).",
+    {
+      headers: { "Retry-After": "5" },
+    },
+  );
 
 /**
  * Serves the dashboard's build (dashboard contract §4): `/dashboard` and every path under it but
@@ -82,13 +97,15 @@ export function useDashboardStatic(dist = DASHBOARD_DIST): Plugin {
       const asset = pathname.startsWith(ASSETS_PREFIX);
       const state = requestState();
       if (state) state.route = asset ? ASSET_ROUTE : PAGE_ROUTE;
-      if (request.method !== "GET" && request.method !== "HEAD") return endResponse(errorResponse(methodNotAllowed(request.method), pathname));
+      if (request.method !== "GET" && request.method !== "HEAD")
+        return endResponse(errorResponse(methodNotAllowed(request.method), pathname));
       const head = request.method === "HEAD";
 
       if (asset) {
         const name = pathname.slice(ASSETS_PREFIX.length);
         const type = TYPES[extname(name)];
-        const body = type && ASSET_NAME.test(name) ? await readFile(`${dist}assets/${name}`).catch(() => null) : null;
+        const body =
+          type && ASSET_NAME.test(name) ? await readFile(`${dist}assets/${name}`).catch(() => null) : null;
         if (!type || !body) return endResponse(errorResponse(assetNotFound(), pathname));
         return endResponse(
           new Response(head ? null : body, {
@@ -105,8 +122,13 @@ export function useDashboardStatic(dist = DASHBOARD_DIST): Plugin {
       const page = await readFile(`${dist}index.html`).catch(() => null);
       if (!page) return endResponse(errorResponse(notBuilt(), pathname));
       const etag = `"${createHash("sha256").update(page).digest("base64url").slice(0, 27)}"`;
-      if (request.headers.get("if-none-match") === etag) return endResponse(new Response(null, { status: 304, headers: { ...PAGE_HEADERS, ETag: etag } }));
-      endResponse(new Response(head ? null : page, { headers: { ...PAGE_HEADERS, ETag: etag, "Content-Length": String(page.byteLength) } }));
+      if (request.headers.get("if-none-match") === etag)
+        return endResponse(new Response(null, { status: 304, headers: { ...PAGE_HEADERS, ETag: etag } }));
+      endResponse(
+        new Response(head ? null : page, {
+          headers: { ...PAGE_HEADERS, ETag: etag, "Content-Length": String(page.byteLength) },
+        }),
+      );
     },
   };
 }

@@ -16,7 +16,9 @@ export async function readDeploymentId(session: SqlSession): Promise<string> {
   const read = async () => (await session.query<{ id: string }>("select id from deployment"))[0]?.id;
   let id = await read();
   if (id === undefined) {
-    await session.query("insert into deployment (id) values ($1) on conflict (singleton) do nothing", [randomBytes(8).toString("hex")]);
+    await session.query("insert into deployment (id) values ($1) on conflict (singleton) do nothing", [
+      randomBytes(8).toString("hex"),
+    ]);
     id = await read();
   }
   if (id === undefined || !DEPLOYMENT_ID.test(id)) {

@@ -42,14 +42,16 @@ export async function applyMigrations(session: SqlSession, migrations = loadMigr
     applied_at timestamptz not null default now()
   )`);
   const applied = new Map(
-    (await session.query<{ name: string; checksum: string }>("select name, checksum from _kontor_migrations")).map(
-      (row) => [row.name, row.checksum],
-    ),
+    (
+      await session.query<{ name: string; checksum: string }>("select name, checksum from _kontor_migrations")
+    ).map((row) => [row.name, row.checksum]),
   );
   for (const [name, checksum] of applied) {
     const known = migrations.find((m) => m.name === name);
     if (known && known.checksum !== checksum) {
-      throw new MigrationError(`Migration ${name} was changed after it was applied; add a new migration instead.`);
+      throw new MigrationError(
+        `Migration ${name} was changed after it was applied; add a new migration instead.`,
+      );
     }
   }
   const pending = migrations.filter((m) => !applied.has(m.name));

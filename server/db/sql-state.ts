@@ -4,8 +4,9 @@
  * none (the connection failed, the pool timed out).
  */
 export function sqlState(error: unknown): string | undefined {
-  const cause = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; code?: unknown } } } } | null)?.meta?.driverAdapterError
-    ?.cause;
+  const cause = (
+    error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; code?: unknown } } } } | null
+  )?.meta?.driverAdapterError?.cause;
   const code = cause?.originalCode ?? cause?.code;
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }

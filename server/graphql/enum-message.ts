@@ -1,4 +1,4 @@
-import { isEnumType, type GraphQLSchema } from "graphql";
+import { type GraphQLSchema, isEnumType } from "graphql";
 
 const UNKNOWN_VALUE = /Value "((?:[^"\\]|\\.)*)" does not exist in "(\w+)" enum\.(?: Did you mean [^?]*\?)?/;
 const NOT_A_STRING = /Enum "(\w+)" cannot represent non-string value: (.*?)\.(?: Did you mean [^?]*\?)?$/;
@@ -10,9 +10,20 @@ const NOT_A_STRING = /Enum "(\w+)" cannot represent non-string value: (.*?)\.(?:
 export function explainEnumError(message: string, schema: GraphQLSchema): string {
   const allowed = (typeName: string) => {
     const type = schema.getType(typeName);
-    return isEnumType(type) ? type.getValues().map((value) => value.name).join(", ") : "the documented values";
+    return isEnumType(type)
+      ? type
+          .getValues()
+          .map((value) => value.name)
+          .join(", ")
+      : "the documented values";
   };
   return message
-    .replace(UNKNOWN_VALUE, (_match, value: string, typeName: string) => `"${value}" is not one of ${allowed(typeName)}.`)
-    .replace(NOT_A_STRING, (_match, typeName: string, value: string) => `${value} is not one of ${allowed(typeName)}.`);
+    .replace(
+      UNKNOWN_VALUE,
+      (_match, value: string, typeName: string) => `"${value}" is not one of ${allowed(typeName)}.`,
+    )
+    .replace(
+      NOT_A_STRING,
+      (_match, typeName: string, value: string) => `${value} is not one of ${allowed(typeName)}.`,
+    );
 }

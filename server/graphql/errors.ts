@@ -2,10 +2,10 @@ import { GraphQLError, type GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts";
 import { isRecordNotFound } from "../../schema/lib/records.ts";
-import { explainEnumError } from "./enum-message.ts";
 import { noteErrorCode } from "../http/error-response.ts";
-import { describeError, log } from "../observability/log.ts";
 import { requestState } from "../http/request-state.ts";
+import { describeError, log } from "../observability/log.ts";
+import { explainEnumError } from "./enum-message.ts";
 
 /**
  * Prisma gave up on a transaction past its time-out (P2028), PostgreSQL cancelled a statement past
@@ -14,13 +14,23 @@ import { requestState } from "../http/request-state.ts";
  */
 function isDatabaseTimeout(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return code === "P2028" || code === "P2024" || (typeof message === "string" && /Code: `57014`|statement timeout/.test(message));
+  return (
+    code === "P2028" ||
+    code === "P2024" ||
+    (typeof message === "string" && /Code: `57014`|statement timeout/.test(message))
+  );
 }
 
 const databaseBusy = () =>
-  new ApiError(503, "api_error", "service_unavailable", "The request took too long and was rolled back: nothing was written. Retry it.", {
-    headers: { "Retry-After": "1" },
-  });
+  new ApiError(
+    503,
+    "api_error",
+    "service_unavailable",
+    "The request took too long and was rolled back: nothing was written. Retry it.",
+    {
+      headers: { "Retry-After": "1" },
+    },
+  );
 
 /**
  * Prisma found no row to update or delete (P2025): a request running at the same time deleted it
@@ -29,8 +39,14 @@ const databaseBusy = () =>
  */
 function vanished(error: unknown): ApiError {
   const model = (error as { meta?: { modelName?: unknown } }).meta?.modelName;
-  const object = typeof model === "string" ? model.replace(/(?<=[a-z])([A-Z])/g, "_$1").toLowerCase() : "record";
-  return new ApiError(404, "invalid_request_error", "not_found", `No such ${object}: it does not exist, or was deleted at the same time.`);
+  const object =
+    typeof model === "string" ? model.replace(/(?<=[a-z])([A-Z])/g, "_$1").toLowerCase() : "record";
+  return new ApiError(
+    404,
+    "invalid_request_error",
+    "not_found",
+    `No such ${object}: it does not exist, or was deleted at the same time.`,
+  );
 }
 
 /**
@@ -43,7 +59,12 @@ export function maskError(error: unknown): Error {
   const timedOut = isDatabaseTimeout(original);
   const missing = !timedOut && isRecordNotFound(original);
   if (missing) log("warn", "a row was gone when written: answered not_found", describeError(original));
-  else log(timedOut ? "warn" : "error", timedOut ? "database time-out: the transaction was rolled back" : "unhandled error", describeError(original));
+  else
+    log(
+      timedOut ? "warn" : "error",
+      timedOut ? "database time-out: the transaction was rolled back" : "unhandled error",
+      describeError(original),
+    );
   const internal = timedOut ? databaseBusy() : missing ? vanished(original) : internalError();
   return error instanceof GraphQLError
     ? new GraphQLError(internal.message, { nodes: error.nodes, path: error.path, originalError: internal })
@@ -68,7 +89,12 @@ function isJsonSyntaxError(error: GraphQLError): boolean {
  * "request error"). Under `Accept: application/graphql-response+json` that is a 4xx (or a 5xx of
  * ours); under `application/json` Yoga answers the `spec` ones 200, as the legacy type allows.
  */
-function shape(error: GraphQLError, requestId: string | null, schema: GraphQLSchema | undefined, requestError: boolean): GraphQLError {
+function shape(
+  error: GraphQLError,
+  requestId: string | null,
+  schema: GraphQLSchema | undefined,
+  requestError: boolean,
+): GraphQLError {
   const original = isApiError(error) ? error : error.originalError;
   if (isApiError(original)) {
     // A field error is data, not a transport failure: drop `http` so the response stays 200. An
@@ -83,17 +109,30 @@ function shape(error: GraphQLError, requestId: string | null, schema: GraphQLSch
     });
   }
   // Yoga's own extensions: keep `http` (it sets the status), drop the parser's `originalError`.
-  const { http, originalError: _internal, code: ownCode, ...rest } = error.extensions as Record<string, unknown>;
+  const {
+    http,
+    originalError: _internal,
+    code: ownCode,
+    ...rest
+  } = error.extensions as Record<string, unknown>;
   const status = (http as { status?: number } | undefined)?.status;
   const invalidJson = isJsonSyntaxError(error);
   // A request error raised by one of our plugins (the GraphQL limits) already names its API code;
   // Yoga's and graphql-js's codes are upper case (GRAPHQL_VALIDATION_FAILED) and are replaced.
   const apiCode = typeof ownCode === "string" && /^[a-z]+(_[a-z]+)*$/.test(ownCode) ? ownCode : undefined;
-  const code = invalidJson ? "invalid_json" : (apiCode ?? REQUEST_ERROR_CODES[status ?? 400] ?? "validation_failed");
+  const code = invalidJson
+    ? "invalid_json"
+    : (apiCode ?? REQUEST_ERROR_CODES[status ?? 400] ?? "validation_failed");
   // A body that is not JSON is not a GraphQL request at all: 400 whatever the Accept header.
   // Any other request error without a status of its own (an operation the schema cannot run, such
   // as a subscription) is a `spec` 400.
-  const transport = invalidJson ? { http: { status: 400 } } : http ? { http } : requestError ? { http: { status: 400, spec: true } } : {};
+  const transport = invalidJson
+    ? { http: { status: 400 } }
+    : http
+      ? { http }
+      : requestError
+        ? { http: { status: 400, spec: true } }
+        : {};
   return new GraphQLError(schema ? explainEnumError(error.message, schema) : error.message, {
     nodes: error.nodes,
     source: error.source,
@@ -114,7 +153,9 @@ export function useGraphQLErrorShape(): Plugin {
       if (Array.isArray(result) || Symbol.asyncIterator in result || !result.errors?.length) return;
       const requestId = requestState()?.id ?? null;
       const requestError = !("data" in result);
-      const errors = result.errors.map((error) => shape(error as GraphQLError, requestId, schema, requestError));
+      const errors = result.errors.map((error) =>
+        shape(error as GraphQLError, requestId, schema, requestError),
+      );
       noteErrorCode(String(errors[0]!.extensions.code));
       setResult({ ...result, errors });
     },

@@ -1,13 +1,19 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, extname, join, resolve, sep } from "node:path";
-import { renderGraphiQL, type GraphiQLOptions, type Plugin } from "graphql-yoga";
+import { type GraphiQLOptions, type Plugin, renderGraphiQL } from "graphql-yoga";
 
 const ASSET_PATH = "/graphiql/";
 const CDN = /https:\/\/unpkg\.com\/@graphql-yoga\/graphiql@[^/]+\/dist\//g;
 const FAVICON = /<link rel=icon href=[^>]*>/;
-const ASSETS_DIR = join(dirname(createRequire(import.meta.url).resolve("@graphql-yoga/graphiql/package.json")), "dist");
-const TYPES: Record<string, string> = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8" };
+const ASSETS_DIR = join(
+  dirname(createRequire(import.meta.url).resolve("@graphql-yoga/graphiql/package.json")),
+  "dist",
+);
+const TYPES: Record<string, string> = {
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+};
 
 /** Yoga's GraphiQL page, pointed at copies of its assets served from this server (no CDN). */
 export function renderLocalGraphiQL(options: GraphiQLOptions): string {
@@ -21,7 +27,10 @@ export function renderLocalGraphiQL(options: GraphiQLOptions): string {
 }
 
 const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
+  );
 
 function decodeSafely(text: string): string | undefined {
   try {
@@ -42,7 +51,10 @@ export function useGraphiQLAssets(): Plugin {
       const type = TYPES[extname(file)];
       if (!type || !file.startsWith(`${ASSETS_DIR}${sep}`)) return;
       const body = await readFile(file).catch(() => null);
-      if (body) endResponse(new Response(body, { headers: { "Content-Type": type, "Cache-Control": "public, max-age=86400" } }));
+      if (body)
+        endResponse(
+          new Response(body, { headers: { "Content-Type": type, "Cache-Control": "public, max-age=86400" } }),
+        );
     },
   };
 }

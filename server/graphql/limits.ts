@@ -37,7 +37,13 @@ export const GRAPHQL_LIMITS = {
   maxDirectives: 20,
 } as const;
 
-const LIMIT_CODES = ["query_too_deep", "too_many_aliases", "query_too_costly", "too_many_tokens", "too_many_directives"] as const;
+const LIMIT_CODES = [
+  "query_too_deep",
+  "too_many_aliases",
+  "query_too_costly",
+  "too_many_tokens",
+  "too_many_directives",
+] as const;
 export type GraphQLLimitCode = (typeof LIMIT_CODES)[number];
 const isLimitError = (error: unknown): error is GraphQLError =>
   error instanceof GraphQLError && (LIMIT_CODES as readonly unknown[]).includes(error.extensions.code);
@@ -76,7 +82,12 @@ const costLimitRule =
       const schema = context.getSchema();
       const root = schema.getRootType(operation.operation);
       if (!root) return;
-      const { cost, bytes, lists, path } = estimate(schema, (name) => context.getFragment(name), operation.selectionSet, root);
+      const { cost, bytes, lists, path } = estimate(
+        schema,
+        (name) => context.getFragment(name),
+        operation.selectionSet,
+        root,
+      );
       const { maxCost, maxListNesting } = GRAPHQL_LIMITS;
       if (lists > maxListNesting) {
         context.reportError(
@@ -119,7 +130,9 @@ export function useGraphQLLimits(budgetBytes = RESPONSE_BUDGET_BYTES): Plugin {
     onResultProcess({ result }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
       for (const error of result.errors ?? []) {
-        const http = isLimitError(error) ? (error.extensions as { http?: { spec?: boolean } }).http : undefined;
+        const http = isLimitError(error)
+          ? (error.extensions as { http?: { spec?: boolean } }).http
+          : undefined;
         if (http) http.spec = false;
       }
     },
@@ -127,7 +140,12 @@ export function useGraphQLLimits(budgetBytes = RESPONSE_BUDGET_BYTES): Plugin {
       addPlugin(
         EnvelopArmorPlugin({
           maxTokens: { n: GRAPHQL_LIMITS.maxTokens, ...reject("too_many_tokens") },
-          maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true, flattenFragments: true, ...reject("query_too_deep") },
+          maxDepth: {
+            n: GRAPHQL_LIMITS.maxDepth,
+            ignoreIntrospection: true,
+            flattenFragments: true,
+            ...reject("query_too_deep"),
+          },
           maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...reject("too_many_aliases") },
           maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...reject("too_many_directives") },
           // Schema-blind (see `estimate`): replaced by costLimitRule below.

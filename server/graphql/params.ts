@@ -5,9 +5,16 @@ import { isJsonBody, notJson } from "./transport.ts";
 type Params = Record<string, unknown>;
 
 const invalidJson = (what: string, error: unknown, param?: string) =>
-  new ApiError(400, "invalid_request_error", "invalid_json", `${what} is not valid JSON: ${(error as Error).message}`, param ? { param } : {});
+  new ApiError(
+    400,
+    "invalid_request_error",
+    "invalid_json",
+    `${what} is not valid JSON: ${(error as Error).message}`,
+    param ? { param } : {},
+  );
 
-const kind = (value: unknown) => (value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`);
+const kind = (value: unknown) =>
+  value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
 
 function parseJson(text: string, what: string, param?: string): unknown {
   try {
@@ -25,7 +32,8 @@ function parseJson(text: string, what: string, param?: string): unknown {
 function checked(params: Params): GraphQLParams {
   for (const name of ["query", "operationName"]) {
     const value = params[name];
-    if (value != null && typeof value !== "string") throw validationFailed(name, `${name} must be a string, not ${kind(value)}.`);
+    if (value != null && typeof value !== "string")
+      throw validationFailed(name, `${name} must be a string, not ${kind(value)}.`);
   }
   for (const name of ["variables", "extensions"]) {
     const value = params[name];
@@ -56,7 +64,12 @@ async function fromBody(request: Request): Promise<GraphQLParams | GraphQLParams
   const body = parseJson(await request.text(), "The request body");
   if (Array.isArray(body)) return body as GraphQLParams[];
   if (typeof body !== "object" || body === null) {
-    throw new ApiError(400, "invalid_request_error", "validation_failed", `The request body must be a JSON object, not ${kind(body)}.`);
+    throw new ApiError(
+      400,
+      "invalid_request_error",
+      "validation_failed",
+      `The request body must be a JSON object, not ${kind(body)}.`,
+    );
   }
   return checked(body as Params);
 }

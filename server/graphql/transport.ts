@@ -4,10 +4,20 @@ import { errorResponse, GRAPHQL_PATH } from "../http/error-response.ts";
 
 /** The 415 of a `/graphql` POST whose body is not declared JSON. */
 export const notJson = () =>
-  new ApiError(415, "invalid_request_error", "unsupported_media_type", "POST /graphql takes a JSON body: send 'Content-Type: application/json'.");
+  new ApiError(
+    415,
+    "invalid_request_error",
+    "unsupported_media_type",
+    "POST /graphql takes a JSON body: send 'Content-Type: application/json'.",
+  );
 
 const notAcceptable = () =>
-  new ApiError(406, "invalid_request_error", "not_acceptable", "GraphQL answers in application/graphql-response+json or application/json: accept one of them.");
+  new ApiError(
+    406,
+    "invalid_request_error",
+    "not_acceptable",
+    "GraphQL answers in application/graphql-response+json or application/json: accept one of them.",
+  );
 
 /** Whether a request's body is declared JSON: media types are case-insensitive (RFC 9110 §8.3.1), their parameters aside. */
 export const isJsonBody = (request: Request) =>
@@ -26,7 +36,8 @@ export function useGraphQLTransport(): Plugin {
       if (!isJsonBody(request)) endResponse(errorResponse(notJson(), url.pathname));
     },
     onResultProcess({ resultProcessor, setResultProcessor }) {
-      if (!resultProcessor) setResultProcessor(() => errorResponse(notAcceptable(), GRAPHQL_PATH), "application/json");
+      if (!resultProcessor)
+        setResultProcessor(() => errorResponse(notAcceptable(), GRAPHQL_PATH), "application/json");
     },
   };
 }

@@ -35,7 +35,8 @@ export function normalizeAddress(address: string): string {
   return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 
-export const isLoopbackAddress = (address: string) => address === "::1" || /^127\.\d+\.\d+\.\d+$/.test(address);
+export const isLoopbackAddress = (address: string) =>
+  address === "::1" || /^127\.\d+\.\d+\.\d+$/.test(address);
 
 /**
  * The addresses a request passed through, nearest first: the socket's peer, then, while the last

@@ -76,7 +76,12 @@ const under = (pathname: string, prefix: string) => pathname === prefix || pathn
 export function isAnyOriginPath(pathname: string): boolean {
   if (under(pathname, "/v1") || pathname === GRAPHQL_PATH) return true;
   if (pathname === CLAIM_PAGE || pathname.startsWith(`${CLAIM_PAGE}/`)) return false;
-  return under(pathname, "/.well-known") || pathname === "/auth.md" || under(pathname, "/oauth2") || under(pathname, "/agent");
+  return (
+    under(pathname, "/.well-known") ||
+    pathname === "/auth.md" ||
+    under(pathname, "/oauth2") ||
+    under(pathname, "/agent")
+  );
 }
 
 const PREFLIGHT_HEADERS = {
@@ -98,7 +103,8 @@ const EXPOSED = CORS_EXPOSED_HEADERS.join(", ");
 export function useCors(): Plugin {
   return {
     onRequest({ request, url, endResponse }) {
-      if (request.method === "OPTIONS" && isAnyOriginPath(url.pathname)) endResponse(new Response(null, { status: 204, headers: PREFLIGHT_HEADERS }));
+      if (request.method === "OPTIONS" && isAnyOriginPath(url.pathname))
+        endResponse(new Response(null, { status: 204, headers: PREFLIGHT_HEADERS }));
     },
     onResponse({ request, response }) {
       const { headers } = response;

@@ -1,5 +1,5 @@
 import type { GraphQLError } from "graphql";
-import { ApiError, isApiError } from "../../schema/lib/errors.ts";
+import { type ApiError, isApiError } from "../../schema/lib/errors.ts";
 import { requestState } from "./request-state.ts";
 
 export const GRAPHQL_PATH = "/graphql";
@@ -29,7 +29,11 @@ export function restErrorBody(error: ApiError) {
 export function graphqlErrorBody(error: ApiError) {
   noteErrorCode(error.code);
   const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;
-  return { errors: [{ message: error.message, extensions: { ...extensions, request_id: requestState()?.id ?? null } }] };
+  return {
+    errors: [
+      { message: error.message, extensions: { ...extensions, request_id: requestState()?.id ?? null } },
+    ],
+  };
 }
 
 /** Renders an error as one family of routes answers errors: its body, status and headers. */

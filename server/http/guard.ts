@@ -1,7 +1,7 @@
 import type { Plugin } from "graphql-yoga";
 import { internalError } from "../../schema/lib/errors.ts";
-import { errorResponse } from "./error-response.ts";
 import { describeError, log } from "../observability/log.ts";
+import { errorResponse } from "./error-response.ts";
 
 type OnRequest = NonNullable<Plugin["onRequest"]>;
 type OnResponse = NonNullable<Plugin["onResponse"]>;

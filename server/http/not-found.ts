@@ -7,7 +7,12 @@ export function useNotFound(): Plugin {
   return {
     onRequest({ request, url, endResponse }) {
       if (url.pathname === GRAPHQL_PATH) return;
-      const error = new ApiError(404, "invalid_request_error", "not_found", `No route ${request.method} ${url.pathname}.`);
+      const error = new ApiError(
+        404,
+        "invalid_request_error",
+        "not_found",
+        `No route ${request.method} ${url.pathname}.`,
+      );
       endResponse(errorResponse(error, url.pathname));
     },
   };

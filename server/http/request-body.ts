@@ -2,8 +2,8 @@ import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { MAX_QUERY_STRING_BYTES } from "../../schema/lib/limits.ts";
 import { BODY_LIMITS, bodyLimitOf, sizeLabel } from "../policies/body-limits.ts";
-import { nodeRequest } from "./client-address.ts";
 import { bodyTimedOutFor, requestTimedOut } from "../policies/early-limits.ts";
+import { nodeRequest } from "./client-address.ts";
 import { errorResponse } from "./error-response.ts";
 import { requestState } from "./request-state.ts";
 import { bodyTextProblem, queryStringProblem } from "./utf8.ts";
@@ -13,10 +13,20 @@ export const MAX_BODY_BYTES = BODY_LIMITS.api;
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 const uriTooLong = () =>
-  new ApiError(414, "invalid_request_error", "uri_too_long", `The query string exceeds ${MAX_QUERY_STRING_BYTES} bytes: send less, or use POST for GraphQL.`);
+  new ApiError(
+    414,
+    "invalid_request_error",
+    "uri_too_long",
+    `The query string exceeds ${MAX_QUERY_STRING_BYTES} bytes: send less, or use POST for GraphQL.`,
+  );
 
 const tooLarge = (limit: number) =>
-  new ApiError(413, "invalid_request_error", "payload_too_large", `The request body exceeds ${limit} bytes (${sizeLabel(limit)}), the most this route takes.`);
+  new ApiError(
+    413,
+    "invalid_request_error",
+    "payload_too_large",
+    `The request body exceeds ${limit} bytes (${sizeLabel(limit)}), the most this route takes.`,
+  );
 
 /** What a body that went idle is answered (server/policies/early-limits.ts wrote the same to the client already). */
 const idle = () => requestTimedOut("The request body sent nothing for too long: the connection is closed.");
@@ -44,7 +54,10 @@ async function discard(reader: ReadableStreamDefaultReader<Uint8Array>): Promise
 }
 
 /** Reads at most `limit` bytes; null when the body is longer. */
-async function readLimited(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
+async function readLimited(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<Uint8Array<ArrayBuffer> | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = body.getReader();
@@ -79,7 +92,8 @@ export function useBodyLimit(streamed: Streamed = () => false): Plugin {
     onRequest({ request, url, endResponse }) {
       const declared = Number(request.headers.get("content-length") ?? "0");
       const limit = bodyLimitOf(url.pathname);
-      if (declared > limit && !streamed(request, url)) return endResponse(errorResponse(tooLarge(limit), url.pathname));
+      if (declared > limit && !streamed(request, url))
+        return endResponse(errorResponse(tooLarge(limit), url.pathname));
     },
     onResponse({ request, serverContext, setResponse }) {
       if (!bodyTimedOutFor(nodeRequest(serverContext))) return;
@@ -102,7 +116,8 @@ export function useBodyLimit(streamed: Streamed = () => false): Plugin {
 export function useRequestBody(streamed: Streamed = () => false): Plugin {
   return {
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
-      if (Buffer.byteLength(url.search) > MAX_QUERY_STRING_BYTES + 1) return endResponse(errorResponse(uriTooLong(), url.pathname));
+      if (Buffer.byteLength(url.search) > MAX_QUERY_STRING_BYTES + 1)
+        return endResponse(errorResponse(uriTooLong(), url.pathname));
       const query = queryStringProblem(url.search);
       if (query) return endResponse(errorResponse(query, url.pathname));
       if (!METHODS_WITH_BODY.has(request.method) || !request.body) return;
@@ -123,7 +138,8 @@ export function useRequestBody(streamed: Streamed = () => false): Plugin {
             ? new Uint8Array(await request.arrayBuffer())
             : await readLimited(request.body, limit);
       } catch (error) {
-        if (bodyTimedOutFor(nodeRequest(serverContext))) return endResponse(errorResponse(idle(), url.pathname));
+        if (bodyTimedOutFor(nodeRequest(serverContext)))
+          return endResponse(errorResponse(idle(), url.pathname));
         throw error;
       }
       if (bytes === null) return endResponse(errorResponse(tooLarge(limit), url.pathname));
@@ -133,7 +149,14 @@ export function useRequestBody(streamed: Streamed = () => false): Plugin {
       // The signal goes along: it fires when the client goes away, which long answers listen for.
       // Yoga's own Request class (whatwg-node's), not Node's global one (undici's): undici's constructor,
       // its stream body and its signal wiring cost about 7 % of the CPU of a POST /graphql.
-      setRequest(new fetchAPI.Request(request.url, { method: request.method, headers: request.headers, body: bytes, signal: request.signal }));
+      setRequest(
+        new fetchAPI.Request(request.url, {
+          method: request.method,
+          headers: request.headers,
+          body: bytes,
+          signal: request.signal,
+        }),
+      );
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Plugin } from "graphql-yoga";
 import type { RequestClient } from "../../schema/context.ts";
-import { clientAddress } from "./client-address.ts";
 import type { Config } from "../runtime/config.ts";
+import { clientAddress } from "./client-address.ts";
 import { requestState } from "./request-state.ts";
 
 /** The longest User-Agent kept (request logs and the audit log keep the same prefix). */
@@ -13,9 +13,16 @@ export const MAX_USER_AGENT = 512;
  *
  * @example requestClient(request, serverContext, config) // { ip: "203.0.113.7", userAgent: "curl/8.5.0" }
  */
-export function requestClient(request: Request, serverContext: unknown, config: Pick<Config, "trustProxy">): RequestClient {
+export function requestClient(
+  request: Request,
+  serverContext: unknown,
+  config: Pick<Config, "trustProxy">,
+): RequestClient {
   const agent = request.headers.get("user-agent");
-  return { ip: clientAddress(serverContext, config) ?? null, userAgent: agent ? agent.slice(0, MAX_USER_AGENT) : null };
+  return {
+    ip: clientAddress(serverContext, config) ?? null,
+    userAgent: agent ? agent.slice(0, MAX_USER_AGENT) : null,
+  };
 }
 
 /**

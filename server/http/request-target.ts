@@ -30,12 +30,15 @@ function hostOf(scheme: string, authority: string): string | undefined {
  */
 function fromAbsoluteForm(req: IncomingMessage, target: string): Verdict {
   const [, scheme = "", authority = "", rest = ""] = ABSOLUTE_FORM.exec(target) ?? [];
-  if (!/^https?$/i.test(scheme)) return { refuse: "The request target must be a path (`/v1/…`), or an http(s) URL of this server." };
+  if (!/^https?$/i.test(scheme))
+    return { refuse: "The request target must be a path (`/v1/…`), or an http(s) URL of this server." };
   const named = hostOf(scheme.toLowerCase(), authority);
   if (named === undefined) return { refuse: "The request target's host is not a valid host." };
   const host = req.headers.host;
   if (host !== undefined && hostOf(scheme.toLowerCase(), host) !== named) {
-    return { refuse: "The request target names another host than the Host header: this server is not a proxy." };
+    return {
+      refuse: "The request target names another host than the Host header: this server is not a proxy.",
+    };
   }
   // An HTTP/1.0 request may come without Host: the target's authority stands for it (RFC 9112 §3.2.2).
   if (host === undefined) req.headers.host = authority;
@@ -53,23 +56,40 @@ function verdict(req: IncomingMessage): Verdict {
   if (hosts > 1) return { refuse: "The request has more than one Host header." };
   const host = req.headers.host;
   // HTTP/1.0 predates Host: such a request is served without one.
-  if (host === undefined && req.httpVersion !== "1.0") return { refuse: "An HTTP/1.1 request must send a Host header." };
+  if (host === undefined && req.httpVersion !== "1.0")
+    return { refuse: "An HTTP/1.1 request must send a Host header." };
   if (host !== undefined && !AUTHORITY.test(host)) return { refuse: "The Host header is not a valid host." };
   const target = req.url ?? "";
-  if (target === "*") return req.method === "OPTIONS" ? { options: true } : { refuse: "The request target `*` is for OPTIONS only." };
+  if (target === "*")
+    return req.method === "OPTIONS"
+      ? { options: true }
+      : { refuse: "The request target `*` is for OPTIONS only." };
   const absolute = target.startsWith("/") ? undefined : fromAbsoluteForm(req, target);
   if (absolute) return absolute;
   // The URL @whatwg-node/server's normalizeNodeRequest makes of them must parse.
-  if (!URL.canParse(`http://${req.headers.host ?? "localhost"}${req.url}`)) return { refuse: "The request target and Host header do not make a valid URL." };
+  if (!URL.canParse(`http://${req.headers.host ?? "localhost"}${req.url}`))
+    return { refuse: "The request target and Host header do not make a valid URL." };
   return undefined;
 }
 
 /** Writes the API's error shape (docs/api/conventions-and-errors.md#errors) with a request id of its own, and closes the connection. */
 function refuse(req: IncomingMessage, res: ServerResponse, message: string): void {
   const id = newId("request");
-  const body = JSON.stringify({ error: { type: "invalid_request_error", code: "bad_request", message, request_id: id } });
-  log("warn", "request line refused", { request_id: id, method: req.method, http_version: req.httpVersion, reason: message });
-  res.writeHead(400, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body), "X-Request-Id": id, Connection: "close" });
+  const body = JSON.stringify({
+    error: { type: "invalid_request_error", code: "bad_request", message, request_id: id },
+  });
+  log("warn", "request line refused", {
+    request_id: id,
+    method: req.method,
+    http_version: req.httpVersion,
+    reason: message,
+  });
+  res.writeHead(400, {
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(body),
+    "X-Request-Id": id,
+    Connection: "close",
+  });
   res.end(body);
 }
 

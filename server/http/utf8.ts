@@ -20,7 +20,14 @@ export function decodeUtf8(bytes: Uint8Array): string | null {
 }
 
 /** The WHATWG labels of UTF-8 a client may declare (`charset=UTF-8` in any letter case). */
-const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8"]);
+const UTF8_LABELS = new Set([
+  "utf-8",
+  "utf8",
+  "unicode-1-1-utf-8",
+  "unicode11utf8",
+  "unicode20utf8",
+  "x-unicode20utf8",
+]);
 
 /** The `charset` parameter of a Content-Type, unquoted and in lower case; null without one. */
 export function declaredCharset(contentType: string | null): string | null {
@@ -53,7 +60,13 @@ const otherCharset = (charset: string) =>
  */
 function isReadAsText(contentType: string | null): boolean {
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
-  return type === "application/json" || type.endsWith("+json") || type === "application/x-www-form-urlencoded" || type === "application/jwt" || type.endsWith("+jwt");
+  return (
+    type === "application/json" ||
+    type.endsWith("+json") ||
+    type === "application/x-www-form-urlencoded" ||
+    type === "application/jwt" ||
+    type.endsWith("+jwt")
+  );
 }
 
 /**
@@ -76,7 +89,8 @@ export class MalformedFormError extends Error {
 }
 
 const isHex = (byte: number | undefined) =>
-  byte !== undefined && ((byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66));
+  byte !== undefined &&
+  ((byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66));
 
 /** `+` as a space and `%XX` as a byte, as URLSearchParams decodes (a `%` without two hex digits stays); null when the bytes are not UTF-8. */
 function formComponent(text: string): string | null {

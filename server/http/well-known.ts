@@ -1,6 +1,6 @@
 import type { Plugin } from "graphql-yoga";
-import { SCOPES } from "../../schema/lib/scopes.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
+import { SCOPES } from "../../schema/lib/scopes.ts";
 import { baseUrl, type Config } from "../runtime/config.ts";
 import { errorResponse } from "./error-response.ts";
 
@@ -17,7 +17,10 @@ export function protectedResourceMetadata(config: Config) {
   };
 }
 
-export const PROTECTED_RESOURCE_PATHS = ["/v1/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/v1"];
+export const PROTECTED_RESOURCE_PATHS = [
+  "/v1/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-protected-resource/v1",
+];
 
 export const HEALTH_PATH = "/health";
 
@@ -38,13 +41,28 @@ export function useWellKnown(config: Config): Plugin {
       const logo = url.pathname === LOGO_PATH;
       if (!health && !logo && !PROTECTED_RESOURCE_PATHS.includes(url.pathname)) return;
       if (request.method !== "GET" && request.method !== "HEAD") {
-        const error = new ApiError(405, "invalid_request_error", "method_not_allowed", `${request.method} is not allowed here.`, {
-          headers: { Allow: "GET, HEAD" },
-        });
+        const error = new ApiError(
+          405,
+          "invalid_request_error",
+          "method_not_allowed",
+          `${request.method} is not allowed here.`,
+          {
+            headers: { Allow: "GET, HEAD" },
+          },
+        );
         return endResponse(errorResponse(error, url.pathname));
       }
-      if (health) return endResponse(new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } }));
-      if (logo) return endResponse(new Response(LOGO, { headers: { "Content-Type": "image/svg+xml; charset=utf-8", "Cache-Control": "public, max-age=86400" } }));
+      if (health)
+        return endResponse(new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } }));
+      if (logo)
+        return endResponse(
+          new Response(LOGO, {
+            headers: {
+              "Content-Type": "image/svg+xml; charset=utf-8",
+              "Cache-Control": "public, max-age=86400",
+            },
+          }),
+        );
       endResponse(Response.json(document, { headers: { "Cache-Control": "public, max-age=3600" } }));
     },
   };

@@ -1,7 +1,7 @@
 import type { Plugin } from "graphql-yoga";
-import { log, willLog } from "./log.ts";
 import { requestState } from "../http/request-state.ts";
 import { RouteTemplates } from "../rest/route-template.ts";
+import { log, willLog } from "./log.ts";
 
 /**
  * One info line per request on stderr. Register it last, so it sees the response every other

@@ -1,6 +1,6 @@
-import { pino, type Logger } from "pino";
-import { ConfigError } from "../runtime/config.ts";
+import { type Logger, pino } from "pino";
 import { requestState } from "../http/request-state.ts";
+import { ConfigError } from "../runtime/config.ts";
 
 type Level = "info" | "warn" | "error";
 
@@ -10,7 +10,8 @@ const LEVELS: Record<string, Level> = { info: "info", warn: "warn", error: "erro
 export function logLevel(env: NodeJS.ProcessEnv = process.env): Level {
   const raw = env.KONTOR_LOG || "info";
   const level = LEVELS[raw];
-  if (!level) throw new ConfigError(`KONTOR_LOG must be one of ${Object.keys(LEVELS).join(", ")}; got '${raw}'.`);
+  if (!level)
+    throw new ConfigError(`KONTOR_LOG must be one of ${Object.keys(LEVELS).join(", ")}; got '${raw}'.`);
   return level;
 }
 

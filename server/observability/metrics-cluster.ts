@@ -38,13 +38,15 @@ export function aggregateWorkerMetrics(): void {
     const id = message.id;
     aggregator.clusterMetrics().then(
       (text) => worker.isConnected() && worker.send({ type: ANSWER, id, text } satisfies Answer),
-      (error: Error) => worker.isConnected() && worker.send({ type: ANSWER, id, error: error.message } satisfies Answer),
+      (error: Error) =>
+        worker.isConnected() && worker.send({ type: ANSWER, id, error: error.message } satisfies Answer),
     );
   });
 }
 
 /** True in a worker whose primary aggregates (see aggregateWorkerMetrics). */
-export const aggregatedByPrimary = () => cluster.isWorker && process.env[AGGREGATED_ENV] === "1" && typeof process.send === "function";
+export const aggregatedByPrimary = () =>
+  cluster.isWorker && process.env[AGGREGATED_ENV] === "1" && typeof process.send === "function";
 
 let shared = false;
 const waiting = new Map<number, { resolve(text: string): void; reject(error: Error): void }>();
@@ -80,8 +82,14 @@ export function askPrimary(): Promise<string> {
     }, ASK_TIMEOUT_MS);
     timer.unref();
     waiting.set(id, {
-      resolve: (text) => (clearTimeout(timer), resolve(text)),
-      reject: (error) => (clearTimeout(timer), reject(error)),
+      resolve: (text) => {
+        clearTimeout(timer);
+        resolve(text);
+      },
+      reject: (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
     });
     process.send!({ type: ASK, id });
   });

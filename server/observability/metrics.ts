@@ -2,17 +2,17 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Plugin } from "graphql-yoga";
 import type { Redis } from "ioredis";
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { ApiError } from "../../schema/lib/errors.ts";
-import { fromThisMachine } from "../http/client-address.ts";
-import type { Config } from "../runtime/config.ts";
 import type { Database } from "../db/open.ts";
+import { fromThisMachine } from "../http/client-address.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { describeError, log } from "./log.ts";
-import { requestState, withRequestState, type RequestState } from "../http/request-state.ts";
+import { type RequestState, requestState, withRequestState } from "../http/request-state.ts";
 import { RouteTemplates } from "../rest/route-template.ts";
-import { requestLogWriter } from "./request-log.ts";
+import type { Config } from "../runtime/config.ts";
+import { describeError, log } from "./log.ts";
 import { aggregatedByPrimary, askPrimary, shareWithPrimary } from "./metrics-cluster.ts";
+import { requestLogWriter } from "./request-log.ts";
 
 export const METRICS_PATH = "/metrics";
 
@@ -73,7 +73,10 @@ export class ServerMetrics {
   private readonly webhookAttempts: Counter<"outcome">;
   private readonly webhookDuration: Histogram;
   /** Label children by `method route class`: prom-client hashes labels on every call otherwise. */
-  private readonly children = new Map<string, { count: Counter.Internal; time: Histogram.Internal<string> }>();
+  private readonly children = new Map<
+    string,
+    { count: Counter.Internal; time: Histogram.Internal<string> }
+  >();
   private databaseGauges: { at: number; value: Promise<DatabaseGauges> } | undefined;
 
   constructor(
@@ -86,7 +89,7 @@ export class ServerMetrics {
     const registers = [this.registry];
     this.requests = new Counter({
       name: "kontor_http_requests_total",
-      help: "HTTP requests answered, by method, route template (never the raw path; unmatched paths are route=\"unmatched\") and status class.",
+      help: 'HTTP requests answered, by method, route template (never the raw path; unmatched paths are route="unmatched") and status class.',
       labelNames: ["method", "route", "status_class"],
       registers,
     });
@@ -97,7 +100,11 @@ export class ServerMetrics {
       buckets: HTTP_BUCKETS,
       registers,
     });
-    this.inFlight = new Gauge({ name: "kontor_http_requests_in_flight", help: "Requests arrived and not yet answered in full.", registers });
+    this.inFlight = new Gauge({
+      name: "kontor_http_requests_in_flight",
+      help: "Requests arrived and not yet answered in full.",
+      registers,
+    });
     this.refusals = new Counter({
       name: "kontor_rate_limit_refusals_total",
       help: "429 answers, by error code (rate_limit_exceeded, concurrency_limit_exceeded) and the caller's plan (none: a limit outside the plans, such as sign-in).",
@@ -122,8 +129,10 @@ export class ServerMetrics {
       buckets: WEBHOOK_BUCKETS,
       registers,
     });
-    for (const outcome of ["succeeded", "retrying", "failed", "lease_lost"]) this.webhookAttempts.labels({ outcome }).inc(0);
-    for (const outcome of ["replayed", "conflict", "in_progress", "not_replayable"]) this.idempotency.labels({ outcome }).inc(0);
+    for (const outcome of ["succeeded", "retrying", "failed", "lease_lost"])
+      this.webhookAttempts.labels({ outcome }).inc(0);
+    for (const outcome of ["replayed", "conflict", "in_progress", "not_replayable"])
+      this.idempotency.labels({ outcome }).inc(0);
     for (const plan of PLANS) this.refusals.labels({ code: "rate_limit_exceeded", plan }).inc(0);
     this.databaseMetrics(registers);
     this.poolMetrics(registers);
@@ -137,10 +146,11 @@ export class ServerMetrics {
    * it fails, kontor_database_up is 0 and the others are NaN (never a reassuring 0).
    */
   private databaseMetrics(registers: Registry[]): void {
-    const read = () => this.readDatabaseGauges().catch((error: unknown) => {
-      log("warn", "metrics: the database gauges could not be read", describeError(error));
-      return undefined;
-    });
+    const read = () =>
+      this.readDatabaseGauges().catch((error: unknown) => {
+        log("warn", "metrics: the database gauges could not be read", describeError(error));
+        return undefined;
+      });
     new Gauge({
       name: "kontor_database_up",
       help: "1 when the scrape's database query succeeded, 0 when it failed.",
@@ -176,7 +186,8 @@ export class ServerMetrics {
       aggregator: "max",
       async collect() {
         const value = await read();
-        for (const state of ["due", "scheduled", "held"] as const) this.set({ state }, value ? value[state] : Number.NaN);
+        for (const state of ["due", "scheduled", "held"] as const)
+          this.set({ state }, value ? value[state] : Number.NaN);
       },
       registers,
     });
@@ -184,7 +195,8 @@ export class ServerMetrics {
 
   private readDatabaseGauges(): Promise<DatabaseGauges> {
     const now = Date.now();
-    if (this.databaseGauges && now - this.databaseGauges.at < DATABASE_GAUGES_TTL_MS) return this.databaseGauges.value;
+    if (this.databaseGauges && now - this.databaseGauges.at < DATABASE_GAUGES_TTL_MS)
+      return this.databaseGauges.value;
     const value = this.db.prisma.$queryRaw<DatabaseGauges[]>`
       select
         (select count(*)::int from (select 1 from events where dispatched_at is null limit ${COUNT_CAP}::int) o) as outbox_events,
@@ -193,8 +205,9 @@ export class ServerMetrics {
         (count(*) filter (where next_attempt_at <= now()))::int as due,
         (count(*) filter (where next_attempt_at > now()))::int as scheduled,
         (count(*) filter (where next_attempt_at is null))::int as held
-      from (select next_attempt_at from webhook_deliveries where status in ('pending', 'retrying') limit ${COUNT_CAP}::int) d`
-      .then((rows) => rows[0]!);
+      from (select next_attempt_at from webhook_deliveries where status in ('pending', 'retrying') limit ${COUNT_CAP}::int) d`.then(
+      (rows) => rows[0]!,
+    );
     this.databaseGauges = { at: now, value };
     // A failure is not cached: the next scrape tries again.
     value.catch(() => {
@@ -260,7 +273,10 @@ export class ServerMetrics {
   }
 
   /** For the webhook worker: one attempt and what it came to. */
-  readonly webhookAttempt = (outcome: "succeeded" | "retrying" | "failed" | "lease_lost", durationMs: number): void => {
+  readonly webhookAttempt = (
+    outcome: "succeeded" | "retrying" | "failed" | "lease_lost",
+    durationMs: number,
+  ): void => {
     this.webhookAttempts.labels({ outcome }).inc();
     this.webhookDuration.observe(durationMs / 1000);
   };
@@ -284,7 +300,18 @@ export class ServerMetrics {
     if (url !== METRICS_PATH && !url.startsWith(`${METRICS_PATH}?`)) return false;
     void this.scrape(req, res).catch((error: unknown) => {
       log("error", "metrics scrape failed", describeError(error));
-      if (!res.headersSent) send(res, refusal(new ApiError(503, "api_error", "service_unavailable", "The metrics could not be collected; retry shortly.")));
+      if (!res.headersSent)
+        send(
+          res,
+          refusal(
+            new ApiError(
+              503,
+              "api_error",
+              "service_unavailable",
+              "The metrics could not be collected; retry shortly.",
+            ),
+          ),
+        );
       else res.destroy();
     });
     return true;
@@ -295,7 +322,14 @@ export class ServerMetrics {
     const denied = this.denied(req);
     if (denied) return send(res, refusal(denied));
     if (method !== "GET" && method !== "HEAD") {
-      return send(res, refusal(new ApiError(405, "invalid_request_error", "method_not_allowed", `${method} is not allowed here.`, { headers: { Allow: "GET, HEAD" } })));
+      return send(
+        res,
+        refusal(
+          new ApiError(405, "invalid_request_error", "method_not_allowed", `${method} is not allowed here.`, {
+            headers: { Allow: "GET, HEAD" },
+          }),
+        ),
+      );
     }
     const body = await this.text();
     res.writeHead(200, {
@@ -311,14 +345,25 @@ export class ServerMetrics {
       // A proxy in front of the server makes every client look local: a forwarded request is local
       // only when trusted proxies (KONTOR_TRUST_PROXY) vouch that every hop was on this machine.
       if (fromThisMachine(req, this.proxies)) return undefined;
-      return new ApiError(404, "invalid_request_error", "not_found", `No route ${req.method} ${METRICS_PATH}.`);
+      return new ApiError(
+        404,
+        "invalid_request_error",
+        "not_found",
+        `No route ${req.method} ${METRICS_PATH}.`,
+      );
     }
     const header = req.headers.authorization;
     const challenge = 'Bearer realm="kontor-metrics"';
     if (!header) {
-      return new ApiError(401, "authentication_error", "unauthenticated", "GET /metrics needs Authorization: Bearer <KONTOR_METRICS_TOKEN>.", {
-        headers: { "WWW-Authenticate": challenge },
-      });
+      return new ApiError(
+        401,
+        "authentication_error",
+        "unauthenticated",
+        "GET /metrics needs Authorization: Bearer <KONTOR_METRICS_TOKEN>.",
+        {
+          headers: { "WWW-Authenticate": challenge },
+        },
+      );
     }
     const match = /^Bearer (.+)$/i.exec(header.trim());
     if (match && timingSafeEqual(digest(match[1]!.trim()), this.token)) return undefined;
@@ -348,13 +393,22 @@ export class ServerMetrics {
         const route = routes.of(request) ?? "unmatched";
         const method = METHODS.has(request.method) ? request.method : "OTHER";
         const res = (serverContext as { res?: ServerResponse }).res;
-        if (!res) return this.record(method, route, state, response.status, (name) => response.headers.get(name));
-        res.once("close", () => this.record(method, route, state, res.statusCode, (name) => headerText(res.getHeader(name))));
+        if (!res)
+          return this.record(method, route, state, response.status, (name) => response.headers.get(name));
+        res.once("close", () =>
+          this.record(method, route, state, res.statusCode, (name) => headerText(res.getHeader(name))),
+        );
       },
     };
   }
 
-  private record(method: string, route: string, state: RequestState, status: number, header: (name: string) => string | null): void {
+  private record(
+    method: string,
+    route: string,
+    state: RequestState,
+    status: number,
+    header: (name: string) => string | null,
+  ): void {
     const statusClass = `${Math.floor(status / 100)}xx`;
     const key = `${method} ${route} ${statusClass}`;
     let child = this.children.get(key);
@@ -371,11 +425,13 @@ export class ServerMetrics {
       this.refusals.labels({ code, plan: plan && PLANS.has(plan) ? plan : "none" }).inc();
     }
     if (header("idempotent-replay") === "true") this.idempotency.labels({ outcome: "replayed" }).inc();
-    else if (state.errorCode && IDEMPOTENCY_CODES[state.errorCode]) this.idempotency.labels({ outcome: IDEMPOTENCY_CODES[state.errorCode]! }).inc();
+    else if (state.errorCode && IDEMPOTENCY_CODES[state.errorCode])
+      this.idempotency.labels({ outcome: IDEMPOTENCY_CODES[state.errorCode]! }).inc();
   }
 }
 
-const headerText = (value: number | string | string[] | undefined) => (value === undefined ? null : Array.isArray(value) ? value.join(", ") : String(value));
+const headerText = (value: number | string | string[] | undefined) =>
+  value === undefined ? null : Array.isArray(value) ? value.join(", ") : String(value);
 
 /** The API's error response for a refused scrape, with a request id like every other answer. */
 function refusal(error: ApiError): Response {
@@ -389,6 +445,9 @@ function refusal(error: ApiError): Response {
 
 async function send(res: ServerResponse, response: Response): Promise<void> {
   const body = await response.text();
-  res.writeHead(response.status, { ...Object.fromEntries(response.headers), "Content-Length": Buffer.byteLength(body) });
+  res.writeHead(response.status, {
+    ...Object.fromEntries(response.headers),
+    "Content-Length": Buffer.byteLength(body),
+  });
   res.end(body);
 }

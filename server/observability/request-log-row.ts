@@ -36,7 +36,8 @@ export function storableText(value: string, max: number): string {
   return text;
 }
 
-const optionalText = (value: string | null | undefined, max: number) => (typeof value === "string" ? storableText(value, max) : null);
+const optionalText = (value: string | null | undefined, max: number) =>
+  typeof value === "string" ? storableText(value, max) : null;
 
 /** A whole number within `[0, INT_MAX]`; NaN or a non-number is `fallback`, ±Infinity the nearer bound. */
 function integer<F extends number | null>(value: unknown, fallback: F): number | F {

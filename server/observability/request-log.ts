@@ -1,15 +1,15 @@
 import { AsyncResource } from "node:async_hooks";
 import type { Plugin } from "graphql-yoga";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
-import { clientAddress } from "../http/client-address.ts";
-import type { Config } from "../runtime/config.ts";
 import type { Database } from "../db/open.ts";
 import { databaseAnswered, refusedValue, sqlState } from "../db/sql-state.ts";
-import { describeError, log } from "./log.ts";
+import { clientAddress } from "../http/client-address.ts";
 import { requestState } from "../http/request-state.ts";
-import { RouteTemplates } from "../rest/route-template.ts";
-import { storableRow } from "./request-log-row.ts";
 import { HEALTH_PATH } from "../http/well-known.ts";
+import { RouteTemplates } from "../rest/route-template.ts";
+import type { Config } from "../runtime/config.ts";
+import { describeError, log } from "./log.ts";
+import { storableRow } from "./request-log-row.ts";
 
 /** How long request logs are kept. */
 export const RETENTION_DAYS = 30;
@@ -77,7 +77,10 @@ interface Failure {
  * Deletes request logs older than the retention period, in slices so no single statement holds
  * locks on a large table for long. Returns how many rows went.
  */
-export async function deleteExpiredRequestLogs(prisma: PrismaClient, now: Date = new Date()): Promise<number> {
+export async function deleteExpiredRequestLogs(
+  prisma: PrismaClient,
+  now: Date = new Date(),
+): Promise<number> {
   const cutoff = new Date(now.getTime() - RETENTION_DAYS * DAY_MS);
   let total = 0;
   for (;;) {
@@ -161,7 +164,8 @@ export class RequestLogWriter {
   push(row: RequestLogRow): void {
     if (this.buffer.length >= this.options.maxBuffered) {
       this.buffer.shift();
-      if (this.dropped++ % 1000 === 0) log("warn", "request log buffer full: dropping the oldest rows", { dropped: this.dropped });
+      if (this.dropped++ % 1000 === 0)
+        log("warn", "request log buffer full: dropping the oldest rows", { dropped: this.dropped });
     }
     // Clamped and cleaned here: one value the table refuses would fail its whole batch's statement.
     this.buffer.push({ row: storableRow(row), attempts: 0 });
@@ -226,7 +230,10 @@ export class RequestLogWriter {
   /** One statement for `rows`: resolves with its error, or undefined once they are written. */
   private async insert(rows: Pending[]): Promise<Failure | undefined> {
     try {
-      await insertRows(this.prisma, rows.map((p) => p.row));
+      await insertRows(
+        this.prisma,
+        rows.map((p) => p.row),
+      );
       return undefined;
     } catch (error) {
       return { rows, error };
@@ -262,7 +269,10 @@ export class RequestLogWriter {
     const again = !this.closed && !refusedValue(sqlState(failure.error));
     const retry = failure.rows.filter((p) => again && ++p.attempts < this.options.maxAttempts);
     if (failure.rows.length === 1 && retry.length === 0) {
-      log("error", "request log row dropped", { ...describeError(failure.error), request_log_id: failure.rows[0]!.row.id });
+      log("error", "request log row dropped", {
+        ...describeError(failure.error),
+        request_log_id: failure.rows[0]!.row.id,
+      });
     }
     return retry;
   }
@@ -270,7 +280,8 @@ export class RequestLogWriter {
   private async runRetention(): Promise<void> {
     try {
       const deleted = await deleteExpiredRequestLogs(this.prisma);
-      if (deleted > 0) log("info", "request logs past retention deleted", { deleted, retention_days: RETENTION_DAYS });
+      if (deleted > 0)
+        log("info", "request logs past retention deleted", { deleted, retention_days: RETENTION_DAYS });
     } catch (error) {
       log("error", "request log retention failed", describeError(error));
     }
@@ -306,7 +317,11 @@ const text = (value: string | null | undefined, max: number) => (value ? value.s
  * refused before anything else (`unlogged`), so a flood costs it nothing either. Register it last: every onResponse runs whichever plugin ended the request (401,
  * 404, 429…), and the last one sees the response the others settled on.
  */
-export function useRequestLog(config: Config, db: Database, options: Partial<RequestLogOptions> = {}): Plugin {
+export function useRequestLog(
+  config: Config,
+  db: Database,
+  options: Partial<RequestLogOptions> = {},
+): Plugin {
   const writer = new RequestLogWriter(db.prisma, { ...DEFAULT_REQUEST_LOG_OPTIONS, ...options });
   writers.set(db.prisma, writer);
   const routes = new RouteTemplates();
@@ -338,7 +353,13 @@ export function useRequestLog(config: Config, db: Database, options: Partial<Req
       // An AI answer's tokens are known once its body (a stream, perhaps) has ended: the row waits for them.
       if (!state.aiUsage) return writer.push(row);
       void state.aiUsage.then(
-        (usage) => writer.push({ ...row, model: usage?.model ?? null, inputTokens: usage?.input_tokens ?? null, outputTokens: usage?.output_tokens ?? null }),
+        (usage) =>
+          writer.push({
+            ...row,
+            model: usage?.model ?? null,
+            inputTokens: usage?.input_tokens ?? null,
+            outputTokens: usage?.output_tokens ?? null,
+          }),
         () => writer.push(row),
       );
     },

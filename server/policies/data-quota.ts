@@ -3,9 +3,9 @@ import type { DataQuotaServices, DataUsage } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
-import type { IdempotencyStore } from "./idempotency-store.ts";
 import { log } from "../observability/log.ts";
 import { useSweep } from "../runtime/sweep.ts";
+import type { IdempotencyStore } from "./idempotency-store.ts";
 
 /** A sandbox (an anonymous agent's workspace) gets this share of the free plan's data quota. */
 export const SANDBOX_DATA_SHARE = 10;
@@ -38,7 +38,9 @@ export class DataQuota implements DataQuotaServices {
 
   /** The quota of a workspace on `plan`: a sandbox has a tenth of free's. */
   quotaBytes(plan: PlanName, sandbox: boolean): number {
-    const quota = sandbox ? PLAN_LIMITS.free.data_quota_bytes / SANDBOX_DATA_SHARE : PLAN_LIMITS[plan].data_quota_bytes;
+    const quota = sandbox
+      ? PLAN_LIMITS.free.data_quota_bytes / SANDBOX_DATA_SHARE
+      : PLAN_LIMITS[plan].data_quota_bytes;
     return this.capBytes === undefined ? quota : Math.min(quota, this.capBytes);
   }
 

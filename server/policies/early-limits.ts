@@ -3,10 +3,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { isTrustedProxy, normalizeAddress } from "../http/client-address.ts";
-import type { Config, EarlyLimits } from "../runtime/config.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { log } from "../observability/log.ts";
 import { requestState } from "../http/request-state.ts";
+import { log } from "../observability/log.ts";
+import type { Config, EarlyLimits } from "../runtime/config.ts";
 
 /** How long a refused connection may take to send the request its 429 answers; then it is closed unanswered. */
 const REFUSED_GRACE_MS = 1_000;
@@ -16,9 +16,11 @@ const CLOSE_GRACE_MS = 2_000;
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 /** 408 `request_timeout` (docs/api/conventions-and-errors.md#errors): the connection is closed after it. */
-export const requestTimedOut = (message: string) => new ApiError(408, "invalid_request_error", "request_timeout", message);
+export const requestTimedOut = (message: string) =>
+  new ApiError(408, "invalid_request_error", "request_timeout", message);
 
-const bodyTimedOut = (idleMs: number) => requestTimedOut(`The request body sent nothing for ${seconds(idleMs)}: the connection is closed.`);
+const bodyTimedOut = (idleMs: number) =>
+  requestTimedOut(`The request body sent nothing for ${seconds(idleMs)}: the connection is closed.`);
 
 const tooManyConnections = (cap: number) =>
   new ApiError(
@@ -46,8 +48,14 @@ async function answer(res: ServerResponse, response: Response, requestId: string
   const body = Buffer.from(await response.arrayBuffer());
   if (res.headersSent || res.destroyed) return;
   const headers: Record<string, string | number> = {};
-  for (const [name, value] of response.headers) if (name !== "connection" && name !== "content-length") headers[name] = value;
-  res.writeHead(response.status, { ...headers, "Content-Length": body.length, "X-Request-Id": requestId, Connection: "close" });
+  for (const [name, value] of response.headers)
+    if (name !== "connection" && name !== "content-length") headers[name] = value;
+  res.writeHead(response.status, {
+    ...headers,
+    "Content-Length": body.length,
+    "X-Request-Id": requestId,
+    Connection: "close",
+  });
   res.end(body);
 }
 
@@ -66,7 +74,8 @@ interface Watched {
   idle: () => void;
 }
 
-const hasBody = (req: IncomingMessage) => req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+const hasBody = (req: IncomingMessage) =>
+  req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
 
 /**
  * docs/api/limits.md#traffic-policies, before anything else:
@@ -128,7 +137,10 @@ export class EarlyLimitsGuard {
    */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
     if (this.refused.has(req.socket)) {
-      const response = errorResponse(tooManyConnections(this.config.early.connectionsPerAddress), pathnameOf(req));
+      const response = errorResponse(
+        tooManyConnections(this.config.early.connectionsPerAddress),
+        pathnameOf(req),
+      );
       void answer(res, response, requestState()?.id ?? "");
       return true;
     }

@@ -39,7 +39,12 @@ export interface IdempotencyStore {
    * Replaces the claim with the finished record, if `record.owner` still holds it, then drops the
    * workspace's oldest finished records until they hold at most `workspaceMaxBytes`.
    */
-  complete(key: RecordKey, record: IdempotencyRecord, ttlMs: number, workspaceMaxBytes: number): Promise<void>;
+  complete(
+    key: RecordKey,
+    record: IdempotencyRecord,
+    ttlMs: number,
+    workspaceMaxBytes: number,
+  ): Promise<void>;
   /** Frees the key so a retry runs, if `owner` still holds it. */
   release(key: RecordKey, owner: string): Promise<void>;
   /** What the workspace's finished records hold now, in bytes (counted in its data quota). */
@@ -53,7 +58,11 @@ export const idempotencyRedisKey = (namespace: string, key: string) => `${namesp
 const storedKey = ({ workspaceId, key }: RecordKey) => `${workspaceId}:${key}`;
 /** A workspace's book of finished records: a hash of their sizes, a sorted set of when they finished, their total. */
 const bookKeys = (namespace: string, workspaceId: string) =>
-  [`${namespace}idem-sizes:${workspaceId}`, `${namespace}idem-order:${workspaceId}`, `${namespace}idem-total:${workspaceId}`] as const;
+  [
+    `${namespace}idem-sizes:${workspaceId}`,
+    `${namespace}idem-order:${workspaceId}`,
+    `${namespace}idem-total:${workspaceId}`,
+  ] as const;
 
 // Every key of one deployment shares the hash tag of its namespace (server/runtime/redis.ts), so a script
 // may touch the records it drops (KEYS[1] is any record key of the namespace, for its prefix).
@@ -119,11 +128,25 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  async complete(key: RecordKey, record: IdempotencyRecord, ttlMs: number, workspaceMaxBytes: number): Promise<void> {
+  async complete(
+    key: RecordKey,
+    record: IdempotencyRecord,
+    ttlMs: number,
+    workspaceMaxBytes: number,
+  ): Promise<void> {
     const member = storedKey(key);
     const json = JSON.stringify(record);
     const keys = [idempotencyRedisKey(this.namespace, member), ...bookKeys(this.namespace, key.workspaceId)];
-    const args = [record.owner, json, ttlMs, this.now(), workspaceMaxBytes, member, idempotencyRedisKey(this.namespace, ""), recordBytes(member, json)];
+    const args = [
+      record.owner,
+      json,
+      ttlMs,
+      this.now(),
+      workspaceMaxBytes,
+      member,
+      idempotencyRedisKey(this.namespace, ""),
+      recordBytes(member, json),
+    ];
     await this.redis.eval(COMPLETE_IF_OWNER, keys.length, ...keys, ...args);
   }
 
@@ -179,7 +202,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return null;
   }
 
-  async complete(key: RecordKey, record: IdempotencyRecord, ttlMs: number, workspaceMaxBytes: number): Promise<void> {
+  async complete(
+    key: RecordKey,
+    record: IdempotencyRecord,
+    ttlMs: number,
+    workspaceMaxBytes: number,
+  ): Promise<void> {
     const id = storedKey(key);
     if (!this.held(id, record.owner)) return;
     this.put(id, key.workspaceId, record, this.now() + ttlMs);

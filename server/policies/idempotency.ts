@@ -1,14 +1,14 @@
 import { createHash, randomUUID } from "node:crypto";
+import { Kind, type OperationDefinitionNode, OperationTypeNode, parse } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { Kind, OperationTypeNode, parse, type OperationDefinitionNode } from "graphql";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { MAX_IDEMPOTENT_RESPONSE_BYTES } from "../../schema/lib/limits.ts";
-import { errorResponse, GRAPHQL_PATH, noteErrorCode } from "../http/error-response.ts";
-import type { IdempotencyRecord, IdempotencyStore, RecordKey, StoredResponse } from "./idempotency-store.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
-import { requestState, type RequestState } from "../http/request-state.ts";
 // A longer document is refused by the GraphQL limits anyway, and is no write.
 import { GRAPHQL_LIMITS } from "../graphql/limits.ts";
+import { errorResponse, GRAPHQL_PATH, noteErrorCode } from "../http/error-response.ts";
+import { type RequestState, requestState } from "../http/request-state.ts";
+import type { IdempotencyRecord, IdempotencyStore, RecordKey, StoredResponse } from "./idempotency-store.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Node's default requestTimeout: no request outlives it, so a claim older than that is abandoned. */
@@ -35,19 +35,45 @@ const REPLAYED_HEADERS = new Set([
   "x-ai-daily-reset",
 ]);
 /** The error types of 401, 403, 429 and 5xx: a GraphQL response carrying one is not kept. */
-const RETRYABLE_TYPES = new Set(["authentication_error", "permission_error", "rate_limit_error", "api_error"]);
+const RETRYABLE_TYPES = new Set([
+  "authentication_error",
+  "permission_error",
+  "rate_limit_error",
+  "api_error",
+]);
 
 const invalidKey = () =>
-  new ApiError(400, "invalid_request_error", "idempotency_key_invalid", "Idempotency-Key must be 1–255 printable ASCII characters.", {
-    param: "Idempotency-Key",
-  });
+  new ApiError(
+    400,
+    "invalid_request_error",
+    "idempotency_key_invalid",
+    "Idempotency-Key must be 1–255 printable ASCII characters.",
+    {
+      param: "Idempotency-Key",
+    },
+  );
 const conflict = () =>
-  new ApiError(409, "idempotency_error", "idempotency_conflict", "This Idempotency-Key was used with a different request: use a new key.");
+  new ApiError(
+    409,
+    "idempotency_error",
+    "idempotency_conflict",
+    "This Idempotency-Key was used with a different request: use a new key.",
+  );
 // A replay can carry what only the first caller may see (a webhook secret): never to another key.
 const otherCredential = () =>
-  new ApiError(409, "idempotency_error", "idempotency_conflict", "This Idempotency-Key was used by another credential of the workspace: use a new key.");
+  new ApiError(
+    409,
+    "idempotency_error",
+    "idempotency_conflict",
+    "This Idempotency-Key was used by another credential of the workspace: use a new key.",
+  );
 const inProgress = () =>
-  new ApiError(409, "idempotency_error", "idempotency_in_progress", "A request with this Idempotency-Key is still running: retry shortly.");
+  new ApiError(
+    409,
+    "idempotency_error",
+    "idempotency_in_progress",
+    "A request with this Idempotency-Key is still running: retry shortly.",
+  );
 
 const notReplayable = (status: number, bytes: number) =>
   new ApiError(
@@ -78,7 +104,13 @@ async function storable(response: Response, graphql: boolean): Promise<StoredRes
   const errorCode = requestState()?.errorCode;
   if (body.byteLength > MAX_IDEMPOTENT_RESPONSE_BYTES) {
     response.headers.set("Idempotent-Replayable", "false");
-    return { status, headers: [], body: "", notKept: { bytes: body.byteLength }, ...(errorCode && { errorCode }) };
+    return {
+      status,
+      headers: [],
+      body: "",
+      notKept: { bytes: body.byteLength },
+      ...(errorCode && { errorCode }),
+    };
   }
   const headers = [...response.headers].filter(([name]) => REPLAYED_HEADERS.has(name.toLowerCase()));
   return { status, headers, body: body.toString("base64"), ...(errorCode && { errorCode }) };
@@ -102,12 +134,23 @@ function graphqlRetryable(body: Buffer): boolean {
  */
 export function isMutation(body: Uint8Array): boolean {
   try {
-    const { query, operationName } = JSON.parse(Buffer.from(body).toString("utf8")) as { query?: unknown; operationName?: unknown };
+    const { query, operationName } = JSON.parse(Buffer.from(body).toString("utf8")) as {
+      query?: unknown;
+      operationName?: unknown;
+    };
     if (typeof query !== "string") return false;
-    const operations = parse(query, { noLocation: true, maxTokens: GRAPHQL_LIMITS.maxTokens }).definitions.filter(
+    const operations = parse(query, {
+      noLocation: true,
+      maxTokens: GRAPHQL_LIMITS.maxTokens,
+    }).definitions.filter(
       (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
     );
-    const chosen = typeof operationName === "string" ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+    const chosen =
+      typeof operationName === "string"
+        ? operations.find((o) => o.name?.value === operationName)
+        : operations.length === 1
+          ? operations[0]
+          : undefined;
     return chosen?.operation === OperationTypeNode.MUTATION;
   } catch {
     return false;
@@ -132,7 +175,12 @@ export function useIdempotency(store: IdempotencyStore): Plugin {
   const claims = new WeakMap<RequestState, Claim>();
 
   /** Claims the key for this request, or answers it: a replay, a conflict, or "still in progress". */
-  async function begin(state: RequestState, url: URL, header: string, bodySha256: string): Promise<Response | undefined> {
+  async function begin(
+    state: RequestState,
+    url: URL,
+    header: string,
+    bodySha256: string,
+  ): Promise<Response | undefined> {
     const credential = state.credential!;
     const fingerprint = sha256(`POST ${url.pathname}${url.search}\n${bodySha256}`);
     const key = { workspaceId: credential.workspaceId, key: header };
@@ -142,7 +190,8 @@ export function useIdempotency(store: IdempotencyStore): Plugin {
       claims.set(state, { key, plan: credential.plan, record, graphql: url.pathname === GRAPHQL_PATH });
       return undefined;
     }
-    if (existing.credentialId !== undefined && existing.credentialId !== credential.id) return errorResponse(otherCredential(), url.pathname);
+    if (existing.credentialId !== undefined && existing.credentialId !== credential.id)
+      return errorResponse(otherCredential(), url.pathname);
     if (existing.fingerprint !== fingerprint) return errorResponse(conflict(), url.pathname);
     if (!existing.response) return errorResponse(inProgress(), url.pathname);
     return replay(existing.response, url.pathname);
@@ -170,7 +219,13 @@ export function useIdempotency(store: IdempotencyStore): Plugin {
       if (!claim) return;
       claims.delete(state);
       const stored = await storable(response, claim.graphql);
-      if (stored) await store.complete(claim.key, { ...claim.record, response: stored }, IDEMPOTENCY_TTL_MS, PLAN_LIMITS[claim.plan].idempotency_bytes);
+      if (stored)
+        await store.complete(
+          claim.key,
+          { ...claim.record, response: stored },
+          IDEMPOTENCY_TTL_MS,
+          PLAN_LIMITS[claim.plan].idempotency_bytes,
+        );
       else await store.release(claim.key, claim.record.owner);
     },
   };

@@ -1,14 +1,19 @@
-import type { Redis } from "ioredis";
 import type { Plugin } from "graphql-yoga";
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { Redis } from "ioredis";
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from "rate-limiter-flexible";
 import { ApiError } from "../../schema/lib/errors.ts";
-import { clientAddress } from "../http/client-address.ts";
 import { PLAN_LIMITS, PLANS, type PlanName } from "../../schema/lib/plans.ts";
-import type { Config } from "../runtime/config.ts";
-import { errorResponse } from "../http/error-response.ts";
-import { requestState, type RequestState } from "../http/request-state.ts";
 import { isDashboardFile } from "../dashboard/static.ts";
+import { clientAddress } from "../http/client-address.ts";
+import { errorResponse } from "../http/error-response.ts";
+import { type RequestState, requestState } from "../http/request-state.ts";
 import { HEALTH_PATH } from "../http/well-known.ts";
+import type { Config } from "../runtime/config.ts";
 
 const WINDOW_SECONDS = 60;
 
@@ -31,7 +36,12 @@ function isGeneralAi(request: Request, state: RequestState): boolean {
 
 type Column = "requests_per_minute" | "ai_requests_per_minute";
 
-function createLimiter(plan: PlanName, column: Column, redis: Redis | undefined, namespace: string): RateLimiterAbstract {
+function createLimiter(
+  plan: PlanName,
+  column: Column,
+  redis: Redis | undefined,
+  namespace: string,
+): RateLimiterAbstract {
   const points = PLAN_LIMITS[plan][column];
   const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS });
   if (!redis) return memory;
@@ -114,14 +124,12 @@ const tooManyRequests = (quota: Quota, pathname: string) => {
  * is rendered by errorResponse, so each family of routes answers it in its own error shape.
  */
 export function useRateLimit(config: Config, redis: Redis | undefined, redisNamespace: string): Plugin {
-  const limiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, "requests_per_minute", redis, redisNamespace)])) as Record<
-    PlanName,
-    RateLimiterAbstract
-  >;
-  const aiLimiters = Object.fromEntries(PLANS.map((plan) => [plan, createLimiter(plan, "ai_requests_per_minute", redis, redisNamespace)])) as Record<
-    PlanName,
-    RateLimiterAbstract
-  >;
+  const limiters = Object.fromEntries(
+    PLANS.map((plan) => [plan, createLimiter(plan, "requests_per_minute", redis, redisNamespace)]),
+  ) as Record<PlanName, RateLimiterAbstract>;
+  const aiLimiters = Object.fromEntries(
+    PLANS.map((plan) => [plan, createLimiter(plan, "ai_requests_per_minute", redis, redisNamespace)]),
+  ) as Record<PlanName, RateLimiterAbstract>;
   const quotas = new WeakMap<RequestState, Quota>();
 
   async function count(state: RequestState, request: Request, serverContext: unknown): Promise<Quota> {
@@ -129,7 +137,9 @@ export function useRateLimit(config: Config, redis: Redis | undefined, redisName
     const ai = isGeneralAi(request, state);
     const plan = credential?.plan ?? "free";
     // The client's address: the socket's peer, or what a trusted proxy says (KONTOR_TRUST_PROXY).
-    const key = credential ? `credential:${credential.id}` : `ip:${clientAddress(serverContext, config) ?? "unknown"}`;
+    const key = credential
+      ? `credential:${credential.id}`
+      : `ip:${clientAddress(serverContext, config) ?? "unknown"}`;
     let result: RateLimiterRes;
     let exceeded = false;
     try {
@@ -163,7 +173,11 @@ export function useRateLimit(config: Config, redis: Redis | undefined, redisName
       // The dashboard's page and hashed files are not API requests (a page load fetches several);
       // the liveness check answers 200 however often a probe (or anyone) asks, and counts nothing.
       // Nor is a request the per-address limit refused: it never got this far.
-      if (!quota && (state.unlogged || isDashboardFile(state) || new URL(request.url).pathname === HEALTH_PATH)) return;
+      if (
+        !quota &&
+        (state.unlogged || isDashboardFile(state) || new URL(request.url).pathname === HEALTH_PATH)
+      )
+        return;
       if (!quota) {
         // Answered before onRequest above ran (a 401, a well-known document): counted here instead.
         quota = await count(state, request, serverContext);

@@ -5,9 +5,9 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
-import type { Config } from "../runtime/config.ts";
 import { errorResponse } from "../http/error-response.ts";
 import { requestState } from "../http/request-state.ts";
+import type { Config } from "../runtime/config.ts";
 
 /** The rendered API reference: a page, no credential, no CORS header (server/http/cors.ts). */
 export const API_REFERENCE_PATH = "/docs";
@@ -18,8 +18,9 @@ const PACKAGE_DIR = dirname(dirname(createRequire(import.meta.url).resolve("@sca
 /** Scalar's self-contained browser build (styles inlined, no chunk loaded at run time). */
 const BUNDLE_FILE = join(PACKAGE_DIR, "dist", "browser", "standalone.js");
 /** In the bundle's URL, so a browser's cached copy ends with an upgrade. */
-const BUNDLE_VERSION = (JSON.parse(readFileSync(join(PACKAGE_DIR, "package.json"), "utf8")) as { version: string })
-  .version;
+const BUNDLE_VERSION = (
+  JSON.parse(readFileSync(join(PACKAGE_DIR, "package.json"), "utf8")) as { version: string }
+).version;
 const BUNDLE_PATH = `${API_REFERENCE_PATH}/standalone.js`;
 
 /**
@@ -101,9 +102,15 @@ function page(nonce: string): string {
 }
 
 const methodNotAllowed = (method: string) =>
-  new ApiError(405, "invalid_request_error", "method_not_allowed", `${method.slice(0, 16)} is not allowed here.`, {
-    headers: { Allow: "GET, HEAD" },
-  });
+  new ApiError(
+    405,
+    "invalid_request_error",
+    "method_not_allowed",
+    `${method.slice(0, 16)} is not allowed here.`,
+    {
+      headers: { Allow: "GET, HEAD" },
+    },
+  );
 
 let bundle: Promise<Uint8Array<ArrayBuffer>> | undefined;
 

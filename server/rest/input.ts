@@ -1,16 +1,16 @@
 import {
   coerceInputValue,
-  getNamedType,
   GraphQLBoolean,
   GraphQLFloat,
+  type GraphQLInputType,
   GraphQLInt,
+  type GraphQLSchema,
+  getNamedType,
   isEnumType,
   isInputObjectType,
   isListType,
   isNonNullType,
   isScalarType,
-  type GraphQLInputType,
-  type GraphQLSchema,
 } from "graphql";
 import { validationFailed } from "../../schema/lib/errors.ts";
 import { explainEnumError } from "../graphql/enum-message.ts";
@@ -18,7 +18,10 @@ import type { RouteEntry } from "./view.ts";
 
 /** `address.city`, `items[2].quantity`: how `param` names a value inside the body. */
 function paramPath(root: string, path: ReadonlyArray<string | number>): string {
-  return path.reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : `${out}.${key}`), root);
+  return path.reduce<string>(
+    (out, key) => (typeof key === "number" ? `${out}[${key}]` : `${out}.${key}`),
+    root,
+  );
 }
 
 /** GraphQL coerces a single value into a one-item list; JSON callers must send the array. */
@@ -27,7 +30,7 @@ function requireArrays(param: string, value: unknown, type: GraphQLInputType): v
   if (value === null || value === undefined) return;
   if (isListType(inner)) {
     if (!Array.isArray(value)) throw validationFailed(param, `${param} must be an array.`);
-    value.forEach((item, index) => requireArrays(`${param}[${index}]`, item, inner.ofType));
+    for (const [index, item] of value.entries()) requireArrays(`${param}[${index}]`, item, inner.ofType);
   } else if (isInputObjectType(inner) && typeof value === "object" && !Array.isArray(value)) {
     for (const [key, field] of Object.entries(inner.getFields())) {
       requireArrays(`${param}.${key}`, (value as Record<string, unknown>)[key], field.type);
@@ -42,8 +45,11 @@ function check(name: string, value: unknown, type: GraphQLInputType, schema: Gra
     // graphql-js reports an unknown or missing input field at its parent object; name the field itself.
     const field = /^Field "(\w+)" (?:is not defined by type|of required type)/.exec(error.message)?.[1];
     const param = paramPath(name, field ? [...path, field] : path);
-    const reason = error.message.replace(/^(Expected type "?[\w!\[\]]+"?\.?\s*)/, "").trim();
-    throw validationFailed(param, `${param} is invalid: ${explainEnumError(reason || error.message, schema)}`);
+    const reason = error.message.replace(/^(Expected type "?[\w![\]]+"?\.?\s*)/, "").trim();
+    throw validationFailed(
+      param,
+      `${param} is invalid: ${explainEnumError(reason || error.message, schema)}`,
+    );
   });
 }
 
@@ -59,7 +65,8 @@ function fromQueryString(name: string, text: string, type: GraphQLInputType): un
   }
   if (named === GraphQLFloat) {
     const number = Number(text);
-    if (text.trim() === "" || !Number.isFinite(number)) throw validationFailed(name, `${name} must be a number.`);
+    if (text.trim() === "" || !Number.isFinite(number))
+      throw validationFailed(name, `${name} must be a number.`);
     return number;
   }
   if (named === GraphQLBoolean) {
@@ -91,7 +98,8 @@ export function restVariables(
   for (const name of new Set(query.keys())) {
     const arg = args.get(name);
     if (!arg || name in pathParams) throw validationFailed(name, `Unknown query parameter '${name}'.`);
-    if (method !== "GET") throw validationFailed(name, `Send ${name} in the JSON body, not in the query string.`);
+    if (method !== "GET")
+      throw validationFailed(name, `Send ${name} in the JSON body, not in the query string.`);
     const values = query.getAll(name);
     if (values.length > 1) throw validationFailed(name, `${name} was sent more than once.`);
     variables[name] = fromQueryString(name, values[0]!, arg.type);
@@ -99,7 +107,8 @@ export function restVariables(
   for (const [name, value] of Object.entries(body)) {
     const arg = args.get(name);
     if (!arg || name in pathParams) throw validationFailed(name, `Unknown field '${name}'.`);
-    if (name in variables) throw validationFailed(name, `${name} was sent in both the query string and the body.`);
+    if (name in variables)
+      throw validationFailed(name, `${name} was sent in both the query string and the body.`);
     variables[name] = value;
   }
   for (const arg of entry.field.args) {

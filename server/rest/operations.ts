@@ -1,15 +1,19 @@
-import { OperationTypeNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { buildOperationNodeForField } from "@graphql-tools/utils";
+import { type GraphQLSchema, type OperationDefinitionNode, OperationTypeNode } from "graphql";
 import { createSofa } from "sofa-api";
 import type { RouteEntry } from "./view.ts";
 
 /** The operation Sofa runs for each route (every field of the REST type, models as `{id}`), by route key. */
-export function sofaOperations(view: GraphQLSchema, table: RouteEntry[]): Map<string, OperationDefinitionNode> {
+export function sofaOperations(
+  view: GraphQLSchema,
+  table: RouteEntry[],
+): Map<string, OperationDefinitionNode> {
   const sofa = createSofa({ schema: view, basePath: "/v1" });
   const operations = new Map<string, OperationDefinitionNode>();
   for (const entry of table) {
     const [typeName, fieldName] = entry.key.split(".") as [string, string];
-    const kind = typeName === view.getQueryType()?.name ? OperationTypeNode.QUERY : OperationTypeNode.MUTATION;
+    const kind =
+      typeName === view.getQueryType()?.name ? OperationTypeNode.QUERY : OperationTypeNode.MUTATION;
     operations.set(
       entry.key,
       buildOperationNodeForField({

@@ -1,21 +1,32 @@
-import { Kind, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from "graphql";
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+  Kind,
+} from "graphql";
 import type { FetchAPI, Plugin } from "graphql-yoga";
 import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts";
 import { MAX_JSON_DEPTH } from "../../schema/lib/limits.ts";
-import { sofaOperations } from "./operations.ts";
-import type { Config } from "../runtime/config.ts";
+import { restView } from "../../schema/lib/rest.ts";
 import { errorResponse, findApiError, restErrorBody } from "../http/error-response.ts";
-import { describeError, log } from "../observability/log.ts";
 import { requestState } from "../http/request-state.ts";
+import { describeError, log } from "../observability/log.ts";
+import type { Config } from "../runtime/config.ts";
 import { restVariables } from "./input.ts";
 import { buildOpenApi, type OpenApiExtension } from "./openapi.ts";
-import { restView } from "../../schema/lib/rest.ts";
-import { matchRoute, pathExists, routeTable, type RouteEntry } from "./view.ts";
+import { sofaOperations } from "./operations.ts";
+import { matchRoute, pathExists, type RouteEntry, routeTable } from "./view.ts";
 
 export const REST_BASE = "/v1";
 
 const unsupportedMediaType = () =>
-  new ApiError(415, "invalid_request_error", "unsupported_media_type", "Send the body as JSON with 'Content-Type: application/json'.");
+  new ApiError(
+    415,
+    "invalid_request_error",
+    "unsupported_media_type",
+    "Send the body as JSON with 'Content-Type: application/json'.",
+  );
 const invalidJson = (detail: string) =>
   new ApiError(400, "invalid_request_error", "invalid_json", `The request body is not valid JSON: ${detail}`);
 const notFoundRoute = (method: string, path: string) =>
@@ -56,10 +67,20 @@ async function jsonBody(request: Request): Promise<Record<string, unknown>> {
     throw invalidJson((error as Error).message);
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ApiError(400, "invalid_request_error", "validation_failed", "The request body must be a JSON object.");
+    throw new ApiError(
+      400,
+      "invalid_request_error",
+      "validation_failed",
+      "The request body must be a JSON object.",
+    );
   }
   if (nestingDepth(body) > MAX_JSON_DEPTH) {
-    throw new ApiError(400, "invalid_request_error", "validation_failed", `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+    throw new ApiError(
+      400,
+      "invalid_request_error",
+      "validation_failed",
+      `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`,
+    );
   }
   return body as Record<string, unknown>;
 }
@@ -116,7 +137,13 @@ export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = 
    * were then replaced, and answered with a Response of its own fetch implementation, which Yoga
    * then had to copy; together about 5 % of the CPU of a GET /v1/leads/{id}.
    */
-  async function run(operation: RouteOperation, request: Request, serverContext: object, variableValues: Record<string, unknown>, fetchAPI: FetchAPI) {
+  async function run(
+    operation: RouteOperation,
+    request: Request,
+    serverContext: object,
+    variableValues: Record<string, unknown>,
+    fetchAPI: FetchAPI,
+  ) {
     try {
       const sofaContext = Object.assign(serverContext, { request });
       const enveloped = getEnveloped(sofaContext);
@@ -161,9 +188,15 @@ export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = 
       if (!matched) {
         const allowed = pathExists(table, url.pathname);
         if (allowed.length > 0) {
-          const error = new ApiError(405, "invalid_request_error", "method_not_allowed", `${request.method} is not allowed on ${url.pathname}.`, {
-            headers: { Allow: allowed.join(", ") },
-          });
+          const error = new ApiError(
+            405,
+            "invalid_request_error",
+            "method_not_allowed",
+            `${request.method} is not allowed on ${url.pathname}.`,
+            {
+              headers: { Allow: allowed.join(", ") },
+            },
+          );
           return endResponse(errorResponse(error, url.pathname));
         }
         return endResponse(errorResponse(notFoundRoute(request.method, url.pathname), url.pathname));
@@ -173,7 +206,14 @@ export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = 
       let variables: Record<string, unknown>;
       try {
         const body = request.method === "GET" ? {} : await jsonBody(request);
-        variables = restVariables(fullSchema, request.method, matched.entry, matched.params, url.searchParams, body);
+        variables = restVariables(
+          fullSchema,
+          request.method,
+          matched.entry,
+          matched.params,
+          url.searchParams,
+          body,
+        );
         requestState()!.restVariables = variables;
       } catch (error) {
         if (!isApiError(error)) throw error;

@@ -2,7 +2,7 @@ import type { GraphQLSchema } from "graphql";
 import { restView } from "../../schema/lib/rest.ts";
 import { GRAPHQL_PATH } from "../http/error-response.ts";
 import { requestState } from "../http/request-state.ts";
-import { matchRoute, routeTable, type RouteEntry } from "./view.ts";
+import { matchRoute, type RouteEntry, routeTable } from "./view.ts";
 
 /** Fixed paths (GraphiQL's page ends before authentication names /graphql): their path is their route. */
 const FIXED_PATHS = new Set([
@@ -42,7 +42,9 @@ export class RouteTemplates {
       if (FIXED_PATHS.has(pathname.replace(/(.)\/$/, "$1"))) return pathname.replace(/(.)\/$/, "$1");
       const plugin = PLUGIN_ROUTES.find(([pattern]) => pattern.test(pathname));
       if (plugin) return plugin[1];
-      const matched = pathname.startsWith("/v1/") ? matchRoute(this.table, request.method, pathname) : undefined;
+      const matched = pathname.startsWith("/v1/")
+        ? matchRoute(this.table, request.method, pathname)
+        : undefined;
       // Anything else unmatched is logged as null.
       return matched ? `/v1${matched.entry.route.path.replace(/:(\w+)/g, "{$1}")}` : null;
     } catch {

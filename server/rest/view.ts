@@ -1,6 +1,6 @@
 import type { GraphQLField, GraphQLSchema } from "graphql";
 import { validationFailed } from "../../schema/lib/errors.ts";
-import { restRouteOf, type RestRoute } from "../../schema/lib/rest.ts";
+import { type RestRoute, restRouteOf } from "../../schema/lib/rest.ts";
 
 export interface RouteEntry {
   /** `Query.lead`, the key of Sofa's `routes` option. */
@@ -38,7 +38,12 @@ export function matchRoute(table: RouteEntry[], method: string, pathname: string
   for (const entry of table) {
     const match = entry.pattern.exec(pathname);
     if (match && entry.route.method === method) {
-      return { entry, params: Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeSegment(k, v)])) };
+      return {
+        entry,
+        params: Object.fromEntries(
+          Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeSegment(k, v)]),
+        ),
+      };
     }
   }
   return undefined;

@@ -1,8 +1,8 @@
 import cluster, { type Worker } from "node:cluster";
+import type { DemoSeed } from "../accounts/seed.ts";
+import { log } from "../observability/log.ts";
 import type { Config } from "./config.ts";
 import { shutdownBoundMs } from "./drain.ts";
-import { log } from "../observability/log.ts";
-import type { DemoSeed } from "../accounts/seed.ts";
 
 /**
  * Cluster mode (KONTOR_WORKERS ≥ 2): a primary forks the workers with node:cluster and they all
@@ -134,7 +134,9 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
       }
     });
     // An IPC failure (a worker gone mid-send); its exit follows and is handled there.
-    worker.on("error", (error) => log("warn", "worker channel error", { worker: slot.number, pid, error: error.message }));
+    worker.on("error", (error) =>
+      log("warn", "worker channel error", { worker: slot.number, pid, error: error.message }),
+    );
     worker.on("exit", (code, signal) => {
       // Once disconnected, node:cluster hands it no more connections: only then is it reported gone.
       if (worker.isConnected()) worker.once("disconnect", () => exited(slot, worker, code, signal));
@@ -143,7 +145,10 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
   }
 
   function allReady(): void {
-    if (config.env !== "development") return running(null);
+    if (config.env !== "development") {
+      running(null);
+      return;
+    }
     // Seeded by one worker, once all serve: a cluster that failed to start leaves no unseen credentials.
     phase = "seeding";
     slots[0]!.worker!.send({ kontor: "seed" } satisfies PrimaryMessage);
@@ -172,7 +177,13 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
       // Drained and stopped on a signal of its own (an operator's, or one sent to every process of
       // a group or cgroup just before the primary's own): replaced after the first back-off delay,
       // which the primary's own shutdown cancels, and not counted as a crash.
-      log("info", "worker stopped: starting another", { worker: slot.number, pid, code, signal, restart_in_ms: RESTART_DELAY_MS });
+      log("info", "worker stopped: starting another", {
+        worker: slot.number,
+        pid,
+        code,
+        signal,
+        restart_in_ms: RESTART_DELAY_MS,
+      });
       slot.restart = setTimeout(() => {
         slot.restart = undefined;
         if (phase !== "stopping") fork(slot);
@@ -181,9 +192,15 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
     }
     const reason = slot.reason ?? `could not start: it ${how}`;
     // Until every worker has served once, a failure is the start's: stop as one process would.
-    if (phase === "starting" || phase === "seeding") return giveUp(`worker ${slot.number}: ${reason}`);
+    if (phase === "starting" || phase === "seeding") {
+      giveUp(`worker ${slot.number}: ${reason}`);
+      return;
+    }
     if (!wasReady && ++slot.startFailures >= MAX_START_FAILURES) {
-      return giveUp(`worker ${slot.number} failed to start ${slot.startFailures} times in a row; the last time: ${reason}`);
+      giveUp(
+        `worker ${slot.number} failed to start ${slot.startFailures} times in a row; the last time: ${reason}`,
+      );
+      return;
     }
     if (wasReady && Date.now() - slot.readyAt >= STABLE_MS) slot.crashes = 0;
     slot.crashes++;
@@ -211,7 +228,10 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
     if (phase === "stopping") {
       if (!signal) return;
       // A second signal: the operator will not wait for the drain.
-      log("warn", "second signal: killing the workers without waiting for the requests in flight", { signal, workers: alive().length });
+      log("warn", "second signal: killing the workers without waiting for the requests in flight", {
+        signal,
+        workers: alive().length,
+      });
       for (const slot of alive()) slot.worker!.process.kill("SIGKILL");
       process.exit(1);
     }
@@ -225,7 +245,11 @@ export function runPrimary(config: Config, options: PrimaryOptions): void {
     for (const slot of alive()) slot.worker!.process.kill("SIGTERM");
     setTimeout(() => {
       for (const slot of alive()) {
-        log("warn", "worker did not stop in time: killing it", { worker: slot.number, pid: slot.worker!.process.pid, after_ms: timeoutMs });
+        log("warn", "worker did not stop in time: killing it", {
+          worker: slot.number,
+          pid: slot.worker!.process.pid,
+          after_ms: timeoutMs,
+        });
         slot.worker!.process.kill("SIGKILL");
       }
     }, timeoutMs).unref();

@@ -121,7 +121,10 @@ const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000,
 export function parseDurations(name: string, value: string): number[] {
   return value.split(",").map((part) => {
     const match = /^\s*(\d+(?:\.\d+)?)(ms|s|m|h|d)\s*$/.exec(part);
-    if (!match) throw new ConfigError(`${name} must be a comma-separated list of durations like 30s,5m,2h; got '${part}'.`);
+    if (!match)
+      throw new ConfigError(
+        `${name} must be a comma-separated list of durations like 30s,5m,2h; got '${part}'.`,
+      );
     return Math.round(Number(match[1]) * UNITS[match[2]!]!);
   });
 }
@@ -130,7 +133,8 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got '${raw}'.`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new ConfigError(`${name} must be a positive number, got '${raw}'.`);
   return value;
 }
 
@@ -138,7 +142,8 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new ConfigError(`${name} must be a whole number of at least 0, got '${raw}'.`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new ConfigError(`${name} must be a whole number of at least 0, got '${raw}'.`);
   return value;
 }
 
@@ -147,7 +152,8 @@ function optionalBytes(env: NodeJS.ProcessEnv, name: string): number | undefined
   const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
   const value = Number(raw);
-  if (!(Number.isSafeInteger(value) && value >= 0)) throw new ConfigError(`${name} must be a whole number of bytes, got '${raw}'.`);
+  if (!(Number.isSafeInteger(value) && value >= 0))
+    throw new ConfigError(`${name} must be a whole number of bytes, got '${raw}'.`);
   return value;
 }
 
@@ -169,14 +175,20 @@ export const MAX_WORKERS = 64;
  * embedded one belongs to one process) and the stores of limits, idempotency keys and the
  * webhook queue (in-process without Redis, so each worker would have its own).
  */
-function workerCount(env: NodeJS.ProcessEnv, databaseUrl: string | undefined, redisUrl: string | undefined): number {
+function workerCount(
+  env: NodeJS.ProcessEnv,
+  databaseUrl: string | undefined,
+  redisUrl: string | undefined,
+): number {
   const raw = env.KONTOR_WORKERS?.trim();
   let workers = 1;
   if (raw === "auto") workers = Math.min(MAX_WORKERS, availableParallelism());
   else if (raw !== undefined && raw !== "") {
     workers = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
     if (!(workers >= 1 && workers <= MAX_WORKERS)) {
-      throw new ConfigError(`KONTOR_WORKERS must be a whole number from 1 to ${MAX_WORKERS}, or auto; got '${env.KONTOR_WORKERS}'.`);
+      throw new ConfigError(
+        `KONTOR_WORKERS must be a whole number from 1 to ${MAX_WORKERS}, or auto; got '${env.KONTOR_WORKERS}'.`,
+      );
     }
   }
   if (workers === 1) return 1;
@@ -194,7 +206,8 @@ function workerCount(env: NodeJS.ProcessEnv, databaseUrl: string | undefined, re
   return workers;
 }
 
-const TRUST_PROXY_FORMS = "off, loopback, or a comma-separated list of the proxies' IP addresses and CIDR ranges (e.g. loopback,10.0.0.0/8,2001:db8::7)";
+const TRUST_PROXY_FORMS =
+  "off, loopback, or a comma-separated list of the proxies' IP addresses and CIDR ranges (e.g. loopback,10.0.0.0/8,2001:db8::7)";
 
 /**
  * KONTOR_TRUST_PROXY: `off` (the default), or a list of `loopback`, IP addresses and CIDR ranges.
@@ -211,17 +224,24 @@ export function parseTrustProxy(raw: string | undefined): string[] {
     if (entry === "") throw refuse(`has an empty entry in '${value}'`);
     if (entry === "loopback") return entry;
     if (entry === "off") throw refuse(`cannot combine off with addresses ('${value}')`);
-    if (/^\d+$/.test(entry)) throw refuse(`does not take a hop count ('${entry}'): name the proxies instead, so a client cannot add hops of its own`);
-    if (["*", "all", "on", "true", "any"].includes(entry.toLowerCase())) throw refuse(`cannot trust every address ('${entry}'): any client could then choose its own address`);
+    if (/^\d+$/.test(entry))
+      throw refuse(
+        `does not take a hop count ('${entry}'): name the proxies instead, so a client cannot add hops of its own`,
+      );
+    if (["*", "all", "on", "true", "any"].includes(entry.toLowerCase()))
+      throw refuse(`cannot trust every address ('${entry}'): any client could then choose its own address`);
     const slash = entry.indexOf("/");
     const address = slash === -1 ? entry : entry.slice(0, slash);
     const family = isIP(address);
-    if (family === 0 || address.includes("%")) throw refuse(`entry '${entry}' is neither loopback, an IP address nor a CIDR range`);
+    if (family === 0 || address.includes("%"))
+      throw refuse(`entry '${entry}' is neither loopback, an IP address nor a CIDR range`);
     if (slash !== -1) {
       const bits = entry.slice(slash + 1);
       const max = family === 4 ? 32 : 128;
-      if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) throw refuse(`entry '${entry}' has a bad prefix length (1 to ${max})`);
-      if (Number(bits) === 0) throw refuse(`entry '${entry}' holds every address: any client could then choose its own address`);
+      if (!/^\d{1,3}$/.test(bits) || Number(bits) > max)
+        throw refuse(`entry '${entry}' has a bad prefix length (1 to ${max})`);
+      if (Number(bits) === 0)
+        throw refuse(`entry '${entry}' holds every address: any client could then choose its own address`);
     }
     return entry;
   });
@@ -236,11 +256,13 @@ export function parseTrustProxy(raw: string | undefined): string[] {
 /** docs/api/limits.md#traffic-policies: 6 000 requests a minute per address (five times the max plan's), 128 connections, 15 s, 30 s. */
 function earlyLimits(env: NodeJS.ProcessEnv): EarlyLimits {
   for (const name of ["KONTOR_HEADERS_TIMEOUT_MS", "KONTOR_BODY_IDLE_TIMEOUT_MS"]) {
-    if (env[name] && env.KONTOR_ENV === "production") throw new ConfigError(`${name} is for tests only and is refused in production.`);
+    if (env[name] && env.KONTOR_ENV === "production")
+      throw new ConfigError(`${name} is for tests only and is refused in production.`);
   }
   const whole = (name: string, fallback: number) => {
     const value = positive(env, name, fallback);
-    if (!Number.isSafeInteger(value)) throw new ConfigError(`${name} must be a whole number, got '${env[name]}'.`);
+    if (!Number.isSafeInteger(value))
+      throw new ConfigError(`${name} must be a whole number, got '${env[name]}'.`);
     return value;
   };
   return {
@@ -253,8 +275,10 @@ function earlyLimits(env: NodeJS.ProcessEnv): EarlyLimits {
 
 function aiConfig(env: NodeJS.ProcessEnv): AiConfig {
   const upstreamUrl = env.AI_UPSTREAM_URL?.trim() || undefined;
-  if (upstreamUrl && !/^https?:\/\//.test(upstreamUrl)) throw new ConfigError(`AI_UPSTREAM_URL must be an http(s) URL, got '${upstreamUrl}'.`);
-  if (upstreamUrl && !URL.canParse(upstreamUrl)) throw new ConfigError(`AI_UPSTREAM_URL must be a URL, got '${upstreamUrl}'.`);
+  if (upstreamUrl && !/^https?:\/\//.test(upstreamUrl))
+    throw new ConfigError(`AI_UPSTREAM_URL must be an http(s) URL, got '${upstreamUrl}'.`);
+  if (upstreamUrl && !URL.canParse(upstreamUrl))
+    throw new ConfigError(`AI_UPSTREAM_URL must be a URL, got '${upstreamUrl}'.`);
   return {
     upstreamUrl,
     upstreamKey: env.AI_UPSTREAM_API_KEY || undefined,
@@ -268,9 +292,13 @@ function aiConfig(env: NodeJS.ProcessEnv): AiConfig {
 function aiTokensDailyCap(env: NodeJS.ProcessEnv): number | undefined {
   const raw = env.KONTOR_AI_TOKENS_DAILY_CAP;
   if (raw === undefined || raw === "") return undefined;
-  if (env.KONTOR_ENV === "production") throw new ConfigError("KONTOR_AI_TOKENS_DAILY_CAP is for tests only and is refused in production.");
+  if (env.KONTOR_ENV === "production")
+    throw new ConfigError("KONTOR_AI_TOKENS_DAILY_CAP is for tests only and is refused in production.");
   const cap = Number(raw);
-  if (!Number.isSafeInteger(cap) || cap < 1) throw new ConfigError(`KONTOR_AI_TOKENS_DAILY_CAP must be a whole number of tokens of at least 1, got '${raw}'.`);
+  if (!Number.isSafeInteger(cap) || cap < 1)
+    throw new ConfigError(
+      `KONTOR_AI_TOKENS_DAILY_CAP must be a whole number of tokens of at least 1, got '${raw}'.`,
+    );
   return cap;
 }
 
@@ -281,10 +309,13 @@ export const MIN_RESPONSE_BUDGET_BYTES = 64 * 1024;
 function responseBudget(env: NodeJS.ProcessEnv): number {
   const raw = env.KONTOR_RESPONSE_BUDGET_BYTES;
   if (raw === undefined || raw === "") return RESPONSE_BUDGET_BYTES;
-  if (env.KONTOR_ENV === "production") throw new ConfigError("KONTOR_RESPONSE_BUDGET_BYTES is for tests only and is refused in production.");
+  if (env.KONTOR_ENV === "production")
+    throw new ConfigError("KONTOR_RESPONSE_BUDGET_BYTES is for tests only and is refused in production.");
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < MIN_RESPONSE_BUDGET_BYTES || value > RESPONSE_BUDGET_BYTES) {
-    throw new ConfigError(`KONTOR_RESPONSE_BUDGET_BYTES must be a whole number of bytes from ${MIN_RESPONSE_BUDGET_BYTES} to ${RESPONSE_BUDGET_BYTES}, got '${raw}'.`);
+    throw new ConfigError(
+      `KONTOR_RESPONSE_BUDGET_BYTES must be a whole number of bytes from ${MIN_RESPONSE_BUDGET_BYTES} to ${RESPONSE_BUDGET_BYTES}, got '${raw}'.`,
+    );
   }
   return value;
 }
@@ -297,13 +328,18 @@ function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
   }
   const uploadLeaseMs = positive(env, "KONTOR_UPLOAD_LEASE_MS", 120_000);
   // Shorter leases exist for the tests of a crash; a real server could lose a slow upload's reservation to a late renewal.
-  if (env.KONTOR_ENV === "production" && uploadLeaseMs < 10_000) throw new ConfigError(`KONTOR_UPLOAD_LEASE_MS must be at least 10000 in production, got '${env.KONTOR_UPLOAD_LEASE_MS}'.`);
+  if (env.KONTOR_ENV === "production" && uploadLeaseMs < 10_000)
+    throw new ConfigError(
+      `KONTOR_UPLOAD_LEASE_MS must be at least 10000 in production, got '${env.KONTOR_UPLOAD_LEASE_MS}'.`,
+    );
   const bucket = env.STORAGE_S3_BUCKET?.trim();
   if (!bucket) return { s3: undefined, quotaCapBytes, uploadLeaseMs };
   const pathStyle = env.STORAGE_S3_FORCE_PATH_STYLE?.trim() || "false";
-  if (pathStyle !== "true" && pathStyle !== "false") throw new ConfigError(`STORAGE_S3_FORCE_PATH_STYLE must be true or false, got '${pathStyle}'.`);
+  if (pathStyle !== "true" && pathStyle !== "false")
+    throw new ConfigError(`STORAGE_S3_FORCE_PATH_STYLE must be true or false, got '${pathStyle}'.`);
   const endpoint = env.STORAGE_S3_ENDPOINT?.trim() || undefined;
-  if (endpoint && !URL.canParse(endpoint)) throw new ConfigError(`STORAGE_S3_ENDPOINT must be a URL, got '${endpoint}'.`);
+  if (endpoint && !URL.canParse(endpoint))
+    throw new ConfigError(`STORAGE_S3_ENDPOINT must be a URL, got '${endpoint}'.`);
   const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim();
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
   const sessionToken = env.AWS_SESSION_TOKEN?.trim() || undefined;
@@ -313,7 +349,10 @@ function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
       endpoint,
       forcePathStyle: pathStyle === "true",
       region: env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim() || undefined,
-      credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken && { sessionToken }) } : undefined,
+      credentials:
+        accessKeyId && secretAccessKey
+          ? { accessKeyId, secretAccessKey, ...(sessionToken && { sessionToken }) }
+          : undefined,
     },
     quotaCapBytes,
     uploadLeaseMs,
@@ -334,8 +373,17 @@ function publicUrlOf(env: NodeJS.ProcessEnv, port: number): { publicUrl: string;
   } catch {
     throw new ConfigError(`PUBLIC_URL must be an http:// or https:// URL, got '${env.PUBLIC_URL}'.`);
   }
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(`PUBLIC_URL must be the http:// or https:// origin the server is reached at (no path, query or credentials), got '${env.PUBLIC_URL}'.`);
+  if (
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    url.pathname !== "/" ||
+    url.search ||
+    url.hash ||
+    url.username ||
+    url.password
+  ) {
+    throw new ConfigError(
+      `PUBLIC_URL must be the http:// or https:// origin the server is reached at (no path, query or credentials), got '${env.PUBLIC_URL}'.`,
+    );
   }
   return { publicUrl, loopback: LOOPBACK_HOSTS.has(url.hostname) };
 }
@@ -343,7 +391,8 @@ function publicUrlOf(env: NodeJS.ProcessEnv, port: number): { publicUrl: string;
 /** Everything comes from the environment; nothing has to be set on a developer's machine. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === "" ? 4000 : Number(env.PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got '${env.PORT}'.`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`PORT must be a port number, got '${env.PORT}'.`);
   const { publicUrl, loopback } = publicUrlOf(env, port);
   if (!env.KONTOR_ENV && !loopback) {
     throw new ConfigError(
@@ -357,16 +406,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError("DATABASE_URL must be a postgres:// URL (leave it unset for the embedded database).");
+    throw new ConfigError(
+      "DATABASE_URL must be a postgres:// URL (leave it unset for the embedded database).",
+    );
   }
   const redisUrl = env.REDIS_URL || undefined;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError("REDIS_URL must be a redis:// URL.");
   const secretKey = env.KONTOR_SECRET_KEY || undefined;
-  if (secretKey && secretKey.length < 32) throw new ConfigError("KONTOR_SECRET_KEY must be at least 32 characters.");
+  if (secretKey && secretKey.length < 32)
+    throw new ConfigError("KONTOR_SECRET_KEY must be at least 32 characters.");
   const metricsToken = env.KONTOR_METRICS_TOKEN || undefined;
-  if (metricsToken && (metricsToken.length < 32 || /\s/.test(metricsToken))) throw new ConfigError("KONTOR_METRICS_TOKEN must be at least 32 characters, without spaces.");
+  if (metricsToken && (metricsToken.length < 32 || /\s/.test(metricsToken)))
+    throw new ConfigError("KONTOR_METRICS_TOKEN must be at least 32 characters, without spaces.");
   const jitter = env.KONTOR_WEBHOOK_JITTER ? Number(env.KONTOR_WEBHOOK_JITTER) : 0.1;
-  if (!(jitter >= 0 && jitter < 1)) throw new ConfigError(`KONTOR_WEBHOOK_JITTER must be a fraction from 0 to below 1, got '${env.KONTOR_WEBHOOK_JITTER}'.`);
+  if (!(jitter >= 0 && jitter < 1))
+    throw new ConfigError(
+      `KONTOR_WEBHOOK_JITTER must be a fraction from 0 to below 1, got '${env.KONTOR_WEBHOOK_JITTER}'.`,
+    );
   const workers = workerCount(env, databaseUrl, redisUrl);
   return {
     port,
@@ -391,7 +447,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     early: earlyLimits(env),
     webhooks: {
       timeoutMs: positive(env, "KONTOR_WEBHOOK_TIMEOUT_MS", 10_000),
-      retryScheduleMs: parseDurations("KONTOR_WEBHOOK_RETRY_SCHEDULE", env.KONTOR_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE),
+      retryScheduleMs: parseDurations(
+        "KONTOR_WEBHOOK_RETRY_SCHEDULE",
+        env.KONTOR_WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE,
+      ),
       jitter,
     },
     storage: storageConfig(env),

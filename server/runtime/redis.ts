@@ -8,7 +8,12 @@ export async function openRedis(url: string | undefined): Promise<Redis | undefi
   if (!url) return undefined;
   // Auto-pipelining sends the commands of one event-loop turn (the rate-limit counts of requests that
   // arrived together) in one write, and reads their replies in one go: fewer system calls under load.
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    enableOfflineQueue: true,
+    enableAutoPipelining: true,
+  });
   await redis.connect();
   return redis;
 }
@@ -22,6 +27,7 @@ export async function openRedis(url: string | undefined): Promise<Redis | undefi
  * deployment lands in one slot and a command or script over several of them stays legal.
  */
 export function redisNamespace(deploymentId: string): string {
-  if (!/^[A-Za-z0-9_-]+$/.test(deploymentId)) throw new Error(`Not a deployment id: ${JSON.stringify(deploymentId)}.`);
+  if (!/^[A-Za-z0-9_-]+$/.test(deploymentId))
+    throw new Error(`Not a deployment id: ${JSON.stringify(deploymentId)}.`);
   return `kontor:{${deploymentId}}:`;
 }

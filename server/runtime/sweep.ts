@@ -15,7 +15,12 @@ const FIRST_RUN_DELAY_MS = 60_000;
  *   if (count > 0) log("info", "expired audit records deleted", { count });
  * })
  */
-export function useSweep(what: string, intervalMs: number, run: () => Promise<unknown>, firstDelayMs = FIRST_RUN_DELAY_MS): Plugin {
+export function useSweep(
+  what: string,
+  intervalMs: number,
+  run: () => Promise<unknown>,
+  firstDelayMs = FIRST_RUN_DELAY_MS,
+): Plugin {
   const timers: NodeJS.Timeout[] = [];
   let running: Promise<unknown> = Promise.resolve();
   const sweep = () => {
@@ -23,7 +28,10 @@ export function useSweep(what: string, intervalMs: number, run: () => Promise<un
   };
   return {
     onYogaInit() {
-      timers.push(setTimeout(sweep, Math.min(firstDelayMs, intervalMs)).unref(), setInterval(sweep, intervalMs).unref());
+      timers.push(
+        setTimeout(sweep, Math.min(firstDelayMs, intervalMs)).unref(),
+        setInterval(sweep, intervalMs).unref(),
+      );
     },
     async onDispose() {
       for (const timer of timers) clearTimeout(timer);

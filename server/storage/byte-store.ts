@@ -80,8 +80,13 @@ export class TooLargeError extends ByteStoreError {
 }
 
 export class RangeNotSatisfiableError extends ByteStoreError {
-  constructor(readonly range: ByteRange, readonly totalSize: number | null) {
-    super(`range ${range.start}-${range.end} not satisfiable${totalSize === null ? "" : ` for ${totalSize} bytes`}`);
+  constructor(
+    readonly range: ByteRange,
+    readonly totalSize: number | null,
+  ) {
+    super(
+      `range ${range.start}-${range.end} not satisfiable${totalSize === null ? "" : ` for ${totalSize} bytes`}`,
+    );
     this.name = "RangeNotSatisfiableError";
   }
 }
@@ -91,7 +96,8 @@ const KEY = /^[a-z0-9_-]+(?:\/[a-z0-9_-]+)*$/;
 const MAX_KEY_LENGTH = 512;
 
 export function assertKey(key: string): void {
-  if (typeof key !== "string" || key.length > MAX_KEY_LENGTH || !KEY.test(key)) throw new InvalidKeyError(String(key));
+  if (typeof key !== "string" || key.length > MAX_KEY_LENGTH || !KEY.test(key))
+    throw new InvalidKeyError(String(key));
 }
 
 /** Prefixes may end in "/" (a folder) or be empty (everything). */
@@ -108,7 +114,8 @@ export function assertRange(range: ByteRange): void {
 }
 
 export function assertMaxBytes(maxBytes: number): void {
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative integer`);
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+    throw new RangeError(`maxBytes must be a non-negative integer`);
 }
 
 /**
@@ -131,7 +138,10 @@ async function* meterChunks(source: ByteSource, options: PutOptions, meter: Mete
   options.signal?.throwIfAborted();
   for await (const chunk of source as AsyncIterable<Uint8Array | string>) {
     options.signal?.throwIfAborted();
-    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const bytes =
+      typeof chunk === "string"
+        ? Buffer.from(chunk)
+        : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     meter.size += bytes.length;
     if (meter.size > options.maxBytes) throw new TooLargeError(options.maxBytes);
     meter.hash.update(bytes);

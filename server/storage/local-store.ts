@@ -10,8 +10,8 @@ import {
   type ByteSource,
   type ByteStore,
   type GetResult,
-  type KeyPage,
   KeyNotFoundError,
+  type KeyPage,
   type ListPage,
   metered,
   type PutOptions,
@@ -72,7 +72,11 @@ export class LocalByteStore implements ByteStore {
       if (!range) return { body: file.createReadStream(), size: totalSize, totalSize };
       if (range.start >= totalSize) throw new RangeNotSatisfiableError(range, totalSize);
       const end = Math.min(range.end, totalSize - 1);
-      return { body: file.createReadStream({ start: range.start, end }), size: end - range.start + 1, totalSize };
+      return {
+        body: file.createReadStream({ start: range.start, end }),
+        size: end - range.start + 1,
+        totalSize,
+      };
     } catch (error) {
       await file.close().catch(() => {});
       throw error;
@@ -90,7 +94,8 @@ export class LocalByteStore implements ByteStore {
     const target = this.pathOf(key);
     const prefix = `.${basename(target)}.`;
     for (const name of await readdirOrEmpty(dirname(target))) {
-      if (name.startsWith(prefix) && name.endsWith(".tmp")) await rm(join(dirname(target), name), { force: true });
+      if (name.startsWith(prefix) && name.endsWith(".tmp"))
+        await rm(join(dirname(target), name), { force: true });
     }
   }
 

@@ -6,7 +6,11 @@ const FILE_NAME_LENGTH = maxTextLength("Mutation.uploadFile", "file_name");
 const CONTENT_TYPE_LENGTH = maxTextLength("Mutation.uploadFile", "content_type");
 
 const binary = { schema: { type: "string", format: "binary" } };
-const text = (description: string, pattern?: string) => ({ description, required: true, schema: { type: "string", ...(pattern && { pattern }) } });
+const text = (description: string, pattern?: string) => ({
+  description,
+  required: true,
+  schema: { type: "string", ...(pattern && { pattern }) },
+});
 
 /**
  * What Sofa cannot describe: the raw form of an upload, and the download route. Both are served by
@@ -38,20 +42,40 @@ export const storageOpenApi: OpenApiExtension = ({ paths, errors, headers }) => 
       schema: { type: "string", maxLength: CONTENT_TYPE_LENGTH },
     },
   );
-  const declared = ["storage_quota_exceeded", "upload_incomplete", "concurrency_limit_exceeded", "data_quota_exceeded"];
+  const declared = [
+    "storage_quota_exceeded",
+    "upload_incomplete",
+    "concurrency_limit_exceeded",
+    "data_quota_exceeded",
+  ];
   Object.assign(upload.responses, errors({ method: "POST", hasPathParams: true, declared }));
 
   const validators = {
     ETag: text("The object's sha256, quoted.", '^"[0-9a-f]{64}"$'),
     "Last-Modified": text("When the object was uploaded."),
     "Cache-Control": text("Revalidate before reuse."),
-    "X-Content-Type-Options": { description: "Never sniffed.", required: true, schema: { type: "string", enum: ["nosniff"] } },
+    "X-Content-Type-Options": {
+      description: "Never sniffed.",
+      required: true,
+      schema: { type: "string", enum: ["nosniff"] },
+    },
   };
   const content = {
     ...validators,
-    "Content-Length": { description: "Bytes in this response.", required: true, schema: { type: "integer", minimum: 0 } },
-    "Content-Disposition": text("`attachment` with the file name (RFC 6266: an ASCII `filename` and the exact `filename*`).", "^attachment; filename=\"[^\"]*\"; filename\\*=UTF-8''"),
-    "Accept-Ranges": { description: "Single byte ranges are served.", required: true, schema: { type: "string", enum: ["bytes"] } },
+    "Content-Length": {
+      description: "Bytes in this response.",
+      required: true,
+      schema: { type: "integer", minimum: 0 },
+    },
+    "Content-Disposition": text(
+      "`attachment` with the file name (RFC 6266: an ASCII `filename` and the exact `filename*`).",
+      '^attachment; filename="[^"]*"; filename\\*=UTF-8\'\'',
+    ),
+    "Accept-Ranges": {
+      description: "Single byte ranges are served.",
+      required: true,
+      schema: { type: "string", enum: ["bytes"] },
+    },
     ...headers,
   };
   paths["/objects/{id}/content"] = {
@@ -62,15 +86,29 @@ export const storageOpenApi: OpenApiExtension = ({ paths, errors, headers }) => 
         "The bytes as uploaded, with the object's Content-Type (never sniffed). `If-None-Match` with the ETag answers 304; one `Range` of bytes answers 206 " +
         "(several ranges, or a malformed one, get the whole object). HEAD answers the same headers. Needs storage.read.",
       tags: ["objects"],
-      parameters: [{ name: "id", in: "path", required: true, description: "The object's id (`obj_…`).", schema: { type: "string", maxLength: ID_LENGTH } }],
+      parameters: [
+        {
+          name: "id",
+          in: "path",
+          required: true,
+          description: "The object's id (`obj_…`).",
+          schema: { type: "string", maxLength: ID_LENGTH },
+        },
+      ],
       responses: {
         200: { description: "The whole object.", headers: content, content: { "*/*": binary } },
         206: {
           description: "The requested range.",
-          headers: { ...content, "Content-Range": text("`bytes first-last/size`.", "^bytes \\d+-\\d+/\\d+$") },
+          headers: {
+            ...content,
+            "Content-Range": text("`bytes first-last/size`.", "^bytes \\d+-\\d+/\\d+$"),
+          },
           content: { "*/*": binary },
         },
-        304: { description: "The object has not changed since the ETag sent in If-None-Match.", headers: { ...validators, ...headers } },
+        304: {
+          description: "The object has not changed since the ETag sent in If-None-Match.",
+          headers: { ...validators, ...headers },
+        },
         ...errors({ method: "GET", hasPathParams: true, declared: ["range_not_satisfiable"] }),
       },
     },

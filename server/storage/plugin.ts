@@ -3,15 +3,22 @@ import { Readable } from "node:stream";
 import type { Plugin } from "graphql-yoga";
 import type { Context } from "../../schema/context.ts";
 import { represent } from "../../schema/events.ts";
-import { ApiError, scopeRefused, internalError, isApiError, notFound, validationFailed } from "../../schema/lib/errors.ts";
-import { beginUpload, commitUpload } from "../../schema/resources/file.ts";
+import {
+  ApiError,
+  internalError,
+  isApiError,
+  notFound,
+  scopeRefused,
+  validationFailed,
+} from "../../schema/lib/errors.ts";
 import { checkText } from "../../schema/lib/input-limits.ts";
 import { ID_LENGTH } from "../../schema/lib/limits.ts";
 import { fileName, mimeType } from "../../schema/lib/storage.ts";
-import { errorResponse } from "../http/error-response.ts";
-import { log } from "../observability/log.ts";
+import { beginUpload, commitUpload } from "../../schema/resources/file.ts";
 import { maskError } from "../graphql/errors.ts";
-import { requestState, type RequestState } from "../http/request-state.ts";
+import { errorResponse } from "../http/error-response.ts";
+import { type RequestState, requestState } from "../http/request-state.ts";
+import { log } from "../observability/log.ts";
 import { KeyNotFoundError } from "./byte-store.ts";
 import { contentDisposition, noneMatch, parseRange, rangeStillValid } from "./content.ts";
 import type { Storage } from "./services.ts";
@@ -38,17 +45,29 @@ export function isRawUpload(request: Request, url: URL): boolean {
 function queryParams(url: URL, allowed: ReadonlySet<string>, hint: string): void {
   for (const name of new Set(url.searchParams.keys())) {
     if (!allowed.has(name)) throw validationFailed(name, `${name} is not a parameter of this route${hint}.`);
-    if (url.searchParams.getAll(name).length > 1) throw validationFailed(name, `${name} was sent more than once.`);
+    if (url.searchParams.getAll(name).length > 1)
+      throw validationFailed(name, `${name} was sent more than once.`);
   }
 }
 
 const uploadIncomplete = () =>
-  new ApiError(400, "invalid_request_error", "upload_incomplete", "The connection closed before the whole body arrived: nothing was stored.");
+  new ApiError(
+    400,
+    "invalid_request_error",
+    "upload_incomplete",
+    "The connection closed before the whole body arrived: nothing was stored.",
+  );
 
 const rangeNotSatisfiable = (size: number) =>
-  new ApiError(416, "invalid_request_error", "range_not_satisfiable", `The Range is outside the object's ${size} bytes.`, {
-    headers: { "Content-Range": `bytes */${size}` },
-  });
+  new ApiError(
+    416,
+    "invalid_request_error",
+    "range_not_satisfiable",
+    `The Range is outside the object's ${size} bytes.`,
+    {
+      headers: { "Content-Range": `bytes */${size}` },
+    },
+  );
 
 /** Failures of the request body itself (the client went away), told apart from the store's. */
 class SourceError extends Error {}
@@ -76,18 +95,35 @@ function requireScope(ctx: Context, scope: string): void {
   if (!ctx.credential.scopes.has(scope)) throw scopeRefused(ctx.credential, scope);
 }
 
-async function upload(ctx: Context, storage: Storage, state: RequestState, request: Request, url: URL, bucketId: string): Promise<Response> {
+async function upload(
+  ctx: Context,
+  storage: Storage,
+  state: RequestState,
+  request: Request,
+  url: URL,
+  bucketId: string,
+): Promise<Response> {
   requireScope(ctx, "storage.write");
   // A raw upload runs no mutation, so the data quota's check (schema/plugins/data-quota.ts) is made here.
   await ctx.dataQuota.assertWritable(ctx.credential.workspaceId);
   checkText("bucket_id", bucketId, ID_LENGTH);
-  queryParams(url, UPLOAD_QUERY, ": a raw upload takes file_name, and content_type to override the Content-Type header");
+  queryParams(
+    url,
+    UPLOAD_QUERY,
+    ": a raw upload takes file_name, and content_type to override the Content-Type header",
+  );
   const name = url.searchParams.get("file_name");
-  if (name === null) throw validationFailed("file_name", "file_name is required in the query string when the body is the file itself.");
+  if (name === null)
+    throw validationFailed(
+      "file_name",
+      "file_name is required in the query string when the body is the file itself.",
+    );
   const file = fileName("file_name", name);
   const override = url.searchParams.get("content_type");
   const contentType =
-    override !== null ? mimeType("content_type", override) : mimeType("Content-Type", request.headers.get("content-type") ?? "application/octet-stream");
+    override !== null
+      ? mimeType("content_type", override)
+      : mimeType("Content-Type", request.headers.get("content-type") ?? "application/octet-stream");
   const declared = request.headers.get("content-length");
   const upload = await beginUpload(ctx, bucketId, declared === null ? null : Number(declared));
   try {
@@ -105,7 +141,9 @@ async function upload(ctx: Context, storage: Storage, state: RequestState, reque
     }
     // The body's digest is known only now: an Idempotency-Key is claimed (or replayed) here.
     // The same bytes sent as another type are another request.
-    const digest = createHash("sha256").update(`${request.headers.get("content-type")}\n${written.sha256}`).digest("hex");
+    const digest = createHash("sha256")
+      .update(`${request.headers.get("content-type")}\n${written.sha256}`)
+      .digest("hex");
     const answered = await state.claimIdempotency?.(digest);
     if (answered) {
       await storage.discard(upload.key);
@@ -119,7 +157,13 @@ async function upload(ctx: Context, storage: Storage, state: RequestState, reque
   }
 }
 
-async function download(ctx: Context, storage: Storage, request: Request, url: URL, id: string): Promise<Response> {
+async function download(
+  ctx: Context,
+  storage: Storage,
+  request: Request,
+  url: URL,
+  id: string,
+): Promise<Response> {
   requireScope(ctx, "storage.read");
   checkText("id", id, ID_LENGTH);
   queryParams(url, new Set(), ", which takes none");
@@ -136,10 +180,13 @@ async function download(ctx: Context, storage: Storage, request: Request, url: U
     // Bytes from a caller are never a page of this origin, even when opened directly.
     "Content-Security-Policy": "sandbox; default-src 'none'",
   });
-  if (noneMatch(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+  if (noneMatch(request.headers.get("if-none-match"), etag))
+    return new Response(null, { status: 304, headers });
   headers.set("Content-Type", row.contentType);
   headers.set("Content-Disposition", contentDisposition(row.fileName));
-  const wanted = rangeStillValid(request.headers.get("if-range"), etag, row.createdAt) ? parseRange(request.headers.get("range"), size) : null;
+  const wanted = rangeStillValid(request.headers.get("if-range"), etag, row.createdAt)
+    ? parseRange(request.headers.get("range"), size)
+    : null;
   if (wanted === "unsatisfiable") throw rangeNotSatisfiable(size);
   if (request.method === "HEAD") {
     headers.set("Content-Length", String(wanted ? wanted.end - wanted.start + 1 : size));
@@ -157,7 +204,11 @@ async function download(ctx: Context, storage: Storage, request: Request, url: U
   const expected = wanted ? wanted.end - wanted.start + 1 : size;
   if (stored.size !== expected) {
     stored.body.destroy();
-    log("error", "the byte store answered another length than asked", { object: row.id, expected, got: stored.size });
+    log("error", "the byte store answered another length than asked", {
+      object: row.id,
+      expected,
+      got: stored.size,
+    });
     throw internalError();
   }
   headers.set("Content-Length", String(stored.size));
@@ -166,7 +217,13 @@ async function download(ctx: Context, storage: Storage, request: Request, url: U
 }
 
 function methodNotAllowed(method: string, path: string): ApiError {
-  return new ApiError(405, "invalid_request_error", "method_not_allowed", `${method} is not allowed on ${path}.`, { headers: { Allow: "GET, HEAD" } });
+  return new ApiError(
+    405,
+    "invalid_request_error",
+    "method_not_allowed",
+    `${method} is not allowed on ${path}.`,
+    { headers: { Allow: "GET, HEAD" } },
+  );
 }
 
 /**
@@ -190,7 +247,9 @@ export function useStorage(storage: Storage, contextFor: (state: RequestState) =
       const target = UPLOAD_PATH.exec(url.pathname);
       if (target && isRawUpload(request, url)) {
         state.route = "/v1/buckets/{bucket_id}/objects";
-        const answered = await answer(url.pathname, () => upload(contextFor(state), storage, state, request, url, target[1]!));
+        const answered = await answer(url.pathname, () =>
+          upload(contextFor(state), storage, state, request, url, target[1]!),
+        );
         // A refused upload's body is not read any further (the rest could be gigabytes): its
         // connection cannot carry another request, and a client that pooled it would find it reset.
         if (!answered.ok) answered.headers.set("Connection", "close");
@@ -202,7 +261,9 @@ export function useStorage(storage: Storage, contextFor: (state: RequestState) =
       if (request.method !== "GET" && request.method !== "HEAD") {
         return endResponse(errorResponse(methodNotAllowed(request.method, url.pathname), url.pathname));
       }
-      return endResponse(await answer(url.pathname, () => download(contextFor(state), storage, request, url, content[1]!)));
+      return endResponse(
+        await answer(url.pathname, () => download(contextFor(state), storage, request, url, content[1]!)),
+      );
     },
   };
 }

@@ -49,7 +49,15 @@ async function addReserved(tx: Prisma.TransactionClient, workspaceId: string, by
  */
 export async function openReservation(
   db: PrismaClient,
-  r: { id: string; workspaceId: string; owner: string; bytes: number; streamed: boolean; quota: number; leaseMs: number },
+  r: {
+    id: string;
+    workspaceId: string;
+    owner: string;
+    bytes: number;
+    streamed: boolean;
+    quota: number;
+    leaseMs: number;
+  },
 ): Promise<Room | { refused: Room }> {
   return db.$transaction(async (tx) => {
     const room = await lockedRoom(tx, r.workspaceId, r.quota);
@@ -101,7 +109,10 @@ export async function growReservation(
  * room; one that has all its bytes already may still finish. Run outside any transaction holding
  * the workspace row (the victims lock their own row first).
  */
-export async function preemptYounger(db: PrismaClient, r: { id: string; workspaceId: string; shortfall: number }): Promise<string[] | null> {
+export async function preemptYounger(
+  db: PrismaClient,
+  r: { id: string; workspaceId: string; shortfall: number },
+): Promise<string[] | null> {
   const younger = await db.$queryRaw<{ id: string; bytes: bigint; preempted: boolean }[]>`
     select id, bytes, preempted from storage_reservations
     where workspace_id = ${r.workspaceId} and streamed and id collate "C" > ${r.id} and bytes > 0 order by id collate "C" desc`;
@@ -114,7 +125,8 @@ export async function preemptYounger(db: PrismaClient, r: { id: string; workspac
   }
   if (covered < r.shortfall) return null;
   const asked = victims.filter((victim) => !victim.preempted).map((victim) => victim.id);
-  if (asked.length > 0) await db.$executeRaw`update storage_reservations set preempted = true where id = any(${asked}::text[])`;
+  if (asked.length > 0)
+    await db.$executeRaw`update storage_reservations set preempted = true where id = any(${asked}::text[])`;
   return victims.map((victim) => victim.id);
 }
 
@@ -126,7 +138,9 @@ export async function settleReservation(
   tx: Prisma.TransactionClient,
   r: { id: string; workspaceId: string; size: number; quota: number },
 ): Promise<boolean> {
-  const gone = await tx.$queryRaw<{ bytes: bigint }[]>`delete from storage_reservations where id = ${r.id} returning bytes`;
+  const gone = await tx.$queryRaw<
+    { bytes: bigint }[]
+  >`delete from storage_reservations where id = ${r.id} returning bytes`;
   const held = gone[0]?.bytes ?? 0n;
   const size = BigInt(r.size);
   const taken = await tx.$executeRaw`
@@ -139,7 +153,11 @@ export async function settleReservation(
  * Gives back what reservation `id` holds; nothing when it is gone already, or, with `expiredOnly`
  * (the sweep), when its process renewed it meanwhile. Answers the bytes released, or null if none was.
  */
-export async function releaseReservation(db: PrismaClient, id: string, { expiredOnly = false } = {}): Promise<number | null> {
+export async function releaseReservation(
+  db: PrismaClient,
+  id: string,
+  { expiredOnly = false } = {},
+): Promise<number | null> {
   const rows = await db.$queryRaw<{ bytes: bigint }[]>`
     with gone as (
       delete from storage_reservations where id = ${id} and (${!expiredOnly} or expires_at < now()) returning workspace_id, bytes
@@ -167,5 +185,10 @@ export interface ExpiredReservation {
 export async function expiredReservations(db: PrismaClient, limit = 500): Promise<ExpiredReservation[]> {
   const rows = await db.$queryRaw<{ id: string; workspace_id: string; owner: string; bytes: bigint }[]>`
     select id, workspace_id, owner, bytes from storage_reservations where expires_at < now() order by expires_at limit ${limit}`;
-  return rows.map((row) => ({ id: row.id, workspaceId: row.workspace_id, owner: row.owner, bytes: Number(row.bytes) }));
+  return rows.map((row) => ({
+    id: row.id,
+    workspaceId: row.workspace_id,
+    owner: row.owner,
+    bytes: Number(row.bytes),
+  }));
 }

@@ -1,11 +1,10 @@
-import type { StorageConfig } from "../runtime/config.ts";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import {
   AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
   type CompletedPart,
+  CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
@@ -16,6 +15,7 @@ import {
   S3ServiceException,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
+import type { StorageConfig } from "../runtime/config.ts";
 import {
   assertKey,
   assertMaxBytes,
@@ -25,8 +25,8 @@ import {
   type ByteSource,
   type ByteStore,
   type GetResult,
-  type KeyPage,
   KeyNotFoundError,
+  type KeyPage,
   type ListPage,
   metered,
   type PutOptions,
@@ -63,7 +63,8 @@ export class S3ByteStore implements ByteStore {
     this.client = options.client;
     this.bucket = options.bucket;
     this.partSize = options.partSize ?? DEFAULT_PART;
-    if (!Number.isSafeInteger(this.partSize) || this.partSize < MIN_PART) throw new RangeError(`partSize must be at least ${MIN_PART}`);
+    if (!Number.isSafeInteger(this.partSize) || this.partSize < MIN_PART)
+      throw new RangeError(`partSize must be at least ${MIN_PART}`);
   }
 
   async put(key: string, body: ByteSource, options: PutOptions): Promise<PutResult> {
@@ -86,7 +87,14 @@ export class S3ByteStore implements ByteStore {
       parts.push(entry);
       const request = this.client
         .send(
-          new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: bytes, ContentLength: bytes.length }),
+          new UploadPartCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: uploadId,
+            PartNumber,
+            Body: bytes,
+            ContentLength: bytes.length,
+          }),
           { abortSignal: signal },
         )
         .then((out) => {
@@ -106,7 +114,11 @@ export class S3ByteStore implements ByteStore {
           if (filled < partSize) continue;
           if (uploadId === undefined) {
             const created = await this.client.send(
-              new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: options.contentType }),
+              new CreateMultipartUploadCommand({
+                Bucket: this.bucket,
+                Key: key,
+                ContentType: options.contentType,
+              }),
               { abortSignal: signal },
             );
             uploadId = created.UploadId;
@@ -133,7 +145,12 @@ export class S3ByteStore implements ByteStore {
         await inFlight;
         if (filled > 0) await send(part.subarray(0, filled));
         await this.client.send(
-          new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+          new CompleteMultipartUploadCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: uploadId,
+            MultipartUpload: { Parts: parts },
+          }),
           { abortSignal: signal },
         );
       }
@@ -154,7 +171,11 @@ export class S3ByteStore implements ByteStore {
     if (range) assertRange(range);
     try {
       const out = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+        }),
       );
       const size = out.ContentLength ?? 0;
       const total = out.ContentRange ? Number(/\/(\d+)$/.exec(out.ContentRange)?.[1]) : size;

@@ -3,9 +3,9 @@ import type { Redis } from "ioredis";
 import type { Context, StorageServices } from "../../schema/context.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import { quotaExceeded, type UploadTicket } from "../../schema/lib/storage.ts";
-import type { StorageConfig } from "../runtime/config.ts";
 import { describeError, log } from "../observability/log.ts";
-import { TooLargeError, type ByteSource, type ByteStore, type PutResult } from "./byte-store.ts";
+import type { StorageConfig } from "../runtime/config.ts";
+import { type ByteSource, type ByteStore, type PutResult, TooLargeError } from "./byte-store.ts";
 import { MemorySlots, RedisSlots, SharedSlots } from "./upload-slots.ts";
 import { Uploads } from "./uploads.ts";
 
@@ -79,15 +79,24 @@ export class Storage implements StorageServices {
 
   quotaBytes(plan: PlanName): number {
     const planQuota = PLAN_LIMITS[plan].storage_bytes;
-    return this.config.quotaCapBytes === undefined ? planQuota : Math.min(planQuota, this.config.quotaCapBytes);
+    return this.config.quotaCapBytes === undefined
+      ? planQuota
+      : Math.min(planQuota, this.config.quotaCapBytes);
   }
 
   beginUpload(ctx: Context, expectedBytes: number | null): Promise<UploadTicket> {
-    return this.uploads.begin(ctx, this.quotaBytes(ctx.credential.plan), { bytes: expectedBytes ?? 0, streamed: expectedBytes === null });
+    return this.uploads.begin(ctx, this.quotaBytes(ctx.credential.plan), {
+      bytes: expectedBytes ?? 0,
+      streamed: expectedBytes === null,
+    });
   }
 
   /** Streams into the store under the upload's key; running past the quota is its 403, with nothing left behind. */
-  async put(upload: UploadTicket, bytes: ByteSource | Uint8Array, options: { contentType: string; signal?: AbortSignal }): Promise<PutResult> {
+  async put(
+    upload: UploadTicket,
+    bytes: ByteSource | Uint8Array,
+    options: { contentType: string; signal?: AbortSignal },
+  ): Promise<PutResult> {
     const source = bytes instanceof Uint8Array ? Readable.from([bytes]) : bytes;
     try {
       return await this.store.put(upload.key, reserving(source, upload), {

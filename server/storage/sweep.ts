@@ -52,7 +52,10 @@ export async function sweepUnreferencedBytes(
     });
     checked += page.keys.length;
     if (old.length === 0) continue;
-    const referenced = await db.storedObject.findMany({ where: { storeKey: { in: old } }, select: { storeKey: true } });
+    const referenced = await db.storedObject.findMany({
+      where: { storeKey: { in: old } },
+      select: { storeKey: true },
+    });
     const kept = new Set(referenced.map((row) => row.storeKey));
     for (const key of old) {
       if (kept.has(key)) continue;
@@ -65,10 +68,15 @@ export async function sweepUnreferencedBytes(
 
 /** Runs the sweep every 6 hours in every process (deleting twice is harmless). */
 export const useBytesSweep = (db: PrismaClient, store: ByteStore): Plugin =>
-  useSweep("storage sweep", SWEEP_INTERVAL_MS, async () => {
-    const { deleted } = await sweepUnreferencedBytes(db, store);
-    if (deleted > 0) log("info", "unreferenced stored bytes deleted", { count: deleted });
-  }, FIRST_SWEEP_DELAY_MS);
+  useSweep(
+    "storage sweep",
+    SWEEP_INTERVAL_MS,
+    async () => {
+      const { deleted } = await sweepUnreferencedBytes(db, store);
+      if (deleted > 0) log("info", "unreferenced stored bytes deleted", { count: deleted });
+    },
+    FIRST_SWEEP_DELAY_MS,
+  );
 
 const RESERVATION_PAGE = 500;
 
@@ -77,7 +85,10 @@ const RESERVATION_PAGE = 500;
  * removes the partial bytes such an upload left on the local disk (docs/api/storage.md). A reservation
  * renewed between the read and the release is kept. Safe in several processes at once.
  */
-export async function sweepExpiredReservations(db: PrismaClient, store: ByteStore): Promise<{ released: number; bytes: number }> {
+export async function sweepExpiredReservations(
+  db: PrismaClient,
+  store: ByteStore,
+): Promise<{ released: number; bytes: number }> {
   let released = 0;
   let bytes = 0;
   for (;;) {
@@ -87,9 +98,16 @@ export async function sweepExpiredReservations(db: PrismaClient, store: ByteStor
       if (freed === null) continue;
       released++;
       bytes += freed;
-      log("info", "an expired upload reservation was released", { upload: reservation.id, owner: reservation.owner, bytes: freed });
+      log("info", "an expired upload reservation was released", {
+        upload: reservation.id,
+        owner: reservation.owner,
+        bytes: freed,
+      });
       await store.abandon?.(storeKey(reservation.workspaceId, reservation.id)).catch((error: unknown) =>
-        log("warn", "could not remove a crashed upload's partial bytes", { upload: reservation.id, ...describeError(error) }),
+        log("warn", "could not remove a crashed upload's partial bytes", {
+          upload: reservation.id,
+          ...describeError(error),
+        }),
       );
     }
     if (page.length < RESERVATION_PAGE) return { released, bytes };
@@ -101,12 +119,22 @@ export async function sweepExpiredReservations(db: PrismaClient, store: ByteStor
  * through Redis when there is one; while the process lives it renews the leases of its uploads
  * every third of KONTOR_UPLOAD_LEASE_MS, and every lease it releases what dead processes left.
  */
-export function useUploadLeases(db: PrismaClient, storage: Storage, redis: Redis | undefined, redisNamespace: string): Plugin[] {
+export function useUploadLeases(
+  db: PrismaClient,
+  storage: Storage,
+  redis: Redis | undefined,
+  redisNamespace: string,
+): Plugin[] {
   if (redis) storage.shareSlots(redis, redisNamespace);
   const { uploads, store } = storage;
   const renewEvery = Math.max(1, Math.floor(uploads.leaseMs / 3));
   return [
     useSweep("upload lease renewal", renewEvery, () => uploads.renew(db), renewEvery),
-    useSweep("upload reservation sweep", uploads.leaseMs, () => sweepExpiredReservations(db, store), uploads.leaseMs),
+    useSweep(
+      "upload reservation sweep",
+      uploads.leaseMs,
+      () => sweepExpiredReservations(db, store),
+      uploads.leaseMs,
+    ),
   ];
 }

@@ -57,7 +57,18 @@ export class RedisSlots implements SlotStore {
 
   async take(workspaceId: string, id: string, limit: number): Promise<boolean> {
     const now = Date.now();
-    return (await this.redis.eval(TAKE, 1, this.key(workspaceId), now, now + this.leaseMs, limit, id, 2 * this.leaseMs)) === 1;
+    return (
+      (await this.redis.eval(
+        TAKE,
+        1,
+        this.key(workspaceId),
+        now,
+        now + this.leaseMs,
+        limit,
+        id,
+        2 * this.leaseMs,
+      )) === 1
+    );
   }
 
   async free(workspaceId: string, id: string): Promise<void> {
@@ -69,7 +80,8 @@ export class RedisSlots implements SlotStore {
     const until = Date.now() + this.leaseMs;
     const multi = this.redis.multi();
     // XX: a slot already dropped is not taken again behind the others' backs.
-    for (const { workspaceId, id } of held) multi.zadd(this.key(workspaceId), "XX", until, id).pexpire(this.key(workspaceId), 2 * this.leaseMs);
+    for (const { workspaceId, id } of held)
+      multi.zadd(this.key(workspaceId), "XX", until, id).pexpire(this.key(workspaceId), 2 * this.leaseMs);
     await multi.exec();
   }
 }
@@ -99,7 +111,9 @@ export class SharedSlots implements SlotStore {
   async free(workspaceId: string, id: string): Promise<void> {
     if (this.inLocal.delete(id)) return this.local.free(workspaceId, id);
     // A slot that cannot be freed now runs out with its lease.
-    await this.shared.free(workspaceId, id).catch((error: unknown) => log("warn", "could not free an upload slot in Redis", describeError(error)));
+    await this.shared
+      .free(workspaceId, id)
+      .catch((error: unknown) => log("warn", "could not free an upload slot in Redis", describeError(error)));
   }
 
   async renew(held: ReadonlyArray<{ workspaceId: string; id: string }>): Promise<void> {

@@ -5,15 +5,23 @@ import type { Prisma, PrismaClient } from "../../schema/generated/prisma/client.
 import { internalError } from "../../schema/lib/errors.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
-import { quotaExceeded, storeKey, uploadsBusy, type UploadTicket } from "../../schema/lib/storage.ts";
+import { quotaExceeded, storeKey, type UploadTicket, uploadsBusy } from "../../schema/lib/storage.ts";
 import { describeError, log } from "../observability/log.ts";
-import { growReservation, openReservation, preemptYounger, releaseReservation, renewReservations, settleReservation } from "./reservations.ts";
+import {
+  growReservation,
+  openReservation,
+  preemptYounger,
+  releaseReservation,
+  renewReservations,
+  settleReservation,
+} from "./reservations.ts";
 import type { SlotStore } from "./upload-slots.ts";
 
 /** How long an upload waits, near the quota, for younger streamed uploads to give way before it is refused. */
 const PREEMPT_WAIT_MS = 5_000;
 
-const preempted = (quota: number) => quotaExceeded(0, quota, "an upload of the workspace that started earlier needed the room");
+const preempted = (quota: number) =>
+  quotaExceeded(0, quota, "an upload of the workspace that started earlier needed the room");
 
 /**
  * The uploads this process runs (docs/api/storage.md and "Limits"): each holds one of its workspace's
@@ -31,14 +39,25 @@ export class Uploads {
   ) {}
 
   /** Takes a slot (429 when all are taken), then reserves the expected bytes (403 when the quota has no room). */
-  async begin(ctx: Context, quota: number, expected: { bytes: number; streamed: boolean }): Promise<UploadTicket> {
+  async begin(
+    ctx: Context,
+    quota: number,
+    expected: { bytes: number; streamed: boolean },
+  ): Promise<UploadTicket> {
     const { workspaceId, plan } = ctx.credential;
     const id = newId("storedObject");
     const limit = PLAN_LIMITS[plan].concurrent_uploads;
     if (!(await this.slots.take(workspaceId, id, limit))) throw uploadsBusy(limit);
     let opened;
     try {
-      opened = await openReservation(ctx.db, { id, workspaceId, owner: this.owner, ...expected, quota, leaseMs: this.leaseMs });
+      opened = await openReservation(ctx.db, {
+        id,
+        workspaceId,
+        owner: this.owner,
+        ...expected,
+        quota,
+        leaseMs: this.leaseMs,
+      });
     } catch (error) {
       await this.slots.free(workspaceId, id).catch(() => {});
       throw error;
@@ -47,7 +66,13 @@ export class Uploads {
       await this.slots.free(workspaceId, id).catch(() => {});
       throw quotaExceeded(opened.refused.left, quota);
     }
-    const ticket = new Ticket(this, ctx.db, { id, workspaceId, quota, maxBytes: opened.left, reserved: expected.bytes });
+    const ticket = new Ticket(this, ctx.db, {
+      id,
+      workspaceId,
+      quota,
+      maxBytes: opened.left,
+      reserved: expected.bytes,
+    });
     this.running.set(id, ticket);
     return ticket;
   }
@@ -56,7 +81,14 @@ export class Uploads {
   async renew(db: PrismaClient): Promise<void> {
     const held = [...this.running.values()].map(({ workspaceId, id }) => ({ workspaceId, id }));
     if (held.length === 0) return;
-    await Promise.all([renewReservations(db, held.map((upload) => upload.id), this.leaseMs), this.slots.renew(held)]);
+    await Promise.all([
+      renewReservations(
+        db,
+        held.map((upload) => upload.id),
+        this.leaseMs,
+      ),
+      this.slots.renew(held),
+    ]);
   }
 
   /** Stops at once the uploads of this process among `ids` (those elsewhere stop at their next reservation). */
@@ -72,12 +104,18 @@ export class Uploads {
     try {
       await releaseReservation(db, id);
     } catch (error) {
-      log("warn", "could not release an upload's reservation; the sweep will once its lease runs out", { upload: id, ...describeError(error) });
+      log("warn", "could not release an upload's reservation; the sweep will once its lease runs out", {
+        upload: id,
+        ...describeError(error),
+      });
     }
     try {
       await this.slots.free(upload.workspaceId, id);
     } catch (error) {
-      log("warn", "could not free an upload slot; its lease will run out", { upload: id, ...describeError(error) });
+      log("warn", "could not free an upload slot; its lease will run out", {
+        upload: id,
+        ...describeError(error),
+      });
     }
   }
 }
@@ -121,9 +159,16 @@ class Ticket implements UploadTicket {
     for (let pause = 5; total > this.reserved; pause = Math.min(2 * pause, 200)) {
       this.preemption.signal.throwIfAborted();
       const need = total - this.reserved;
-      const grown = await growReservation(this.db, { ...this.where, need, quota: this.quotaBytes, leaseMs: this.uploads.leaseMs });
+      const grown = await growReservation(this.db, {
+        ...this.where,
+        need,
+        quota: this.quotaBytes,
+        leaseMs: this.uploads.leaseMs,
+      });
       if (grown === "lost") {
-        log("error", "an upload's reservation expired while it ran (its lease was not renewed in time)", { upload: this.id });
+        log("error", "an upload's reservation expired while it ran (its lease was not renewed in time)", {
+          upload: this.id,
+        });
         throw internalError();
       }
       if (grown === "preempted") throw preempted(this.quotaBytes);
@@ -132,7 +177,10 @@ class Ticket implements UploadTicket {
         return;
       }
       // No room: younger streamed uploads give way to this one, if what they hold would do.
-      const asked = Date.now() < deadline ? await preemptYounger(this.db, { ...this.where, shortfall: grown.short }) : null;
+      const asked =
+        Date.now() < deadline
+          ? await preemptYounger(this.db, { ...this.where, shortfall: grown.short })
+          : null;
       // What this upload could have had in all: the room the others left, plus what it holds.
       if (!asked) throw quotaExceeded(grown.room.left + this.reserved, this.quotaBytes);
       this.uploads.preempt(asked);

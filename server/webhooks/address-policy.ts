@@ -10,12 +10,19 @@ import { BlockList, isIP } from "node:net";
  */
 
 /** Kinds refused in every environment; an address that cannot be checked is one of them. */
-export const REFUSED_EVERYWHERE: ReadonlySet<string> = new Set(["cloud metadata", "link-local", "unparseable"]);
+export const REFUSED_EVERYWHERE: ReadonlySet<string> = new Set([
+  "cloud metadata",
+  "link-local",
+  "unparseable",
+]);
 
 const RANGES: ReadonlyArray<readonly [kind: string, cidrs: readonly string[]]> = [
   // Metadata services outside link-local: AWS IPv6 (fd00:ec2::254), GCP IPv6 (fd20:ce::254),
   // Alibaba (100.100.100.200), Azure's WireServer (168.63.129.16), Oracle Cloud Classic (192.0.0.192).
-  ["cloud metadata", ["fd00:ec2::254/128", "fd20:ce::254/128", "100.100.100.200/32", "168.63.129.16/32", "192.0.0.192/32"]],
+  [
+    "cloud metadata",
+    ["fd00:ec2::254/128", "fd20:ce::254/128", "100.100.100.200/32", "168.63.129.16/32", "192.0.0.192/32"],
+  ],
   ["unspecified", ["0.0.0.0/8", "::/128"]],
   ["loopback", ["127.0.0.0/8", "::1/128"]],
   // fc00::/7 holds AWS's IPv6 metadata address fd00:ec2::254.
@@ -39,8 +46,12 @@ function blockList(cidrs: readonly string[]): BlockList {
   return list;
 }
 
-const IPV4_LISTS = RANGES.map(([kind, cidrs]) => [kind, blockList(cidrs.filter((c) => isIP(c.split("/")[0]!) === 4))] as const);
-const IPV6_LISTS = RANGES.map(([kind, cidrs]) => [kind, blockList(cidrs.filter((c) => isIP(c.split("/")[0]!) === 6))] as const);
+const IPV4_LISTS = RANGES.map(
+  ([kind, cidrs]) => [kind, blockList(cidrs.filter((c) => isIP(c.split("/")[0]!) === 4))] as const,
+);
+const IPV6_LISTS = RANGES.map(
+  ([kind, cidrs]) => [kind, blockList(cidrs.filter((c) => isIP(c.split("/")[0]!) === 6))] as const,
+);
 
 type Bytes = readonly number[];
 const ipv4At = (b: Bytes, i: number, j: number, k: number, l: number) => [b[i], b[j], b[k], b[l]].join(".");
@@ -78,7 +89,13 @@ export const EMBEDDINGS: readonly Embedding[] = [
     // RFC 4380: the Teredo server's address in bits 32–63, the client's inverted in the last 32.
     form: "Teredo",
     cidr: "2001::/32",
-    carried: (b) => [ipv4At(b, 4, 5, 6, 7), b.slice(12, 16).map((x) => x ^ 0xff).join(".")],
+    carried: (b) => [
+      ipv4At(b, 4, 5, 6, 7),
+      b
+        .slice(12, 16)
+        .map((x) => x ^ 0xff)
+        .join("."),
+    ],
   },
 ];
 
@@ -108,7 +125,8 @@ export interface AddressKind {
   carried?: { address: string; form: string };
 }
 
-const rangeKind = (lists: typeof IPV4_LISTS, ip: string, type: "ipv4" | "ipv6") => lists.find(([, list]) => list.check(ip, type))?.[0] ?? null;
+const rangeKind = (lists: typeof IPV4_LISTS, ip: string, type: "ipv4" | "ipv6") =>
+  lists.find(([, list]) => list.check(ip, type))?.[0] ?? null;
 
 /** The worst of several verdicts: one refused everywhere first, else the first refused at all. */
 function worst(kinds: (AddressKind | null)[]): AddressKind | null {
@@ -140,7 +158,11 @@ export function classifyAddress(ip: string): AddressKind | null {
       return kind === null ? null : { kind, carried: { address, form: embedding.form } };
     };
     verdicts.push(...embedding.carried(bytes).map(judged));
-    verdicts.push(...(embedding.alternatives?.(bytes) ?? []).map(judged).filter((v) => v !== null && REFUSED_EVERYWHERE.has(v.kind)));
+    verdicts.push(
+      ...(embedding.alternatives?.(bytes) ?? [])
+        .map(judged)
+        .filter((v) => v !== null && REFUSED_EVERYWHERE.has(v.kind)),
+    );
     if (embedding.otherwise) verdicts.push({ kind: embedding.otherwise });
   }
   return worst(verdicts);

@@ -12,7 +12,10 @@ import type { LookupAll } from "./url-policy.ts";
  */
 export const WEBHOOK_BODY_BUDGET_BYTES = 256 * 1024;
 
-type EnvelopeSource = Pick<ClaimedDelivery, "eventId" | "eventType" | "eventCreatedAt" | "workspaceId" | "eventData">;
+type EnvelopeSource = Pick<
+  ClaimedDelivery,
+  "eventId" | "eventType" | "eventCreatedAt" | "workspaceId" | "eventData"
+>;
 
 /**
  * docs/api/webhooks.md: the body of every delivery. Above WEBHOOK_BODY_BUDGET_BYTES it is the thin
@@ -20,7 +23,9 @@ type EnvelopeSource = Pick<ClaimedDelivery, "eventId" | "eventType" | "eventCrea
  * returns the full snapshot.
  */
 export function envelope(delivery: EnvelopeSource, baseUrl: string): string {
-  const resource = (typeof delivery.eventData === "string" ? JSON.parse(delivery.eventData) : delivery.eventData) as Record<string, unknown>;
+  const resource = (
+    typeof delivery.eventData === "string" ? JSON.parse(delivery.eventData) : delivery.eventData
+  ) as Record<string, unknown>;
   const head = {
     id: delivery.eventId,
     object: "event",
@@ -39,7 +44,11 @@ export function envelope(delivery: EnvelopeSource, baseUrl: string): string {
 }
 
 /** The wait before retry number `attempt` (1-based), spread by ± jitter; undefined when none is left. */
-export function retryDelay(config: WebhookConfig, attempt: number, random: () => number = Math.random): number | undefined {
+export function retryDelay(
+  config: WebhookConfig,
+  attempt: number,
+  random: () => number = Math.random,
+): number | undefined {
   const base = config.retryScheduleMs[attempt - 1];
   if (base === undefined) return undefined;
   return Math.max(0, Math.round(base * (1 + config.jitter * (2 * random() - 1))));
@@ -56,7 +65,9 @@ export function outcomeOf(config: WebhookConfig, attempts: number, result: SendR
   if (result.ok) return { status: "succeeded", ...recorded };
   if (result.status === 410) return { status: "failed", gone: true, ...recorded };
   const retryInMs = retryDelay(config, attempts);
-  return retryInMs === undefined ? { status: "failed", ...recorded } : { status: "retrying", retryInMs, ...recorded };
+  return retryInMs === undefined
+    ? { status: "failed", ...recorded }
+    : { status: "retrying", retryInMs, ...recorded };
 }
 
 /** Decrypted secrets by sealed value: rotation changes the sealed value, so stale entries are never used. */
@@ -96,11 +107,16 @@ export function createSender(options: AttemptOptions) {
       deliveryId: delivery.id,
       body,
     });
-    const result = await postWebhook(delivery.url, body, { ...headers }, {
-      timeoutMs: options.config.timeoutMs,
-      production: options.production,
-      lookup: options.lookup,
-    });
+    const result = await postWebhook(
+      delivery.url,
+      body,
+      { ...headers },
+      {
+        timeoutMs: options.config.timeoutMs,
+        production: options.production,
+        lookup: options.lookup,
+      },
+    );
     return outcomeOf(options.config, delivery.attempts, result);
   };
 }

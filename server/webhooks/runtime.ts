@@ -1,18 +1,26 @@
 import { AsyncResource } from "node:async_hooks";
 import { Queue, Worker } from "bullmq";
 import type { WebhookServices } from "../../schema/context.ts";
-import { validationFailed } from "../../schema/lib/errors.ts";
 import { EVENT_RETENTION_DAYS } from "../../schema/events.ts";
-import { baseUrl, type Config } from "../runtime/config.ts";
+import { validationFailed } from "../../schema/lib/errors.ts";
 import type { Database } from "../db/open.ts";
-import { describeError, log } from "../observability/log.ts";
-import { redisNamespace } from "../runtime/redis.ts";
 import { requestState } from "../http/request-state.ts";
+import { describeError, log } from "../observability/log.ts";
+import { baseUrl, type Config } from "../runtime/config.ts";
+import { redisNamespace } from "../runtime/redis.ts";
 import { createSender } from "./attempt.ts";
 import type { SecretBox } from "./secrets.ts";
 import { HOST_DELIVERY_SLOTS, PROCESS_DELIVERY_SLOTS, WORKSPACE_DELIVERY_SLOTS } from "./slots.ts";
-import { claim, complete, deleteExpiredEvents, fanOut, type AttemptOutcome, type ClaimedDelivery, type DueDelivery } from "./store.ts";
-import { checkWebhookTarget, parseWebhookUrl, UrlNotAllowedError, type LookupAll } from "./url-policy.ts";
+import {
+  type AttemptOutcome,
+  type ClaimedDelivery,
+  claim,
+  complete,
+  type DueDelivery,
+  deleteExpiredEvents,
+  fanOut,
+} from "./store.ts";
+import { checkWebhookTarget, type LookupAll, parseWebhookUrl, UrlNotAllowedError } from "./url-policy.ts";
 
 const QUEUE_NAME = "webhook-deliveries";
 /** With a queue: how often a process claims without being woken (a lost job, a crashed process's lapsed lease). */
@@ -77,13 +85,23 @@ class DeliveryQueue {
     const jobs = [];
     for (let i = 0; i < immediate.length; i += JOB_SIZE) {
       const chunk = immediate.slice(i, i + JOB_SIZE);
-      jobs.push({ name: "deliver", data: { ids: chunk.map((d) => d.id) }, opts: { jobId: `${chunk[0]!.id}-${chunk[0]!.attempts}-${chunk.length}` } });
+      jobs.push({
+        name: "deliver",
+        data: { ids: chunk.map((d) => d.id) },
+        opts: { jobId: `${chunk[0]!.id}-${chunk[0]!.attempts}-${chunk.length}` },
+      });
     }
     for (const delivery of due.filter((d) => delayOf(d) > 0)) {
-      jobs.push({ name: "deliver", data: { ids: [delivery.id] }, opts: { jobId: `${delivery.id}-${delivery.attempts}`, delay: delayOf(delivery) } });
+      jobs.push({
+        name: "deliver",
+        data: { ids: [delivery.id] },
+        opts: { jobId: `${delivery.id}-${delivery.attempts}`, delay: delayOf(delivery) },
+      });
     }
     if (jobs.length === 0) return;
-    await this.queue.addBulk(jobs.map((job) => ({ ...job, opts: { ...job.opts, removeOnComplete: true, removeOnFail: true } })));
+    await this.queue.addBulk(
+      jobs.map((job) => ({ ...job, opts: { ...job.opts, removeOnComplete: true, removeOnFail: true } })),
+    );
   }
 
   async close(): Promise<void> {
@@ -99,13 +117,24 @@ class DeliveryQueue {
  * two processes from sending one delivery at the same time. Without Redis it claims on every poll;
  * with Redis, when a queue job, a commit or a finished attempt wakes it, and every SWEEP_MS.
  */
-export function startWebhooks(config: Config, db: Database, box: SecretBox, options: WebhookRuntimeOptions = {}): WebhookRuntime {
+export function startWebhooks(
+  config: Config,
+  db: Database,
+  box: SecretBox,
+  options: WebhookRuntimeOptions = {},
+): WebhookRuntime {
   const prisma = db.prisma;
   const production = config.env === "production";
   const policy = { production, lookup: options.lookup };
   // Longer than any attempt (send + record), so a live sender never loses its delivery.
   const leaseMs = 2 * config.webhooks.timeoutMs + 5_000;
-  const send = createSender({ config: config.webhooks, baseUrl: baseUrl(config), production, box, lookup: options.lookup });
+  const send = createSender({
+    config: config.webhooks,
+    baseUrl: baseUrl(config),
+    production,
+    box,
+    lookup: options.lookup,
+  });
 
   let closed = false;
   let running: Promise<void> | undefined;
@@ -121,7 +150,10 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
     const outcome = await send(delivery);
     const recorded = await complete(prisma, delivery, outcome);
     options.onAttempt?.(recorded ? outcome.status : "lease_lost", outcome.durationMs);
-    if (!recorded) log("warn", "webhook delivery lease lost before its attempt was recorded", { delivery_id: delivery.id });
+    if (!recorded)
+      log("warn", "webhook delivery lease lost before its attempt was recorded", {
+        delivery_id: delivery.id,
+      });
     else if (outcome.status === "retrying" && queue) {
       const nextAttemptAt = new Date(Date.now() + (outcome.retryInMs ?? 0));
       await queue.add([{ id: delivery.id, attempts: delivery.attempts, nextAttemptAt }]);
@@ -131,7 +163,12 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
   /** Runs `attempt` without holding up the caller; `close` waits for it. Its end frees a slot (and its host's and workspace's). */
   function start(delivery: ClaimedDelivery): void {
     const task = attempt(delivery)
-      .catch((error) => log("error", "webhook delivery attempt failed to run", { ...describeError(error), delivery_id: delivery.id }))
+      .catch((error) =>
+        log("error", "webhook delivery attempt failed to run", {
+          ...describeError(error),
+          delivery_id: delivery.id,
+        }),
+      )
       .finally(() => {
         inflight.delete(task);
         wake("claim");
@@ -197,7 +234,11 @@ export function startWebhooks(config: Config, db: Database, box: SecretBox, opti
   const retention = setInterval(
     AsyncResource.bind(() => {
       deleteExpiredEvents(prisma, EVENT_RETENTION_DAYS)
-        .then((deleted) => deleted > 0 && log("info", "events past retention deleted", { deleted, retention_days: EVENT_RETENTION_DAYS }))
+        .then(
+          (deleted) =>
+            deleted > 0 &&
+            log("info", "events past retention deleted", { deleted, retention_days: EVENT_RETENTION_DAYS }),
+        )
         .catch((error) => log("error", "event retention failed", describeError(error)));
     }),
     RETENTION_EVERY_MS,

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, type Config } from "../runtime/config.ts";
+import { type Config, ConfigError } from "../runtime/config.ts";
 
 const VERSION = "v1";
 const KEY_FILE = "server-secret.key";
@@ -22,15 +22,20 @@ export class SecretBox {
     const iv = randomBytes(12);
     const cipher = createCipheriv("aes-256-gcm", this.key, iv);
     const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-    return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join(".");
+    return [VERSION, iv, cipher.getAuthTag(), ciphertext]
+      .map((part) => (typeof part === "string" ? part : part.toString("base64url")))
+      .join(".");
   }
 
   open(sealed: string): string {
     const [version, iv, tag, ciphertext] = sealed.split(".");
-    if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error("Unreadable sealed secret.");
+    if (version !== VERSION || !iv || !tag || ciphertext === undefined)
+      throw new Error("Unreadable sealed secret.");
     const decipher = createDecipheriv("aes-256-gcm", this.key, Buffer.from(iv, "base64url"));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
-    return Buffer.concat([decipher.update(Buffer.from(ciphertext, "base64url")), decipher.final()]).toString("utf8");
+    return Buffer.concat([decipher.update(Buffer.from(ciphertext, "base64url")), decipher.final()]).toString(
+      "utf8",
+    );
   }
 }
 
@@ -42,7 +47,9 @@ export class SecretBox {
 export function serverSecret(config: Pick<Config, "secretKey" | "env" | "dataDir">): string {
   if (config.secretKey) return config.secretKey;
   if (config.env === "production") {
-    throw new ConfigError("KONTOR_SECRET_KEY must be set in production (at least 32 characters; every server process needs the same value).");
+    throw new ConfigError(
+      "KONTOR_SECRET_KEY must be set in production (at least 32 characters; every server process needs the same value).",
+    );
   }
   const file = join(config.dataDir, KEY_FILE);
   if (!existsSync(file)) {
@@ -61,6 +68,7 @@ export function serverSecret(config: Pick<Config, "secretKey" | "env" | "dataDir
   }
   chmodSync(file, 0o600);
   const secret = readFileSync(file, "utf8").trim();
-  if (secret.length < 32) throw new ConfigError(`${file} holds no usable key; delete it to generate a new one.`);
+  if (secret.length < 32)
+    throw new ConfigError(`${file} holds no usable key; delete it to generate a new one.`);
   return secret;
 }

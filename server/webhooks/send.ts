@@ -5,9 +5,9 @@ import {
   checkWebhookTarget,
   guardedLookup,
   hostAddress,
+  type LookupAll,
   parseWebhookUrl,
   UrlNotAllowedError,
-  type LookupAll,
 } from "./url-policy.ts";
 
 export type SendError =
@@ -67,7 +67,9 @@ interface Agents {
 const absorbSocketError = () => {};
 
 class GuardedHttpAgent extends http.Agent {
-  override createConnection(...args: Parameters<http.Agent["createConnection"]>): ReturnType<http.Agent["createConnection"]> {
+  override createConnection(
+    ...args: Parameters<http.Agent["createConnection"]>
+  ): ReturnType<http.Agent["createConnection"]> {
     const socket = super.createConnection(...args);
     socket?.on("error", absorbSocketError);
     return socket;
@@ -75,7 +77,9 @@ class GuardedHttpAgent extends http.Agent {
 }
 
 class GuardedHttpsAgent extends https.Agent {
-  override createConnection(...args: Parameters<https.Agent["createConnection"]>): ReturnType<https.Agent["createConnection"]> {
+  override createConnection(
+    ...args: Parameters<https.Agent["createConnection"]>
+  ): ReturnType<https.Agent["createConnection"]> {
     const socket = super.createConnection(...args);
     socket?.on("error", absorbSocketError);
     return socket;
@@ -119,7 +123,15 @@ function requestHeaders(headers: Record<string, string>, contentLength: number):
   return out;
 }
 
-const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "ENODATA", "ESERVFAIL", "ENONAME"]);
+const DNS_CODES = new Set([
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_FAIL",
+  "EAI_NONAME",
+  "ENODATA",
+  "ESERVFAIL",
+  "ENONAME",
+]);
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|EPROTO$)|CERT|^UNABLE_TO_|^INVALID_CA$|^PATH_LENGTH_EXCEEDED$/;
 
 type ErrnoLike = NodeJS.ErrnoException & { errors?: unknown[] };
@@ -159,7 +171,13 @@ interface Attempt {
   staleSocket: boolean;
 }
 
-function attempt(target: URL, payload: string, headers: Record<string, string>, options: SendOptions, started: number): Promise<Attempt> {
+function attempt(
+  target: URL,
+  payload: string,
+  headers: Record<string, string>,
+  options: SendOptions,
+  started: number,
+): Promise<Attempt> {
   const elapsed = () => Math.round(performance.now() - started);
   const maxBody = Math.max(0, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   return new Promise((resolve) => {
@@ -192,7 +210,11 @@ function attempt(target: URL, payload: string, headers: Record<string, string>, 
       if (!req.writableFinished) req.destroy();
       resolve({ result, staleSocket });
     };
-    const answered = (bodyEnded: boolean, error: SendError | null = null, message: string | null = null): SendResult => {
+    const answered = (
+      bodyEnded: boolean,
+      error: SendError | null = null,
+      message: string | null = null,
+    ): SendResult => {
       const bytes = Buffer.concat(chunks);
       // A cut body may end inside a UTF-8 sequence: StringDecoder.write holds those bytes back.
       const body = bodyEnded ? bytes.toString("utf8") : new StringDecoder("utf8").write(bytes);
@@ -205,7 +227,11 @@ function attempt(target: URL, payload: string, headers: Record<string, string>, 
       settle(
         status === null
           ? failure(elapsed(), "timeout", `no response within ${options.timeoutMs} ms.`)
-          : answered(false, "timeout", `the response body did not end within ${options.timeoutMs} ms; kept the first ${received} bytes.`),
+          : answered(
+              false,
+              "timeout",
+              `the response body did not end within ${options.timeoutMs} ms; kept the first ${received} bytes.`,
+            ),
       );
       req.destroy();
     }, remaining);
@@ -237,7 +263,9 @@ function attempt(target: URL, payload: string, headers: Record<string, string>, 
         const { error: kind, message } = classify(error);
         settle(answered(false, kind, message));
       });
-      res.on("close", () => settle(answered(false, "connection_reset", "the connection closed before the response body ended.")));
+      res.on("close", () =>
+        settle(answered(false, "connection_reset", "the connection closed before the response body ended.")),
+      );
     });
 
     req.end(payload);
@@ -245,7 +273,12 @@ function attempt(target: URL, payload: string, headers: Record<string, string>, 
 }
 
 /** POSTs a JSON body once, never following redirects. Never throws: every failure is a SendResult. */
-export async function postWebhook(url: string, body: string, headers: Record<string, string>, options: SendOptions): Promise<SendResult> {
+export async function postWebhook(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  options: SendOptions,
+): Promise<SendResult> {
   const started = performance.now();
   let target: URL;
   try {

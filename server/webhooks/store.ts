@@ -1,5 +1,5 @@
-import { Prisma, type PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { TEST_EVENT_TYPE, type Tx } from "../../schema/events.ts";
+import { Prisma, type PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { newId } from "../../schema/lib/ids.ts";
 import { holdDeliveries } from "../../schema/lib/webhook-hold.ts";
 
@@ -204,7 +204,11 @@ export async function claim(prisma: PrismaClient, options: ClaimOptions): Promis
  * endpoint was paused meanwhile is held instead of scheduled (test events excepted: they are
  * sent to paused endpoints too). Returns false when the lease was lost.
  */
-export async function complete(prisma: PrismaClient, delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
+export async function complete(
+  prisma: PrismaClient,
+  delivery: ClaimedDelivery,
+  outcome: AttemptOutcome,
+): Promise<boolean> {
   if (!outcome.gone) return (await record(prisma, delivery, outcome)) > 0;
   // A 410: the failed delivery and the paused endpoint are one change, never seen apart.
   return prisma.$transaction(async (tx) => {
@@ -214,7 +218,11 @@ export async function complete(prisma: PrismaClient, delivery: ClaimedDelivery, 
   });
 }
 
-function record(prisma: PrismaClient | Tx, delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<number> {
+function record(
+  prisma: PrismaClient | Tx,
+  delivery: ClaimedDelivery,
+  outcome: AttemptOutcome,
+): Promise<number> {
   return prisma.$executeRaw`
     update webhook_deliveries d
     set status = ${outcome.status}::"WebhookDeliveryStatus",
@@ -236,12 +244,19 @@ function record(prisma: PrismaClient | Tx, delivery: ClaimedDelivery, outcome: A
 /** A 410 means the receiver is gone for good: pause the endpoint and hold what waits for it. */
 async function disableGoneEndpoint(tx: Tx, endpointId: string): Promise<void> {
   // updateMany: an endpoint deleted meanwhile is no error.
-  await tx.webhookEndpoint.updateMany({ where: { id: endpointId }, data: { isActive: false, disabledReason: "gone" } });
+  await tx.webhookEndpoint.updateMany({
+    where: { id: endpointId },
+    data: { isActive: false, disabledReason: "gone" },
+  });
   await holdDeliveries(tx, endpointId, true);
 }
 
 /** Deletes events older than `days` (their deliveries go with them), in slices. */
-export async function deleteExpiredEvents(prisma: PrismaClient, days: number, now: Date = new Date()): Promise<number> {
+export async function deleteExpiredEvents(
+  prisma: PrismaClient,
+  days: number,
+  now: Date = new Date(),
+): Promise<number> {
   const cutoff = new Date(now.getTime() - days * DAY_MS);
   let total = 0;
   for (;;) {

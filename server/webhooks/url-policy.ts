@@ -1,5 +1,5 @@
-import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupAddress, LookupOptions } from "node:dns";
+import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
 import { maxTextLength } from "../../schema/lib/limits.ts";
 import { classifyAddress, REFUSED_EVERYWHERE, refusedKind } from "./address-policy.ts";

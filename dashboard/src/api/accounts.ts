@@ -27,7 +27,11 @@ async function call<T>(method: "GET" | "POST", path: string, body?: Record<strin
     response = await fetch(`${BASE}${path}`, {
       method,
       credentials: "same-origin",
-      headers: { Accept: "application/json", ...(body && { "Content-Type": "application/json" }), ...authHeaders() },
+      headers: {
+        Accept: "application/json",
+        ...(body && { "Content-Type": "application/json" }),
+        ...authHeaders(),
+      },
       ...(body && { body: JSON.stringify(body) }),
     });
   } catch {
@@ -47,8 +51,10 @@ async function call<T>(method: "GET" | "POST", path: string, body?: Record<strin
 export const accounts = {
   session: () => call<SessionBody>("GET", "/session"),
   signIn: (input: { email: string; password: string }) => call<SessionBody>("POST", "/sign-in", input),
-  signUp: (input: { email: string; password: string; workspace_name?: string; invitation_token?: string }) => call<SessionBody>("POST", "/sign-up", input),
+  signUp: (input: { email: string; password: string; workspace_name?: string; invitation_token?: string }) =>
+    call<SessionBody>("POST", "/sign-up", input),
   signOut: () => call<void>("POST", "/sign-out", {}),
-  changePassword: (input: { current_password: string; new_password: string }) => call<void>("POST", "/password", input),
+  changePassword: (input: { current_password: string; new_password: string }) =>
+    call<void>("POST", "/password", input),
   acceptInvitation: (token: string) => call<SessionBody>("POST", "/invitations/accept", { token }),
 };

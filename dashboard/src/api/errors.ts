@@ -39,16 +39,28 @@ export function apiError(status: number, fields: ErrorFields, response?: Respons
 }
 
 /** The fetch failed before any answer: offline, or the server is down. */
-export const networkError = () => new ApiError(0, "api_error", "network_error", "The server could not be reached. Check the connection and try again.");
+export const networkError = () =>
+  new ApiError(
+    0,
+    "api_error",
+    "network_error",
+    "The server could not be reached. Check the connection and try again.",
+  );
 
 /** A response body that is not what the API sends (a proxy's page, a truncated answer). */
 export const unexpectedAnswer = (status: number) =>
-  new ApiError(status, "api_error", "unexpected_response", `The server answered ${status} with a body the dashboard does not understand.`);
+  new ApiError(
+    status,
+    "api_error",
+    "unexpected_response",
+    `The server answered ${status} with a body the dashboard does not understand.`,
+  );
 
 /** What a person should read for an error: the API's own message, with a hint for the common codes. */
 export function describe(error: unknown): string {
   if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
-  if (error.status === 429 && error.retryAfter) return `${error.message} Try again in ${waitText(error.retryAfter)}.`;
+  if (error.status === 429 && error.retryAfter)
+    return `${error.message} Try again in ${waitText(error.retryAfter)}.`;
   return error.message;
 }
 

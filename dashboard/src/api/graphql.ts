@@ -1,6 +1,6 @@
 import type { TypedDocumentString } from "../generated/graphql.ts";
 import { authHeaders, reportExpired, reportMembershipLost } from "./auth-state.ts";
-import { apiError, ApiError, networkError, unexpectedAnswer } from "./errors.ts";
+import { ApiError, apiError, networkError, unexpectedAnswer } from "./errors.ts";
 
 /**
  * The dashboard's GraphQL client: a POST to /graphql with the session cookie (same origin), the
@@ -24,17 +24,28 @@ export async function graphql<TResult, TVariables extends Variables>(
     response = await fetch("/graphql", {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/graphql-response+json, application/json", ...authHeaders() },
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/graphql-response+json, application/json",
+        ...authHeaders(),
+      },
       body: JSON.stringify({ query: document.toString(), variables: variables ?? {} }),
     });
   } catch {
     throw networkError();
   }
-  const body = (await response.json().catch(() => null)) as { data?: TResult | null; errors?: GraphQLErrorBody[] } | null;
+  const body = (await response.json().catch(() => null)) as {
+    data?: TResult | null;
+    errors?: GraphQLErrorBody[];
+  } | null;
   if (!body || typeof body !== "object") throw unexpectedAnswer(response.status);
   const first = body.errors?.[0];
   if (first) {
-    const error = apiError(response.status === 200 ? statusOf(first) : response.status, { ...first.extensions, message: first.message }, response);
+    const error = apiError(
+      response.status === 200 ? statusOf(first) : response.status,
+      { ...first.extensions, message: first.message },
+      response,
+    );
     if (error.code === "session_expired") reportExpired();
     if (error.code === "not_a_member") reportMembershipLost();
     throw error;

@@ -21,7 +21,12 @@ export function useQuery<TResult, TVariables extends Variables>(
   options: { skip?: boolean } = {},
 ): QueryState<TResult> {
   const { workspaceId } = useSession();
-  const [state, setState] = useState<{ data: TResult | undefined; error: unknown; loading: boolean; workspace: string | null }>({
+  const [state, setState] = useState<{
+    data: TResult | undefined;
+    error: unknown;
+    loading: boolean;
+    workspace: string | null;
+  }>({
     data: undefined,
     error: undefined,
     loading: !options.skip,
@@ -31,20 +36,28 @@ export function useQuery<TResult, TVariables extends Variables>(
   const latest = useRef(0);
   const key = JSON.stringify(variables);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `generation` is how reload() asks again.
   useEffect(() => {
     if (options.skip) return;
     const id = ++latest.current;
     setState((previous) => ({ ...previous, loading: true }));
-    const run = graphql as (document: TypedDocumentString<TResult, TVariables>, variables: TVariables) => Promise<TResult>;
+    const run = graphql as (
+      document: TypedDocumentString<TResult, TVariables>,
+      variables: TVariables,
+    ) => Promise<TResult>;
     run(document, JSON.parse(key) as TVariables).then(
-      (data) => id === latest.current && setState({ data, error: undefined, loading: false, workspace: workspaceId }),
-      (error: unknown) => id === latest.current && setState((previous) => ({ ...previous, error, loading: false, workspace: workspaceId })),
+      (data) =>
+        id === latest.current && setState({ data, error: undefined, loading: false, workspace: workspaceId }),
+      (error: unknown) =>
+        id === latest.current &&
+        setState((previous) => ({ ...previous, error, loading: false, workspace: workspaceId })),
     );
   }, [document, key, workspaceId, generation, options.skip]);
 
   const reload = useCallback(() => setGeneration((n) => n + 1), []);
   // Another workspace's answer is never shown under this one.
-  if (state.workspace !== workspaceId) return { data: undefined, error: undefined, loading: !options.skip, reload };
+  if (state.workspace !== workspaceId)
+    return { data: undefined, error: undefined, loading: !options.skip, reload };
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
@@ -68,7 +81,10 @@ export function useMutation<TResult, TVariables extends Variables>(
     async (variables: TVariables) => {
       setState({ pending: true, error: undefined, data: undefined });
       try {
-        const send = graphql as (document: TypedDocumentString<TResult, TVariables>, variables: TVariables) => Promise<TResult>;
+        const send = graphql as (
+          document: TypedDocumentString<TResult, TVariables>,
+          variables: TVariables,
+        ) => Promise<TResult>;
         const data = await send(document, variables);
         setState({ pending: false, error: undefined, data });
         return data;

@@ -48,7 +48,11 @@ export function usePaged<TResult, TVariables extends Variables & { cursor?: stri
 ): Paged<T> {
   const { workspaceId } = useSession();
   const key = JSON.stringify([workspaceId, filters]);
-  const [paging, setPaging] = useState<{ key: string; earlier: T[]; cursor: string | null }>({ key, earlier: [], cursor: null });
+  const [paging, setPaging] = useState<{ key: string; earlier: T[]; cursor: string | null }>({
+    key,
+    earlier: [],
+    cursor: null,
+  });
   const current = paging.key === key ? paging : { key, earlier: [], cursor: null };
   const query = useQuery(document, { ...filters, cursor: current.cursor } as TVariables, options);
 
@@ -56,8 +60,10 @@ export function usePaged<TResult, TVariables extends Variables & { cursor?: stri
   // drops the others), while the data kept during a load or after an error is an earlier one's.
   const request = JSON.stringify([key, current.cursor]);
   const answer = useRef<{ data: TResult; request: string } | null>(null);
-  if (query.data !== undefined && query.data !== answer.current?.data && !query.loading) answer.current = { data: query.data, request };
-  const fresh = query.data !== undefined && answer.current?.data === query.data && answer.current.request === request;
+  if (query.data !== undefined && query.data !== answer.current?.data && !query.loading)
+    answer.current = { data: query.data, request };
+  const fresh =
+    query.data !== undefined && answer.current?.data === query.data && answer.current.request === request;
   const page = fresh && query.data !== undefined ? pick(query.data) : undefined;
 
   const rows = [...current.earlier, ...(page?.data ?? [])];

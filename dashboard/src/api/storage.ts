@@ -1,5 +1,5 @@
 import { authHeaders, reportExpired, reportMembershipLost } from "./auth-state.ts";
-import { ApiError, apiError, networkError, unexpectedAnswer } from "./errors.ts";
+import { type ApiError, apiError, networkError, unexpectedAnswer } from "./errors.ts";
 
 /**
  * The two storage requests that carry bytes, which are REST only (dashboard/README.md): a raw
@@ -40,7 +40,8 @@ function refusal(status: number, text: string, headers: Headers): ApiError {
   let fields: Record<string, unknown> | undefined;
   try {
     const parsed = JSON.parse(text) as { error?: unknown } | null;
-    if (parsed && typeof parsed.error === "object" && parsed.error !== null) fields = parsed.error as Record<string, unknown>;
+    if (parsed && typeof parsed.error === "object" && parsed.error !== null)
+      fields = parsed.error as Record<string, unknown>;
   } catch {
     // not JSON: a proxy's page
   }
@@ -69,7 +70,11 @@ function headersOf(xhr: XMLHttpRequest): Headers {
  * goes in `content_type` (the body itself is application/octet-stream, so a JSON file is not
  * taken for a JSON upload); a file the browser gives no type is stored as application/octet-stream.
  */
-export function uploadFile(bucketId: string, file: File, options: { onProgress?(progress: Progress): void; signal?: AbortSignal } = {}): Promise<StoredFile> {
+export function uploadFile(
+  bucketId: string,
+  file: File,
+  options: { onProgress?(progress: Progress): void; signal?: AbortSignal } = {},
+): Promise<StoredFile> {
   return new Promise((resolve, reject) => {
     if (options.signal?.aborted) return reject(new TransferCancelled());
     const query = new URLSearchParams({ file_name: file.name });
@@ -80,7 +85,8 @@ export function uploadFile(bucketId: string, file: File, options: { onProgress?(
     xhr.setRequestHeader("Content-Type", "application/octet-stream");
     xhr.setRequestHeader("Accept", "application/json");
     for (const [name, value] of Object.entries(authHeaders())) xhr.setRequestHeader(name, value);
-    xhr.upload.onprogress = (event) => options.onProgress?.({ loaded: event.loaded, total: event.lengthComputable ? event.total : file.size });
+    xhr.upload.onprogress = (event) =>
+      options.onProgress?.({ loaded: event.loaded, total: event.lengthComputable ? event.total : file.size });
     xhr.onload = () => {
       if (xhr.status === 201) {
         try {
@@ -102,7 +108,11 @@ export function uploadFile(bucketId: string, file: File, options: { onProgress?(
  * Downloads an object and offers it to the browser as `fileName` (a Blob behind an object URL,
  * clicked through a temporary `<a download>`). The bytes are held in memory until saved.
  */
-export async function downloadFile(id: string, fileName: string, options: { onProgress?(progress: Progress): void; signal?: AbortSignal } = {}): Promise<void> {
+export async function downloadFile(
+  id: string,
+  fileName: string,
+  options: { onProgress?(progress: Progress): void; signal?: AbortSignal } = {},
+): Promise<void> {
   let response: Response;
   try {
     response = await fetch(`/v1/objects/${encodeURIComponent(id)}/content`, {

@@ -3,8 +3,8 @@ import { accounts } from "../api/accounts.ts";
 import { useSession } from "../session.tsx";
 import { Button } from "../ui/Button.tsx";
 import { ErrorBanner, fieldError, Notice } from "../ui/ErrorBanner.tsx";
-import { Actions, Form } from "../ui/Form.tsx";
 import { TextField } from "../ui/Field.tsx";
+import { Actions, Form } from "../ui/Form.tsx";
 import { formatDate, formatDateTime } from "../ui/format.ts";
 import { Page, Panel } from "../ui/Page.tsx";
 import { Table } from "../ui/Table.tsx";
@@ -46,7 +46,11 @@ export default function Account() {
                 w.id === session.workspaceId ? (
                   <span className="tag tag-ok">Current</span>
                 ) : (
-                  <Button variant="link" onClick={() => session.switchWorkspace(w.id)} aria-label={`Switch to ${w.name}`}>
+                  <Button
+                    variant="link"
+                    onClick={() => session.switchWorkspace(w.id)}
+                    aria-label={`Switch to ${w.name}`}
+                  >
                     Switch
                   </Button>
                 ),

@@ -1,6 +1,11 @@
 import { useEffect, useState } from "react";
 import { accounts } from "../api/accounts.ts";
-import { forgetInvitation, pendingInvitation, rememberInvitation, tokenFromHash } from "../invitation-token.ts";
+import {
+  forgetInvitation,
+  pendingInvitation,
+  rememberInvitation,
+  tokenFromHash,
+} from "../invitation-token.ts";
 import { BASE, Link, useLocation } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { Button } from "../ui/Button.tsx";
@@ -59,7 +64,8 @@ export default function Invitation() {
   ) : session.status === "signed-in" ? (
     <>
       <p>
-        You have been invited to a Kontor workspace. Accept it as <strong>{session.body?.user?.email}</strong>?
+        You have been invited to a Kontor workspace. Accept it as <strong>{session.body?.user?.email}</strong>
+        ?
       </p>
       <ErrorBanner error={error} />
       <Actions>
@@ -70,16 +76,26 @@ export default function Invitation() {
     </>
   ) : (
     <>
-      <p>You have been invited to a Kontor workspace. Sign in to accept it, or create an account with the e-mail address the invitation was sent to.</p>
+      <p>
+        You have been invited to a Kontor workspace. Sign in to accept it, or create an account with the
+        e-mail address the invitation was sent to.
+      </p>
       <Actions>
         <Link className="button button-secondary" to={`${BASE}/sign-up`}>
           Create an account
         </Link>
-        <Link className="button button-primary" to={`${BASE}/sign-in?next=${encodeURIComponent(`${BASE}/invitations`)}`}>
+        <Link
+          className="button button-primary"
+          to={`${BASE}/sign-in?next=${encodeURIComponent(`${BASE}/invitations`)}`}
+        >
           Sign in
         </Link>
       </Actions>
     </>
   );
-  return session.status === "signed-in" ? <Page title="Invitation">{content}</Page> : <AuthCard title="Invitation">{content}</AuthCard>;
+  return session.status === "signed-in" ? (
+    <Page title="Invitation">{content}</Page>
+  ) : (
+    <AuthCard title="Invitation">{content}</AuthCard>
+  );
 }

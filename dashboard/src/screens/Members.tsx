@@ -4,11 +4,11 @@ import {
   InvitationsDocument,
   InviteMemberDocument,
   MembersDocument,
+  type MembershipRole,
+  type MembersQuery,
   RemoveMemberDocument,
   RevokeInvitationDocument,
   UpdateMemberDocument,
-  type MembersQuery,
-  type MembershipRole,
 } from "../generated/graphql.ts";
 import { useSession } from "../session.tsx";
 import { Button } from "../ui/Button.tsx";
@@ -46,7 +46,9 @@ export default function Members() {
     setNotice("");
     const result = await update({ user_id: member.user_id, role });
     if (!result) return;
-    setNotice(`${result.updateMember.email} is now ${result.updateMember.role === "owner" ? "an owner" : "a member"}.`);
+    setNotice(
+      `${result.updateMember.email} is now ${result.updateMember.role === "owner" ? "an owner" : "a member"}.`,
+    );
     members.reload();
     if (member.user_id === me) void session.reload();
   };
@@ -95,7 +97,12 @@ export default function Members() {
                 header: "Actions",
                 cell: (member) => (
                   <div className="row-actions">
-                    <Button variant="danger" disabled={!isOwner} onClick={() => setRemoving(member)} aria-label={`Remove ${member.email}`}>
+                    <Button
+                      variant="danger"
+                      disabled={!isOwner}
+                      onClick={() => setRemoving(member)}
+                      aria-label={`Remove ${member.email}`}
+                    >
                       Remove
                     </Button>
                   </div>
@@ -120,7 +127,11 @@ export default function Members() {
                 { header: "E-mail", cell: (invitation) => invitation.email },
                 { header: "Role", cell: (invitation) => invitation.role },
                 { header: "Sent", cell: (invitation) => formatDateTime(invitation.created_at), nowrap: true },
-                { header: "Expires", cell: (invitation) => formatDateTime(invitation.expires_at), nowrap: true },
+                {
+                  header: "Expires",
+                  cell: (invitation) => formatDateTime(invitation.expires_at),
+                  nowrap: true,
+                },
                 {
                   header: "Actions",
                   cell: (invitation) => (
@@ -163,7 +174,11 @@ export default function Members() {
           else members.reload();
         }}
       >
-        <p>{removing?.user_id === me ? "You will lose access to this workspace." : "They lose access to this workspace at once. Their own workspaces are not touched."}</p>
+        <p>
+          {removing?.user_id === me
+            ? "You will lose access to this workspace."
+            : "They lose access to this workspace at once. Their own workspaces are not touched."}
+        </p>
       </ConfirmDialog>
     </Page>
   );
@@ -208,12 +223,20 @@ function InvitePanel({ disabled, onInvited }: { disabled: boolean; onInvited(): 
           error={fieldError(state.error, "email") ?? fieldError(state.error, "input.email")}
           onChange={(event) => setEmail(event.target.value)}
         />
-        <SelectField label="Role" options={ROLES} value={role} disabled={disabled} onChange={(event) => setRole(event.target.value as MembershipRole)} />
+        <SelectField
+          label="Role"
+          options={ROLES}
+          value={role}
+          disabled={disabled}
+          onChange={(event) => setRole(event.target.value as MembershipRole)}
+        />
         <Button type="submit" variant="primary" busy={state.pending} disabled={disabled}>
           Send invitation
         </Button>
       </Form>
-      <p className="field-hint">Owners manage keys, webhooks, agents and members; members see the workspace's data and logs.</p>
+      <p className="field-hint">
+        Owners manage keys, webhooks, agents and members; members see the workspace's data and logs.
+      </p>
     </Panel>
   );
 }

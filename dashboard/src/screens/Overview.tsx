@@ -83,8 +83,9 @@ export default function Overview() {
             </Panel>
             <Panel title="Storage" actions={<Link to={`${BASE}/storage`}>Buckets and files</Link>}>
               <p>
-                <strong>{formatBytes(usage.used_bytes)}</strong> of {usage.limit_label} used ({formatPercent(usage.used_percent)}) in{" "}
-                {formatNumber(usage.bucket_count)} bucket{usage.bucket_count === 1 ? "" : "s"} holding {formatNumber(usage.object_count)} file
+                <strong>{formatBytes(usage.used_bytes)}</strong> of {usage.limit_label} used (
+                {formatPercent(usage.used_percent)}) in {formatNumber(usage.bucket_count)} bucket
+                {usage.bucket_count === 1 ? "" : "s"} holding {formatNumber(usage.object_count)} file
                 {usage.object_count === 1 ? "" : "s"}.
               </p>
               <meter className="meter" min={0} max={100} value={usage.used_percent} aria-label="Storage used">

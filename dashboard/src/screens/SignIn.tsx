@@ -6,8 +6,8 @@ import { BASE, Link, navigate, safeNext, useLocation } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { Button } from "../ui/Button.tsx";
 import { ErrorBanner } from "../ui/ErrorBanner.tsx";
-import { Actions, Form } from "../ui/Form.tsx";
 import { TextField } from "../ui/Field.tsx";
+import { Actions, Form } from "../ui/Form.tsx";
 import { AuthCard } from "../ui/Page.tsx";
 
 export default function SignIn() {

@@ -5,8 +5,8 @@ import { BASE, Link, navigate } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { Button } from "../ui/Button.tsx";
 import { ErrorBanner, fieldError } from "../ui/ErrorBanner.tsx";
-import { Actions, Form } from "../ui/Form.tsx";
 import { TextField } from "../ui/Field.tsx";
+import { Actions, Form } from "../ui/Form.tsx";
 import { AuthCard } from "../ui/Page.tsx";
 
 /** A new user and their own workspace on the free plan; with an invitation pending, they join its workspace too. */
@@ -41,7 +41,11 @@ export default function SignUp() {
 
   return (
     <AuthCard title="Create your account">
-      {invitation && <p className="muted">Use the e-mail address the invitation was sent to: you join its workspace as you sign up.</p>}
+      {invitation && (
+        <p className="muted">
+          Use the e-mail address the invitation was sent to: you join its workspace as you sign up.
+        </p>
+      )}
       <ErrorBanner error={error} />
       <Form onSubmit={submit} aria-label="Sign up">
         <TextField

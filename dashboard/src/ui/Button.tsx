@@ -14,7 +14,16 @@ export interface ButtonProps extends ButtonHTMLAttributes<HTMLButtonElement> {
  * to a member is such a button; the server refuses the action anyway (owner_required) if the
  * attribute is taken away.
  */
-export function Button({ variant = "secondary", busy = false, disabled = false, type = "button", className, children, onClick, ...rest }: ButtonProps) {
+export function Button({
+  variant = "secondary",
+  busy = false,
+  disabled = false,
+  type = "button",
+  className,
+  children,
+  onClick,
+  ...rest
+}: ButtonProps) {
   const click = (event: MouseEvent<HTMLButtonElement>) => {
     if (busy || event.currentTarget.getAttribute("aria-disabled") === "true") {
       event.preventDefault();

@@ -1,5 +1,5 @@
-import { lazy, Suspense } from "react";
 import type { ChartData, ChartOptions } from "chart.js";
+import { lazy, Suspense } from "react";
 
 /**
  * A Chart.js chart on a canvas. Chart.js loads with the first chart shown (its own chunk), so

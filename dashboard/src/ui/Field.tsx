@@ -1,4 +1,4 @@
-import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from "react";
+import { type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, useId } from "react";
 
 interface FieldFrame {
   label: string;
@@ -32,7 +32,10 @@ export function TextField({ label, hint, error, className, ...input }: TextField
   );
 }
 
-export type SelectFieldProps = FieldFrame & Omit<SelectHTMLAttributes<HTMLSelectElement>, "id"> & { options: ReadonlyArray<{ value: string; label: string }> };
+export type SelectFieldProps = FieldFrame &
+  Omit<SelectHTMLAttributes<HTMLSelectElement>, "id"> & {
+    options: ReadonlyArray<{ value: string; label: string }>;
+  };
 
 export function SelectField({ label, hint, error, options, className, ...select }: SelectFieldProps) {
   const id = useId();
@@ -69,7 +72,15 @@ export interface CheckboxGroupProps extends FieldFrame {
 }
 
 /** A fieldset of checkboxes (the scopes of a key): the legend labels the group, each box its own label. */
-export function CheckboxGroup({ label, hint, error, options, value, onChange, disabled }: CheckboxGroupProps) {
+export function CheckboxGroup({
+  label,
+  hint,
+  error,
+  options,
+  value,
+  onChange,
+  disabled,
+}: CheckboxGroupProps) {
   const id = useId();
   const toggle = (option: string, on: boolean) => {
     const next = new Set(value);
@@ -78,7 +89,10 @@ export function CheckboxGroup({ label, hint, error, options, value, onChange, di
     onChange(next);
   };
   return (
-    <fieldset className="field checkbox-group" aria-describedby={[hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ") || undefined}>
+    <fieldset
+      className="field checkbox-group"
+      aria-describedby={[hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ") || undefined}
+    >
       <legend>{label}</legend>
       {hint && (
         <p className="field-hint" id={`${id}-hint`}>
@@ -88,7 +102,12 @@ export function CheckboxGroup({ label, hint, error, options, value, onChange, di
       <div className="checkbox-grid">
         {options.map((option) => (
           <label key={option.value} className="checkbox">
-            <input type="checkbox" checked={value.has(option.value)} disabled={disabled} onChange={(event) => toggle(option.value, event.target.checked)} />
+            <input
+              type="checkbox"
+              checked={value.has(option.value)}
+              disabled={disabled}
+              onChange={(event) => toggle(option.value, event.target.checked)}
+            />
             <span>{option.label}</span>
           </label>
         ))}

@@ -1,4 +1,4 @@
-import { useEffect, useRef, type ReactNode } from "react";
+import { type ReactNode, useEffect, useRef } from "react";
 
 export interface PageProps {
   title: string;
@@ -15,7 +15,8 @@ export function Page({ title, actions, children }: PageProps) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${title} · Kontor`;
-    if (document.activeElement === document.body || document.activeElement?.closest("nav")) heading.current?.focus({ preventScroll: true });
+    if (document.activeElement === document.body || document.activeElement?.closest("nav"))
+      heading.current?.focus({ preventScroll: true });
   }, [title]);
   return (
     <section className="page" aria-labelledby="page-title">
@@ -31,7 +32,15 @@ export function Page({ title, actions, children }: PageProps) {
 }
 
 /** A part of a screen with its own heading. */
-export function Panel({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+export function Panel({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ReactNode;
+  actions?: ReactNode;
+}) {
   return (
     <section className="panel">
       <header className="panel-header">

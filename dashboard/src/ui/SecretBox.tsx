@@ -12,7 +12,11 @@ export interface SecretBoxProps {
  * A secret the server shows this once (a new API key, an invitation link): read-only, selected
  * on focus, with a copy button whose outcome is announced.
  */
-export function SecretBox({ label, secret, note = "Copy it now: it is shown only once and cannot be shown again." }: SecretBoxProps) {
+export function SecretBox({
+  label,
+  secret,
+  note = "Copy it now: it is shown only once and cannot be shown again.",
+}: SecretBoxProps) {
   const id = useId();
   const input = useRef<HTMLInputElement>(null);
   const [status, setStatus] = useState("");

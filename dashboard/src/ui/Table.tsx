@@ -23,6 +23,8 @@ export interface TableProps<Row> {
 export function Table<Row>({ caption, columns, rows, rowKey, empty = "Nothing yet." }: TableProps<Row>) {
   if (rows.length === 0) return <p className="empty">{empty}</p>;
   return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to be scrolled by keyboard.
+    // biome-ignore lint/a11y/useSemanticElements: the scrolling wrapper of a table, not a section of the page.
     <div className="table-scroll" role="region" aria-label={caption} tabIndex={0}>
       <table role="table">
         <caption className="visually-hidden">{caption}</caption>
@@ -39,7 +41,12 @@ export function Table<Row>({ caption, columns, rows, rowKey, empty = "Nothing ye
           {rows.map((row) => (
             <tr key={rowKey(row)} role="row">
               {columns.map((column) => (
-                <td key={column.header} role="cell" className={column.nowrap ? "nowrap" : undefined} data-label={column.header}>
+                <td
+                  key={column.header}
+                  role="cell"
+                  className={column.nowrap ? "nowrap" : undefined}
+                  data-label={column.header}
+                >
                   <div className="cell">{column.cell(row)}</div>
                 </td>
               ))}

@@ -3,6 +3,7 @@ import {
   BarController,
   BarElement,
   CategoryScale,
+  type ChartConfiguration,
   Chart as ChartJS,
   DoughnutController,
   Filler,
@@ -12,7 +13,6 @@ import {
   LineElement,
   PointElement,
   Tooltip,
-  type ChartConfiguration,
 } from "chart.js";
 import { useEffect, useRef } from "react";
 import type { ChartProps } from "./Chart.tsx";
@@ -32,7 +32,8 @@ ChartJS.register(
   Legend,
   Tooltip,
 );
-ChartJS.defaults.font.family = getComputedStyle(document.documentElement).fontFamily || "system-ui, sans-serif";
+ChartJS.defaults.font.family =
+  getComputedStyle(document.documentElement).fontFamily || "system-ui, sans-serif";
 ChartJS.defaults.color = "#334155";
 // Drawn at once: screenshots and reduced-motion users see the finished chart.
 ChartJS.defaults.animation = false;
@@ -41,9 +42,14 @@ export default function ChartCanvas({ type, data, options, label }: ChartProps) 
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<ChartJS | null>(null);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new chart only for a new kind (see below).
   useEffect(() => {
     if (!canvas.current) return;
-    const config = { type, data, options: { responsive: true, maintainAspectRatio: false, ...options } } as ChartConfiguration;
+    const config = {
+      type,
+      data,
+      options: { responsive: true, maintainAspectRatio: false, ...options },
+    } as ChartConfiguration;
     chart.current = new ChartJS(canvas.current, config);
     return () => {
       chart.current?.destroy();
@@ -56,7 +62,11 @@ export default function ChartCanvas({ type, data, options, label }: ChartProps) 
     const current = chart.current;
     if (!current) return;
     current.data = data as ChartConfiguration["data"];
-    current.options = { responsive: true, maintainAspectRatio: false, ...options } as ChartConfiguration["options"] & object;
+    current.options = {
+      responsive: true,
+      maintainAspectRatio: false,
+      ...options,
+    } as ChartConfiguration["options"] & object;
     current.update();
   }, [data, options]);
 

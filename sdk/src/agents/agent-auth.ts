@@ -2,18 +2,24 @@ import { nextPoll } from "./claim-polling.js";
 import { discoverAgentEndpoints } from "./discovery.js";
 import { AgentAuthError } from "./errors.js";
 import { abortableSleep, describe, postJson, scopeString } from "./http.js";
-import type { AgentAuthOptions, AgentAuthState, AgentTokens, FetchLike, WaitForClaimOptions } from "./options.js";
+import type {
+  AgentAuthOptions,
+  AgentAuthState,
+  AgentTokens,
+  FetchLike,
+  WaitForClaimOptions,
+} from "./options.js";
 import {
-  CLAIM_GRANT_TYPE,
-  DEFAULT_POLL_INTERVAL_SECONDS,
-  DEFAULT_REFRESH_MARGIN_SECONDS,
-  JWT_BEARER_GRANT_TYPE,
   type AgentClaim,
   type AgentDiscovery,
   type AgentRegistration,
   type AnonymousInput,
   type AnonymousRegistration,
   type AuthorizationServerMetadata,
+  CLAIM_GRANT_TYPE,
+  DEFAULT_POLL_INTERVAL_SECONDS,
+  DEFAULT_REFRESH_MARGIN_SECONDS,
+  JWT_BEARER_GRANT_TYPE,
   type ServiceAuthInput,
   type ServiceAuthRegistration,
   type StartedClaim,
@@ -52,7 +58,9 @@ export class AgentAuth {
   private claimStarted: boolean;
   private identityAssertion: string | undefined;
   private assertionExpires: string | undefined;
-  private token: { value: string; expiresAt: number; lifetimeSeconds: number; scope: string | undefined } | undefined;
+  private token:
+    | { value: string; expiresAt: number; lifetimeSeconds: number; scope: string | undefined }
+    | undefined;
   private exchanging: Promise<AgentTokens> | undefined;
 
   constructor(options: AgentAuthOptions = {}) {
@@ -69,7 +77,12 @@ export class AgentAuth {
     this.identityAssertion = state.identityAssertion;
     this.assertionExpires = state.assertionExpires;
     if (state.accessToken && state.accessTokenExpiresAt !== undefined) {
-      this.token = { value: state.accessToken, expiresAt: state.accessTokenExpiresAt, lifetimeSeconds: Infinity, scope: state.scope };
+      this.token = {
+        value: state.accessToken,
+        expiresAt: state.accessTokenExpiresAt,
+        lifetimeSeconds: Infinity,
+        scope: state.scope,
+      };
     }
   }
 
@@ -149,9 +162,17 @@ export class AgentAuth {
       const scope = scopeString(input.scope);
       if (scope !== undefined) body.scope = scope;
     }
-    const registration = (await postJson(this.fetchImpl, agentAuth.register_uri ?? agentAuth.identity_endpoint, body)) as unknown as AgentRegistration;
+    const registration = (await postJson(
+      this.fetchImpl,
+      agentAuth.register_uri ?? agentAuth.identity_endpoint,
+      body,
+    )) as unknown as AgentRegistration;
     if (typeof registration.registration_id !== "string" || typeof registration.claim_token !== "string") {
-      throw new AgentAuthError("invalid_response", "The registration answer has no registration_id or claim_token.", { body: registration as never });
+      throw new AgentAuthError(
+        "invalid_response",
+        "The registration answer has no registration_id or claim_token.",
+        { body: registration as never },
+      );
     }
     this.registrationId = registration.registration_id;
     this.claimToken = registration.claim_token;
@@ -181,7 +202,11 @@ export class AgentAuth {
    * ```
    */
   async startClaim(loginHint: string): Promise<StartedClaim> {
-    if (!this.claimToken) throw new AgentAuthError("not_registered", "No claim token: register first (or the claim was already redeemed).");
+    if (!this.claimToken)
+      throw new AgentAuthError(
+        "not_registered",
+        "No claim token: register first (or the claim was already redeemed).",
+      );
     const { agent_auth: agentAuth } = await this.endpoints();
     const started = (await postJson(this.fetchImpl, agentAuth.claim_uri ?? agentAuth.claim_endpoint, {
       type: "login_hint",
@@ -218,9 +243,16 @@ export class AgentAuth {
   async waitForClaim(options: WaitForClaimOptions = {}): Promise<AgentTokens> {
     const { signal } = options;
     const claimToken = this.claimToken;
-    if (!claimToken) throw new AgentAuthError("not_registered", "No claim token: register first (or the claim was already redeemed).");
+    if (!claimToken)
+      throw new AgentAuthError(
+        "not_registered",
+        "No claim token: register first (or the claim was already redeemed).",
+      );
     if (!this.claimStarted) {
-      throw new AgentAuthError("no_claim_started", "No claim ceremony runs for this anonymous agent: call startClaim(email) and show the person its code first.");
+      throw new AgentAuthError(
+        "no_claim_started",
+        "No claim ceremony runs for this anonymous agent: call startClaim(email) and show the person its code first.",
+      );
     }
     const as = await this.endpoints();
     const grantType = as.agent_auth.claim_grant_type || CLAIM_GRANT_TYPE;
@@ -258,14 +290,22 @@ export class AgentAuth {
   async exchange(options: { scope?: string | string[]; signal?: AbortSignal } = {}): Promise<AgentTokens> {
     const assertion = this.identityAssertion;
     if (!assertion) {
-      throw new AgentAuthError("no_identity_assertion", "No identity assertion: register (anonymous) or wait for the claim (service_auth) first.");
+      throw new AgentAuthError(
+        "no_identity_assertion",
+        "No identity assertion: register (anonymous) or wait for the claim (service_auth) first.",
+      );
     }
     const as = await this.endpoints();
     const parameters: Record<string, string> = { grant_type: JWT_BEARER_GRANT_TYPE, assertion };
     const scope = scopeString(options.scope);
     if (scope !== undefined) parameters.scope = scope;
     const answer = await this.tokenRequest(as, parameters, options.signal);
-    if (!answer.ok) throw new AgentAuthError(answer.error, describe(answer.body, `The token endpoint answered ${answer.status}.`), answer);
+    if (!answer.ok)
+      throw new AgentAuthError(
+        answer.error,
+        describe(answer.body, `The token endpoint answered ${answer.status}.`),
+        answer,
+      );
     return answer.tokens;
   }
 
@@ -317,7 +357,11 @@ export class AgentAuth {
    */
   async revokeRegistration(): Promise<void> {
     const assertion = this.identityAssertion;
-    if (!assertion) throw new AgentAuthError("no_identity_assertion", "No identity assertion to revoke the registration with.");
+    if (!assertion)
+      throw new AgentAuthError(
+        "no_identity_assertion",
+        "No identity assertion to revoke the registration with.",
+      );
     await revokeAt(this.fetchImpl, await this.endpoints(), assertion);
     this.token = undefined;
     this.identityAssertion = undefined;
@@ -325,11 +369,20 @@ export class AgentAuth {
   }
 
   /** One request to the token endpoint; a 200 keeps the token (and the assertion it may carry). */
-  private async tokenRequest(as: AuthorizationServerMetadata, parameters: Record<string, string>, signal: AbortSignal | undefined): Promise<TokenAnswer> {
+  private async tokenRequest(
+    as: AuthorizationServerMetadata,
+    parameters: Record<string, string>,
+    signal: AbortSignal | undefined,
+  ): Promise<TokenAnswer> {
     const answer = await requestToken(this.fetchImpl, as, parameters, signal, this.now());
     if (answer.ok) {
       const { tokens } = answer;
-      this.token = { value: tokens.access_token, expiresAt: tokens.expires_at, lifetimeSeconds: tokens.expires_in, scope: tokens.scope };
+      this.token = {
+        value: tokens.access_token,
+        expiresAt: tokens.expires_at,
+        lifetimeSeconds: tokens.expires_in,
+        scope: tokens.scope,
+      };
       if (tokens.identity_assertion) {
         this.identityAssertion = tokens.identity_assertion;
         this.assertionExpires = tokens.assertion_expires;

@@ -21,7 +21,8 @@ export function nextPoll(
   const { error, body, status, retryAfter } = answer;
   const serverInterval = typeof body.interval === "number" && body.interval > 0 ? body.interval : undefined;
   if (error === "authorization_pending") {
-    const interval = serverInterval !== undefined && serverInterval > pollInterval ? serverInterval : pollInterval;
+    const interval =
+      serverInterval !== undefined && serverInterval > pollInterval ? serverInterval : pollInterval;
     return { reason: "authorization_pending", wait: interval, pollInterval: interval };
   }
   if (error === "slow_down") {
@@ -29,7 +30,8 @@ export function nextPoll(
     return { reason: "slow_down", wait: interval, pollInterval: interval };
   }
   // The per-address limit of requests without a credential: wait as told, then go on.
-  if (status === 429) return { reason: "slow_down", wait: Math.max(pollInterval, retryAfter ?? 0), pollInterval };
+  if (status === 429)
+    return { reason: "slow_down", wait: Math.max(pollInterval, retryAfter ?? 0), pollInterval };
   const message = describe(body, `The token endpoint answered ${status}.`);
   if (error === "access_denied") throw new ClaimDeniedError(error, message, { status, body });
   if (error === "expired_token") throw new ClaimExpiredError(error, message, { status, body });

@@ -65,30 +65,52 @@ export async function discoverAgentEndpoints(fetchImpl: FetchLike, baseUrl: stri
   if (!metadataUrl && path === "") metadataUrl = await challenge(fetchImpl, `${origin}/v1`);
   const candidates = metadataUrl
     ? [metadataUrl]
-    : [`${origin}/.well-known/oauth-protected-resource${path}`, `${base}/.well-known/oauth-protected-resource`];
+    : [
+        `${origin}/.well-known/oauth-protected-resource${path}`,
+        `${base}/.well-known/oauth-protected-resource`,
+      ];
 
   let resource: ProtectedResourceMetadata | undefined;
   let resourceMetadataUrl = candidates[0]!;
   for (const candidate of candidates) {
     const found = await getJson(fetchImpl, candidate);
-    if (found && Array.isArray(found.authorization_servers) && typeof found.authorization_servers[0] === "string") {
+    if (
+      found &&
+      Array.isArray(found.authorization_servers) &&
+      typeof found.authorization_servers[0] === "string"
+    ) {
       resource = found as ProtectedResourceMetadata;
       resourceMetadataUrl = candidate;
       break;
     }
   }
   if (!resource) {
-    throw new AgentAuthError("discovery_failed", `No protected-resource metadata found for ${base}: is it a Kontor API URL?`);
+    throw new AgentAuthError(
+      "discovery_failed",
+      `No protected-resource metadata found for ${base}: is it a Kontor API URL?`,
+    );
   }
 
   const issuer = resource.authorization_servers[0]!;
   const as = await getJson(fetchImpl, authorizationServerMetadataUrl(issuer));
-  if (!as) throw new AgentAuthError("discovery_failed", `The authorization server ${issuer} publishes no metadata.`);
+  if (!as)
+    throw new AgentAuthError("discovery_failed", `The authorization server ${issuer} publishes no metadata.`);
   // RFC 8414 §3.3: the metadata must be the issuer's own.
-  if (as.issuer !== issuer) throw new AgentAuthError("discovery_failed", `The metadata of ${issuer} names another issuer (${String(as.issuer)}).`);
+  if (as.issuer !== issuer)
+    throw new AgentAuthError(
+      "discovery_failed",
+      `The metadata of ${issuer} names another issuer (${String(as.issuer)}).`,
+    );
   const agentAuth = as.agent_auth;
-  if (typeof as.token_endpoint !== "string" || !isObject(agentAuth) || typeof agentAuth.identity_endpoint !== "string") {
-    throw new AgentAuthError("discovery_failed", `${issuer} does not support agent registration (no agent_auth block).`);
+  if (
+    typeof as.token_endpoint !== "string" ||
+    !isObject(agentAuth) ||
+    typeof agentAuth.identity_endpoint !== "string"
+  ) {
+    throw new AgentAuthError(
+      "discovery_failed",
+      `${issuer} does not support agent registration (no agent_auth block).`,
+    );
   }
   return { resourceMetadataUrl, resource, authorizationServer: as as AuthorizationServerMetadata };
 }

@@ -13,7 +13,11 @@ export class AgentAuthError extends Error {
   /** The server's answer, parsed. */
   readonly body: Record<string, unknown> | undefined;
 
-  constructor(code: string, message: string, details: { status?: number; body?: Record<string, unknown> } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    details: { status?: number; body?: Record<string, unknown> } = {},
+  ) {
     super(message);
     this.code = code;
     this.status = details.status;

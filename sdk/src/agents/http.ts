@@ -26,7 +26,8 @@ export function parseObject(text: string): Record<string, unknown> | undefined {
 }
 
 /** A scope parameter as the protocol sends it: space-separated. */
-export const scopeString = (scope: string | string[] | undefined) => (Array.isArray(scope) ? scope.join(" ") : scope);
+export const scopeString = (scope: string | string[] | undefined) =>
+  Array.isArray(scope) ? scope.join(" ") : scope;
 
 /**
  * `error: error_description` of an OAuth error body, else `fallback`.
@@ -73,7 +74,10 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
  * const metadata = await getJson(fetch, "https://kontor.example.com/.well-known/oauth-protected-resource/v1");
  * ```
  */
-export async function getJson(fetchImpl: FetchLike, url: string): Promise<Record<string, unknown> | undefined> {
+export async function getJson(
+  fetchImpl: FetchLike,
+  url: string,
+): Promise<Record<string, unknown> | undefined> {
   const response = await fetchImpl(url, { headers: { accept: "application/json" } });
   const text = await response.text();
   if (response.status !== 200) return undefined;
@@ -88,7 +92,11 @@ export async function getJson(fetchImpl: FetchLike, url: string): Promise<Record
  * const registration = await postJson(fetch, identityEndpoint, { type: "anonymous" });
  * ```
  */
-export async function postJson(fetchImpl: FetchLike, url: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function postJson(
+  fetchImpl: FetchLike,
+  url: string,
+  body: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const response = await fetchImpl(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json" },
@@ -98,7 +106,10 @@ export async function postJson(fetchImpl: FetchLike, url: string, body: Record<s
   const parsed = parseObject(text);
   if (response.status !== 200 || !parsed) {
     const code = typeof parsed?.error === "string" ? parsed.error : "invalid_response";
-    throw new AgentAuthError(code, describe(parsed, `${url} answered ${response.status}.`), { status: response.status, ...(parsed && { body: parsed }) });
+    throw new AgentAuthError(code, describe(parsed, `${url} answered ${response.status}.`), {
+      status: response.status,
+      ...(parsed && { body: parsed }),
+    });
   }
   return parsed;
 }

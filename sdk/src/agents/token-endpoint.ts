@@ -8,7 +8,13 @@ import type { AuthorizationServerMetadata } from "./protocol.js";
 /** A token endpoint's answer: the tokens, or the OAuth error that says what to do next. */
 export type TokenAnswer =
   | { ok: true; tokens: AgentTokens }
-  | { ok: false; error: string; status: number; body: Record<string, unknown>; retryAfter: number | undefined };
+  | {
+      ok: false;
+      error: string;
+      status: number;
+      body: Record<string, unknown>;
+      retryAfter: number | undefined;
+    };
 
 /**
  * One form-encoded request to the token endpoint. `sentAt` (the helper's clock, before sending)
@@ -49,13 +55,18 @@ export async function requestToken(
     return { ok: true, tokens };
   }
   if (!body || typeof body.error !== "string") {
-    throw new AgentAuthError("invalid_response", `The token endpoint answered ${response.status} without an OAuth error.`, {
-      status: response.status,
-      ...(body && { body }),
-    });
+    throw new AgentAuthError(
+      "invalid_response",
+      `The token endpoint answered ${response.status} without an OAuth error.`,
+      {
+        status: response.status,
+        ...(body && { body }),
+      },
+    );
   }
   const retryAfterHeader = response.headers.get("retry-after");
-  const retryAfter = retryAfterHeader && /^\d+$/.test(retryAfterHeader.trim()) ? Number(retryAfterHeader.trim()) : undefined;
+  const retryAfter =
+    retryAfterHeader && /^\d+$/.test(retryAfterHeader.trim()) ? Number(retryAfterHeader.trim()) : undefined;
   return { ok: false, error: body.error, status: response.status, body, retryAfter };
 }
 
@@ -67,9 +78,15 @@ export async function requestToken(
  * await revokeAt(fetch, as, accessToken, "access_token");
  * ```
  */
-export async function revokeAt(fetchImpl: FetchLike, as: AuthorizationServerMetadata, token: string, hint?: string): Promise<void> {
+export async function revokeAt(
+  fetchImpl: FetchLike,
+  as: AuthorizationServerMetadata,
+  token: string,
+  hint?: string,
+): Promise<void> {
   const endpoint = as.revocation_endpoint;
-  if (!endpoint) throw new AgentAuthError("discovery_failed", "The authorization server has no revocation_endpoint.");
+  if (!endpoint)
+    throw new AgentAuthError("discovery_failed", "The authorization server has no revocation_endpoint.");
   const form = new URLSearchParams({ token, ...(hint && { token_type_hint: hint }) });
   const response = await fetchImpl(endpoint, {
     method: "POST",
@@ -79,9 +96,13 @@ export async function revokeAt(fetchImpl: FetchLike, as: AuthorizationServerMeta
   const text = await response.text();
   if (response.status !== 200) {
     const body = parseObject(text);
-    throw new AgentAuthError(typeof body?.error === "string" ? body.error : "revocation_failed", describe(body, `The revocation endpoint answered ${response.status}.`), {
-      status: response.status,
-      ...(body && { body }),
-    });
+    throw new AgentAuthError(
+      typeof body?.error === "string" ? body.error : "revocation_failed",
+      describe(body, `The revocation endpoint answered ${response.status}.`),
+      {
+        status: response.status,
+        ...(body && { body }),
+      },
+    );
   }
 }

@@ -3,11 +3,11 @@ import {
   APIError,
   APITimeoutError,
   APIUserAbortError,
-  statusOfGraphQLError,
   type ErrorBody,
   type GraphQLErrorEntry,
+  statusOfGraphQLError,
 } from "./errors.js";
-import { codingPlanInfo, rateLimitInfo, type CodingPlanInfo, type RateLimitInfo } from "./headers.js";
+import { type CodingPlanInfo, codingPlanInfo, type RateLimitInfo, rateLimitInfo } from "./headers.js";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE" | "HEAD";
 
@@ -101,6 +101,7 @@ export class APIPromise<T> extends Promise<T> {
    * kontor.leads.retrieve("lead_…").then((lead) => console.log(lead.email));
    * ```
    */
+  // biome-ignore lint/suspicious/noThenProperty: an APIPromise is awaited like the Promise it extends.
   override then<TResult1 = T, TResult2 = never>(
     onfulfilled?: ((value: T) => TResult1 | PromiseLike<TResult1>) | null,
     onrejected?: ((reason: unknown) => TResult2 | PromiseLike<TResult2>) | null,
@@ -116,7 +117,9 @@ export class APIPromise<T> extends Promise<T> {
    * kontor.leads.retrieve("lead_missing").catch((error) => error instanceof NotFoundError ? null : Promise.reject(error));
    * ```
    */
-  override catch<TResult = never>(onrejected?: ((reason: unknown) => TResult | PromiseLike<TResult>) | null): Promise<T | TResult> {
+  override catch<TResult = never>(
+    onrejected?: ((reason: unknown) => TResult | PromiseLike<TResult>) | null,
+  ): Promise<T | TResult> {
     return this.then(undefined, onrejected);
   }
 
@@ -257,7 +260,8 @@ export function backoffMs(retry: number): number {
   return base * (1 - Math.random() * 0.25);
 }
 
-const isRetriableBody = (body: BodyValue | undefined) => !(typeof ReadableStream !== "undefined" && body instanceof ReadableStream);
+const isRetriableBody = (body: BodyValue | undefined) =>
+  !(typeof ReadableStream !== "undefined" && body instanceof ReadableStream);
 
 /** Whether a failed answer is worth another attempt. */
 function retriable(error: APIError): boolean {
@@ -280,16 +284,24 @@ async function readJson(response: Response): Promise<unknown> {
 function errorOf(status: number, body: unknown, headers: Headers): APIError {
   if (typeof body === "object" && body !== null) {
     const error = (body as { error?: unknown }).error;
-    if (typeof error === "object" && error !== null) return APIError.generate(status, error as ErrorBody, undefined, headers);
+    if (typeof error === "object" && error !== null)
+      return APIError.generate(status, error as ErrorBody, undefined, headers);
     // OAuth-shaped errors (`{"error": "invalid_token", "error_description": …}`).
     if (typeof error === "string") {
       const description = (body as { error_description?: unknown }).error_description;
-      return APIError.generate(status, { code: error, message: typeof description === "string" ? description : undefined }, undefined, headers);
+      return APIError.generate(
+        status,
+        { code: error, message: typeof description === "string" ? description : undefined },
+        undefined,
+        headers,
+      );
     }
     const errors = (body as { errors?: unknown }).errors;
     if (Array.isArray(errors) && errors.length > 0) {
       const first = errors[0] as GraphQLErrorEntry;
-      return APIError.generate(status, { ...first.extensions, message: first.message }, undefined, headers, { graphqlErrors: errors as GraphQLErrorEntry[] });
+      return APIError.generate(status, { ...first.extensions, message: first.message }, undefined, headers, {
+        graphqlErrors: errors as GraphQLErrorEntry[],
+      });
     }
   }
   const text = typeof body === "string" && body ? body.slice(0, 500) : undefined;
@@ -354,7 +366,9 @@ export class BaseClient {
   }
 
   protected url(path: string, query?: Record<string, unknown>): string {
-    const absolute = /^https?:\/\//i.test(path) ? path : `${this.core.baseUrl.replace(/\/+$/, "")}${path.startsWith("/") ? "" : "/"}${path}`;
+    const absolute = /^https?:\/\//i.test(path)
+      ? path
+      : `${this.core.baseUrl.replace(/\/+$/, "")}${path.startsWith("/") ? "" : "/"}${path}`;
     return `${absolute}${queryString(query)}`;
   }
 
@@ -363,7 +377,8 @@ export class BaseClient {
     headers.set("authorization", `Bearer ${this.core.apiKey}`);
     headers.set("accept", spec.parseAs === "response" ? "*/*" : "application/json");
     if (spec.body !== undefined) headers.set("content-type", "application/json");
-    else if (spec.rawBody !== undefined) headers.set("content-type", spec.contentType ?? "application/octet-stream");
+    else if (spec.rawBody !== undefined)
+      headers.set("content-type", spec.contentType ?? "application/octet-stream");
     if (idempotencyKey) headers.set("idempotency-key", idempotencyKey);
     for (const [name, value] of Object.entries(this.core.defaultHeaders)) headers.set(name, value);
     for (const [name, value] of Object.entries(spec.options?.headers ?? {})) {
@@ -375,7 +390,9 @@ export class BaseClient {
 
   private async run<T>(spec: RequestSpec): Promise<WithResponse<T>> {
     const options = spec.options ?? {};
-    const maxRetries = isRetriableBody(spec.rawBody) ? Math.max(0, options.maxRetries ?? this.core.maxRetries) : 0;
+    const maxRetries = isRetriableBody(spec.rawBody)
+      ? Math.max(0, options.maxRetries ?? this.core.maxRetries)
+      : 0;
     const timeout = options.timeout ?? this.core.timeout;
     const idempotent = spec.idempotent ?? spec.method === "POST";
     // One key for the call, sent with every attempt: the server runs it once and replays the answer.
@@ -403,7 +420,11 @@ export class BaseClient {
 
       let failure: APIError;
       try {
-        const init: RequestInit & { duplex?: "half" } = { method: spec.method, headers, signal: controller.signal };
+        const init: RequestInit & { duplex?: "half" } = {
+          method: spec.method,
+          headers,
+          signal: controller.signal,
+        };
         if (body !== undefined) init.body = body as BodyInit;
         if (typeof ReadableStream !== "undefined" && body instanceof ReadableStream) init.duplex = "half";
         const response = await this.core.fetch.call(globalThis, url, init);
@@ -419,7 +440,12 @@ export class BaseClient {
           const json = await readJson(response);
           settle();
           const result = json as { data?: unknown; errors?: GraphQLErrorEntry[] } | null;
-          if (response.ok && result && typeof result === "object" && !(Array.isArray(result.errors) && result.errors.length > 0)) {
+          if (
+            response.ok &&
+            result &&
+            typeof result === "object" &&
+            !(Array.isArray(result.errors) && result.errors.length > 0)
+          ) {
             return answered(result);
           }
           failure = this.graphqlError(response, json);
@@ -441,7 +467,12 @@ export class BaseClient {
         settle();
         if (userSignal?.aborted) throw new APIUserAbortError();
         if (error instanceof APIError) throw error;
-        failure = timedOut ? new APITimeoutError(timeout) : new APIConnectionError({ cause: error, message: `Connection error: ${String((error as Error)?.message ?? error)}` });
+        failure = timedOut
+          ? new APITimeoutError(timeout)
+          : new APIConnectionError({
+              cause: error,
+              message: `Connection error: ${String((error as Error)?.message ?? error)}`,
+            });
       }
 
       if (retriesLeft <= 0 || !retriable(failure)) throw failure;
@@ -454,12 +485,18 @@ export class BaseClient {
   }
 
   private graphqlError(response: Response, json: unknown): APIError {
-    const result = (typeof json === "object" && json !== null ? json : {}) as { data?: unknown; errors?: GraphQLErrorEntry[] };
+    const result = (typeof json === "object" && json !== null ? json : {}) as {
+      data?: unknown;
+      errors?: GraphQLErrorEntry[];
+    };
     const errors = Array.isArray(result.errors) ? result.errors : [];
     const first = errors[0];
     if (!first) return errorOf(response.status, json, response.headers);
     const extensions: ErrorBody = { ...first.extensions, message: first.message };
     const status = response.ok ? statusOfGraphQLError(extensions) : response.status;
-    return APIError.generate(status, extensions, undefined, response.headers, { graphqlErrors: errors, data: result.data ?? undefined });
+    return APIError.generate(status, extensions, undefined, response.headers, {
+      graphqlErrors: errors,
+      data: result.data ?? undefined,
+    });
   }
 }

@@ -16,7 +16,7 @@
  * | `APIConnectionError` | no answer: the network failed (`APITimeoutError`: the time-out passed) |
  */
 
-import { codingPlanInfo, rateLimitInfo, type CodingPlanInfo, type RateLimitInfo } from "./headers.js";
+import { type CodingPlanInfo, codingPlanInfo, type RateLimitInfo, rateLimitInfo } from "./headers.js";
 
 /** The `error` object of a REST error body, or the `extensions` of a GraphQL error. */
 export interface ErrorBody {
@@ -70,19 +70,27 @@ export class APIError extends KontorError {
     headers: Headers | undefined,
     extra: { graphqlErrors?: ReadonlyArray<GraphQLErrorEntry>; data?: unknown; cause?: unknown } = {},
   ) {
-    super(APIError.describe(status, error, message), extra.cause === undefined ? undefined : { cause: extra.cause });
+    super(
+      APIError.describe(status, error, message),
+      extra.cause === undefined ? undefined : { cause: extra.cause },
+    );
     this.status = status;
     this.error = error;
     this.code = typeof error?.code === "string" ? error.code : undefined;
     this.type = typeof error?.type === "string" ? error.type : undefined;
     this.param = typeof error?.param === "string" ? error.param : undefined;
     this.headers = headers ?? new Headers();
-    this.requestId = (typeof error?.request_id === "string" ? error.request_id : null) ?? this.headers.get("x-request-id");
+    this.requestId =
+      (typeof error?.request_id === "string" ? error.request_id : null) ?? this.headers.get("x-request-id");
     this.graphqlErrors = extra.graphqlErrors;
     this.data = extra.data;
   }
 
-  private static describe(status: number | undefined, error: ErrorBody | undefined, message: string | undefined): string {
+  private static describe(
+    status: number | undefined,
+    error: ErrorBody | undefined,
+    message: string | undefined,
+  ): string {
     const text = typeof error?.message === "string" ? error.message : message;
     const code = typeof error?.code === "string" ? error.code : undefined;
     const head = [status, code].filter((part) => part !== undefined).join(" ");
@@ -112,7 +120,8 @@ export class APIError extends KontorError {
     if (status === 403) return new PermissionError(status, error, message, headers, extra);
     if (status === 404) return new NotFoundError(status, error, message, headers, extra);
     if (status === 409) {
-      if (code.startsWith("idempotency_") || error?.type === "idempotency_error") return new IdempotencyError(status, error, message, headers, extra);
+      if (code.startsWith("idempotency_") || error?.type === "idempotency_error")
+        return new IdempotencyError(status, error, message, headers, extra);
       return new ConflictError(status, error, message, headers, extra);
     }
     if (status === 429) return new RateLimitError(status, error, message, headers, extra);
@@ -221,9 +230,15 @@ export class InternalServerError extends APIError {
 export class APIConnectionError extends APIError {
   override name = "APIConnectionError";
   constructor(options: { message?: string; cause?: unknown; code?: string } = {}) {
-    super(undefined, { code: options.code ?? "connection_error", message: options.message ?? "Connection error." }, undefined, undefined, {
-      cause: options.cause,
-    });
+    super(
+      undefined,
+      { code: options.code ?? "connection_error", message: options.message ?? "Connection error." },
+      undefined,
+      undefined,
+      {
+        cause: options.cause,
+      },
+    );
   }
 }
 

@@ -8,12 +8,14 @@ import type { DocumentNodeLike } from "./typed-document.js";
 
 interface Node {
   kind: string;
+  // biome-ignore lint/suspicious/noExplicitAny: any AST node's other fields, printed by kind.
   [key: string]: any;
 }
 
 const name = (node: Node | undefined): string => (node ? String(node.value) : "");
 
-const join = (parts: ReadonlyArray<string | undefined>, separator = " "): string => parts.filter((part) => part).join(separator);
+const join = (parts: ReadonlyArray<string | undefined>, separator = " "): string =>
+  parts.filter((part) => part).join(separator);
 
 const wrap = (start: string, inner: string, end: string): string => (inner ? `${start}${inner}${end}` : "");
 
@@ -31,7 +33,11 @@ function printNode(node: Node): string {
         join([name(node.name), wrap("(", list(node.variableDefinitions), ")")], ""),
         list(node.directives, " "),
       ]);
-      const anonymousQuery = !node.name && !node.directives?.length && !node.variableDefinitions?.length && node.operation === "query";
+      const anonymousQuery =
+        !node.name &&
+        !node.directives?.length &&
+        !node.variableDefinitions?.length &&
+        node.operation === "query";
       return anonymousQuery ? printNode(node.selectionSet) : `${header} ${printNode(node.selectionSet)}`;
     }
     case "VariableDefinition":
@@ -53,7 +59,12 @@ function printNode(node: Node): string {
     case "FragmentSpread":
       return join([`...${name(node.name)}`, list(node.directives, " ")]);
     case "InlineFragment":
-      return join(["...", node.typeCondition ? `on ${printNode(node.typeCondition)}` : "", list(node.directives, " "), printNode(node.selectionSet)]);
+      return join([
+        "...",
+        node.typeCondition ? `on ${printNode(node.typeCondition)}` : "",
+        list(node.directives, " "),
+        printNode(node.selectionSet),
+      ]);
     case "FragmentDefinition":
       return join([
         `fragment ${name(node.name)}${wrap("(", list(node.variableDefinitions), ")")}`,
@@ -98,7 +109,7 @@ function printNode(node: Node): string {
  * documentText(LeadDocument); // "query Lead($id: ID!) { lead(id: $id) { id … } }"
  * ```
  */
-export function documentText(document: DocumentNodeLike | string | String): string {
+export function documentText(document: DocumentNodeLike | string | string): string {
   if (typeof document === "string") return document;
   if (document instanceof String) return document.toString();
   const source = document.loc?.source?.body;
@@ -115,13 +126,17 @@ export function documentText(document: DocumentNodeLike | string | String): stri
  * isMutation("query { workspace { id } }"); // false
  * ```
  */
-export function isMutation(document: DocumentNodeLike | string | String, operationName?: string): boolean {
+export function isMutation(document: DocumentNodeLike | string | string, operationName?: string): boolean {
   if (typeof document === "string" || document instanceof String) {
     const text = document.toString().replace(/#[^\n\r]*/g, "");
     if (operationName) return new RegExp(`\\bmutation\\s+${operationName}\\b`).test(text);
     return /^\s*mutation\b/.test(text);
   }
-  const operations = (document.definitions as Node[]).filter((definition) => definition.kind === "OperationDefinition");
-  const operation = operationName ? operations.find((definition) => name(definition.name) === operationName) : operations[0];
+  const operations = (document.definitions as Node[]).filter(
+    (definition) => definition.kind === "OperationDefinition",
+  );
+  const operation = operationName
+    ? operations.find((definition) => name(definition.name) === operationName)
+    : operations[0];
   return operation?.operation === "mutation";
 }

@@ -17,12 +17,16 @@ export interface DocumentNodeLike {
   readonly loc?: { readonly source?: { readonly body: string } } | undefined;
 }
 
-export interface TypedDocumentNode<TResult = { [key: string]: unknown }, TVariables = { [key: string]: unknown }>
-  extends DocumentNodeLike,
+export interface TypedDocumentNode<
+  TResult = { [key: string]: unknown },
+  TVariables = { [key: string]: unknown },
+> extends DocumentNodeLike,
     DocumentTypeDecoration<TResult, TVariables> {}
 
 /** What a typed document returns. */
-export type ResultOf<TDocument> = TDocument extends DocumentTypeDecoration<infer TResult, infer _TVariables> ? TResult : never;
+export type ResultOf<TDocument> =
+  TDocument extends DocumentTypeDecoration<infer TResult, infer _TVariables> ? TResult : never;
 
 /** The variables a typed document takes. */
-export type VariablesOf<TDocument> = TDocument extends DocumentTypeDecoration<infer _TResult, infer TVariables> ? TVariables : never;
+export type VariablesOf<TDocument> =
+  TDocument extends DocumentTypeDecoration<infer _TResult, infer TVariables> ? TVariables : never;

@@ -35,7 +35,10 @@ export class AgentSettingsResource extends APIResource {
    * await kontor.agentSettings.update({ agent_auth_enabled: false });
    * ```
    */
-  update(params: AgentSettingsUpdateParams, options?: RequestOptions): APIPromise<Result<"PATCH /agent-settings">> {
+  update(
+    params: AgentSettingsUpdateParams,
+    options?: RequestOptions,
+  ): APIPromise<Result<"PATCH /agent-settings">> {
     return this._client._route("PATCH /agent-settings", [], params, options);
   }
 }

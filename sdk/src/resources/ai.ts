@@ -44,7 +44,12 @@ export interface ChatCompletion {
   object: "chat.completion";
   created: number;
   model: string;
-  choices: Array<{ index: number; message: ChatMessage; finish_reason: string | null; [key: string]: unknown }>;
+  choices: Array<{
+    index: number;
+    message: ChatMessage;
+    finish_reason: string | null;
+    [key: string]: unknown;
+  }>;
   usage?: ChatCompletionUsage;
   [key: string]: unknown;
 }
@@ -54,7 +59,12 @@ export interface ChatCompletionChunk {
   object: "chat.completion.chunk";
   created: number;
   model: string;
-  choices: Array<{ index: number; delta: Partial<ChatMessage>; finish_reason: string | null; [key: string]: unknown }>;
+  choices: Array<{
+    index: number;
+    delta: Partial<ChatMessage>;
+    finish_reason: string | null;
+    [key: string]: unknown;
+  }>;
   usage?: ChatCompletionUsage | null;
   [key: string]: unknown;
 }
@@ -73,7 +83,12 @@ export interface ResponseObject {
   status: string;
   model: string;
   output: Array<{ type: string; [key: string]: unknown }>;
-  usage?: { input_tokens: number; output_tokens: number; total_tokens: number; [key: string]: unknown } | null;
+  usage?: {
+    input_tokens: number;
+    output_tokens: number;
+    total_tokens: number;
+    [key: string]: unknown;
+  } | null;
   [key: string]: unknown;
 }
 
@@ -95,7 +110,9 @@ export interface ResponseStreamEvent {
 export function outputText(response: ResponseObject): string {
   return response.output
     .filter((item) => item.type === "message")
-    .flatMap((item) => (Array.isArray(item.content) ? (item.content as Array<{ type?: string; text?: string }>) : []))
+    .flatMap((item) =>
+      Array.isArray(item.content) ? (item.content as Array<{ type?: string; text?: string }>) : [],
+    )
     .filter((part) => part.type === "output_text" && typeof part.text === "string")
     .map((part) => part.text)
     .join("");
@@ -124,7 +141,11 @@ export class Models extends APIResource {
    * ```
    */
   retrieve(model: string, options?: RequestOptions): APIPromise<Model> {
-    return this._client.request<Model>({ method: "GET", path: `/models/${encodeURIComponent(model)}`, options });
+    return this._client.request<Model>({
+      method: "GET",
+      path: `/models/${encodeURIComponent(model)}`,
+      options,
+    });
   }
 }
 
@@ -143,11 +164,27 @@ export class ChatCompletions extends APIResource {
    * for await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? "");
    * ```
    */
-  create(params: ChatCompletionCreateParams & { stream: true }, options?: RequestOptions): APIPromise<Stream<ChatCompletionChunk>>;
-  create(params: ChatCompletionCreateParams & { stream?: false | null }, options?: RequestOptions): APIPromise<ChatCompletion>;
-  create(params: ChatCompletionCreateParams, options?: RequestOptions): APIPromise<ChatCompletion | Stream<ChatCompletionChunk>>;
-  create(params: ChatCompletionCreateParams, options?: RequestOptions): APIPromise<ChatCompletion | Stream<ChatCompletionChunk>> {
-    return this._client._openaiPost<ChatCompletion, ChatCompletionChunk>("/chat/completions", params, options);
+  create(
+    params: ChatCompletionCreateParams & { stream: true },
+    options?: RequestOptions,
+  ): APIPromise<Stream<ChatCompletionChunk>>;
+  create(
+    params: ChatCompletionCreateParams & { stream?: false | null },
+    options?: RequestOptions,
+  ): APIPromise<ChatCompletion>;
+  create(
+    params: ChatCompletionCreateParams,
+    options?: RequestOptions,
+  ): APIPromise<ChatCompletion | Stream<ChatCompletionChunk>>;
+  create(
+    params: ChatCompletionCreateParams,
+    options?: RequestOptions,
+  ): APIPromise<ChatCompletion | Stream<ChatCompletionChunk>> {
+    return this._client._openaiPost<ChatCompletion, ChatCompletionChunk>(
+      "/chat/completions",
+      params,
+      options,
+    );
   }
 }
 
@@ -166,10 +203,22 @@ export class Responses extends APIResource {
    * console.log(outputText(response));
    * ```
    */
-  create(params: ResponseCreateParams & { stream: true }, options?: RequestOptions): APIPromise<Stream<ResponseStreamEvent>>;
-  create(params: ResponseCreateParams & { stream?: false | null }, options?: RequestOptions): APIPromise<ResponseObject>;
-  create(params: ResponseCreateParams, options?: RequestOptions): APIPromise<ResponseObject | Stream<ResponseStreamEvent>>;
-  create(params: ResponseCreateParams, options?: RequestOptions): APIPromise<ResponseObject | Stream<ResponseStreamEvent>> {
+  create(
+    params: ResponseCreateParams & { stream: true },
+    options?: RequestOptions,
+  ): APIPromise<Stream<ResponseStreamEvent>>;
+  create(
+    params: ResponseCreateParams & { stream?: false | null },
+    options?: RequestOptions,
+  ): APIPromise<ResponseObject>;
+  create(
+    params: ResponseCreateParams,
+    options?: RequestOptions,
+  ): APIPromise<ResponseObject | Stream<ResponseStreamEvent>>;
+  create(
+    params: ResponseCreateParams,
+    options?: RequestOptions,
+  ): APIPromise<ResponseObject | Stream<ResponseStreamEvent>> {
     return this._client._openaiPost<ResponseObject, ResponseStreamEvent>("/responses", params, options);
   }
 }

@@ -1,6 +1,12 @@
 import type { APIPromise, RequestOptions } from "../lib/core.js";
 import type { PagePromise } from "../lib/pagination.js";
-import type { Deleted, InventoryItem, InventoryItemCreateParams, InventoryItemListParams, InventoryItemUpdateParams } from "../types.js";
+import type {
+  Deleted,
+  InventoryItem,
+  InventoryItemCreateParams,
+  InventoryItemListParams,
+  InventoryItemUpdateParams,
+} from "../types.js";
 import { APIResource } from "./resource.js";
 
 export class InventoryItems extends APIResource {

@@ -1,6 +1,14 @@
 import type { APIPromise, RequestOptions } from "../lib/core.js";
 import type { PagePromise } from "../lib/pagination.js";
-import type { Invoice, InvoiceCreateParams, InvoiceListParams, InvoiceUpdateParams, Payment, PaymentCreateParams, Result } from "../types.js";
+import type {
+  Invoice,
+  InvoiceCreateParams,
+  InvoiceListParams,
+  InvoiceUpdateParams,
+  Payment,
+  PaymentCreateParams,
+  Result,
+} from "../types.js";
 import { APIResource } from "./resource.js";
 
 export class Payments extends APIResource {

@@ -1,6 +1,13 @@
 import type { APIPromise, RequestOptions } from "../lib/core.js";
 import type { PagePromise } from "../lib/pagination.js";
-import type { ConvertedLead, Deleted, Lead, LeadCreateParams, LeadListParams, LeadUpdateParams } from "../types.js";
+import type {
+  ConvertedLead,
+  Deleted,
+  Lead,
+  LeadCreateParams,
+  LeadListParams,
+  LeadUpdateParams,
+} from "../types.js";
 import { APIResource } from "./resource.js";
 
 export class Leads extends APIResource {

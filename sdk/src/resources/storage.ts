@@ -46,9 +46,15 @@ export interface ObjectContentParams {
  * ```
  */
 export function toBase64(bytes: Uint8Array | ArrayBuffer | string): string {
-  const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  const data =
+    typeof bytes === "string"
+      ? new TextEncoder().encode(bytes)
+      : bytes instanceof Uint8Array
+        ? bytes
+        : new Uint8Array(bytes);
   let binary = "";
-  for (let i = 0; i < data.length; i += 0x8000) binary += String.fromCharCode(...data.subarray(i, i + 0x8000));
+  for (let i = 0; i < data.length; i += 0x8000)
+    binary += String.fromCharCode(...data.subarray(i, i + 0x8000));
   return btoa(binary);
 }
 
@@ -78,9 +84,15 @@ export class BucketObjects extends APIResource {
    * ```
    */
   upload(bucketId: string, params: ObjectUploadParams, options?: RequestOptions): APIPromise<FileObject> {
-    if (!("file" in params)) return this._client._route("POST /buckets/{bucket_id}/objects", [bucketId], params, options);
+    if (!("file" in params))
+      return this._client._route("POST /buckets/{bucket_id}/objects", [bucketId], params, options);
     const file = params.file;
-    const blobType = typeof Blob !== "undefined" && file instanceof Blob && file.type ? file.type : typeof file === "string" ? "text/plain; charset=utf-8" : undefined;
+    const blobType =
+      typeof Blob !== "undefined" && file instanceof Blob && file.type
+        ? file.type
+        : typeof file === "string"
+          ? "text/plain; charset=utf-8"
+          : undefined;
     return this._client.request<FileObject>({
       method: "POST",
       path: `/buckets/${encodeURIComponent(bucketId)}/objects`,

@@ -37,7 +37,10 @@ export class WebhookEndpoints extends APIResource {
    * // Store `secret` now: it is shown this once.
    * ```
    */
-  create(params: WebhookEndpointCreateParams, options?: RequestOptions): APIPromise<WebhookEndpointWithSecret> {
+  create(
+    params: WebhookEndpointCreateParams,
+    options?: RequestOptions,
+  ): APIPromise<WebhookEndpointWithSecret> {
     return this._client._route("POST /webhook-endpoints", [], params, options);
   }
 
@@ -61,7 +64,11 @@ export class WebhookEndpoints extends APIResource {
    * await kontor.webhookEndpoints.update("we_…", { is_active: false }); // paused
    * ```
    */
-  update(id: string, params: WebhookEndpointUpdateParams, options?: RequestOptions): APIPromise<WebhookEndpoint> {
+  update(
+    id: string,
+    params: WebhookEndpointUpdateParams,
+    options?: RequestOptions,
+  ): APIPromise<WebhookEndpoint> {
     return this._client._route("PATCH /webhook-endpoints/{id}", [id], params, options);
   }
 
@@ -85,7 +92,10 @@ export class WebhookEndpoints extends APIResource {
    * const { secret } = await kontor.webhookEndpoints.rotateSecret("we_…");
    * ```
    */
-  rotateSecret(id: string, options?: RequestOptions): APIPromise<Result<"POST /webhook-endpoints/{id}/rotate-secret">> {
+  rotateSecret(
+    id: string,
+    options?: RequestOptions,
+  ): APIPromise<Result<"POST /webhook-endpoints/{id}/rotate-secret">> {
     return this._client._route("POST /webhook-endpoints/{id}/rotate-secret", [id], undefined, options);
   }
 

@@ -13,7 +13,10 @@ import { WebhookVerificationError } from "./errors.js";
  */
 export function parseTimestamp(value: string, header: string): number {
   if (!/^\d{1,12}$/.test(value.trim())) {
-    throw new WebhookVerificationError("invalid_header", `${header} must be Unix seconds; got ${JSON.stringify(value.slice(0, 40))}.`);
+    throw new WebhookVerificationError(
+      "invalid_header",
+      `${header} must be Unix seconds; got ${JSON.stringify(value.slice(0, 40))}.`,
+    );
   }
   return Number(value.trim());
 }
@@ -42,7 +45,8 @@ export function checkTimestamp(timestamp: number, header: string, toleranceSecon
   }
 }
 
-export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * The verified body as an event envelope (`object: "event"`, `id`, `type`, `data.object`, …); anything else is `invalid_payload`.
@@ -59,15 +63,20 @@ export function parseEnvelope(bytes: Uint8Array): Record<string, unknown> {
   } catch {
     throw new WebhookVerificationError("invalid_payload", "The body is not UTF-8 JSON.");
   }
-  const problem = (what: string) => new WebhookVerificationError("invalid_payload", `The body is not a Kontor event: ${what}.`);
+  const problem = (what: string) =>
+    new WebhookVerificationError("invalid_payload", `The body is not a Kontor event: ${what}.`);
   if (!isObject(parsed)) throw problem("not a JSON object");
   if (parsed.object !== "event") throw problem('"object" is not "event"');
   for (const field of ["id", "type", "created_at", "workspace_id"] as const) {
-    if (typeof parsed[field] !== "string" || parsed[field] === "") throw problem(`"${field}" is missing or not a string`);
+    if (typeof parsed[field] !== "string" || parsed[field] === "")
+      throw problem(`"${field}" is missing or not a string`);
   }
-  if (!isObject(parsed.data) || !isObject(parsed.data.object)) throw problem('"data.object" is missing or not an object');
+  if (!isObject(parsed.data) || !isObject(parsed.data.object))
+    throw problem('"data.object" is missing or not an object');
   const resource = parsed.data.object;
-  if (typeof resource.object !== "string" || typeof resource.id !== "string") throw problem('"data.object" has no "object" and "id"');
-  if (parsed.thin !== undefined && (parsed.thin !== true || typeof parsed.event_url !== "string")) throw problem('"thin" comes with "event_url"');
+  if (typeof resource.object !== "string" || typeof resource.id !== "string")
+    throw problem('"data.object" has no "object" and "id"');
+  if (parsed.thin !== undefined && (parsed.thin !== true || typeof parsed.event_url !== "string"))
+    throw problem('"thin" comes with "event_url"');
   return parsed;
 }

@@ -20,4 +20,4 @@ export * from "./errors.js";
 export * from "./events.js";
 export type { WebhookHeaders } from "./headers.js";
 export { signWebhook } from "./sign.js";
-export { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, verifyWebhook, type VerifyWebhookOptions } from "./verify.js";
+export { DEFAULT_WEBHOOK_TOLERANCE_SECONDS, type VerifyWebhookOptions, verifyWebhook } from "./verify.js";

@@ -15,7 +15,10 @@ export const SECRET_PREFIX = "whsec_";
  */
 export function subtle(): SubtleCrypto {
   const crypto = (globalThis as { crypto?: Crypto }).crypto;
-  if (!crypto?.subtle) throw new Error("Web Crypto (globalThis.crypto.subtle) is not available: use Node 20+ or a browser in a secure context.");
+  if (!crypto?.subtle)
+    throw new Error(
+      "Web Crypto (globalThis.crypto.subtle) is not available: use Node 20+ or a browser in a secure context.",
+    );
   return crypto.subtle;
 }
 
@@ -39,7 +42,11 @@ export function hmacKey(key: Uint8Array<ArrayBuffer>, usage: "sign" | "verify"):
  * const ok = await hmacMatches(key, signatureBytes, signedBytes);
  * ```
  */
-export function hmacMatches(key: CryptoKey, signature: Uint8Array<ArrayBuffer>, data: Uint8Array<ArrayBuffer>): Promise<boolean> {
+export function hmacMatches(
+  key: CryptoKey,
+  signature: Uint8Array<ArrayBuffer>,
+  data: Uint8Array<ArrayBuffer>,
+): Promise<boolean> {
   return subtle().verify("HMAC", key, signature, data);
 }
 
@@ -53,10 +60,14 @@ export function hmacMatches(key: CryptoKey, signature: Uint8Array<ArrayBuffer>, 
  * ```
  */
 export function checkSecret(secret: unknown): string {
-  if (typeof secret !== "string" || !secret.startsWith(SECRET_PREFIX) || secret.length === SECRET_PREFIX.length) {
+  if (
+    typeof secret !== "string" ||
+    !secret.startsWith(SECRET_PREFIX) ||
+    secret.length === SECRET_PREFIX.length
+  ) {
     throw new WebhookVerificationError(
       "invalid_secret",
-      "The webhook secret must be the endpoint's signing secret, a string starting with \"whsec_\" (returned once when the endpoint is created or its secret rotated), not an API key or its id.",
+      'The webhook secret must be the endpoint\'s signing secret, a string starting with "whsec_" (returned once when the endpoint is created or its secret rotated), not an API key or its id.',
     );
   }
   return secret;
@@ -73,7 +84,10 @@ export function checkSecret(secret: unknown): string {
 export function standardKeyBytes(secret: string): Uint8Array<ArrayBuffer> {
   const bytes = decodeBase64(secret.slice(SECRET_PREFIX.length));
   if (!bytes || bytes.length === 0) {
-    throw new WebhookVerificationError("invalid_secret", "The part of the webhook secret after \"whsec_\" is not base64: copy the whole secret as Kontor returned it.");
+    throw new WebhookVerificationError(
+      "invalid_secret",
+      'The part of the webhook secret after "whsec_" is not base64: copy the whole secret as Kontor returned it.',
+    );
   }
   return bytes;
 }

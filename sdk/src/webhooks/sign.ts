@@ -33,7 +33,9 @@ export async function signWebhook(
   const eventType = options.eventType ?? (typeof parsed.type === "string" ? parsed.type : undefined);
 
   const sign = async (keyBytes: Uint8Array<ArrayBuffer>, prefix: string) =>
-    new Uint8Array(await subtle().sign("HMAC", await hmacKey(keyBytes, "sign"), concat(encoder.encode(prefix), body)));
+    new Uint8Array(
+      await subtle().sign("HMAC", await hmacKey(keyBytes, "sign"), concat(encoder.encode(prefix), body)),
+    );
   const kontor = await sign(encoder.encode(key), `${timestamp}.`);
   const standard = await sign(standardKeyBytes(key), `${eventId}.${timestamp}.`);
   const hex = Array.from(kontor, (byte) => byte.toString(16).padStart(2, "0")).join("");

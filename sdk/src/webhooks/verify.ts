@@ -52,7 +52,10 @@ export async function verifyWebhook(
   }
   const body = bodyBytes(rawBody);
   if (typeof headers !== "object" || headers === null) {
-    throw new WebhookVerificationError("missing_header", "Pass the request's headers (a Headers object or a plain object of them).");
+    throw new WebhookVerificationError(
+      "missing_header",
+      "Pass the request's headers (a Headers object or a plain object of them).",
+    );
   }
 
   const kontorSignature = headerValue(headers, "kontor-signature");
@@ -61,7 +64,8 @@ export async function verifyWebhook(
   const standardTimestamp = headerValue(headers, "webhook-timestamp");
   const standardSignature = headerValue(headers, "webhook-signature");
   const hasKontor = kontorSignature !== undefined;
-  const hasStandard = standardId !== undefined || standardTimestamp !== undefined || standardSignature !== undefined;
+  const hasStandard =
+    standardId !== undefined || standardTimestamp !== undefined || standardSignature !== undefined;
 
   if (!hasKontor && !hasStandard) {
     throw new WebhookVerificationError(
@@ -72,13 +76,17 @@ export async function verifyWebhook(
   const timestamps: [number, string][] = [];
 
   if (hasKontor) {
-    if (kontorTimestamp === undefined) throw new WebhookVerificationError("missing_header", "Kontor-Signature came without Kontor-Timestamp.");
+    if (kontorTimestamp === undefined)
+      throw new WebhookVerificationError("missing_header", "Kontor-Signature came without Kontor-Timestamp.");
     const timestamp = parseTimestamp(kontorTimestamp, "Kontor-Timestamp");
     const match = /^sha256=([0-9a-fA-F]{64})$/.exec(kontorSignature.trim());
     const given = match ? decodeHex(match[1]!) : undefined;
     const signed = concat(encoder.encode(`${kontorTimestamp.trim()}.`), body);
     if (!given || !(await hmacMatches(await hmacKey(encoder.encode(key), "verify"), given, signed))) {
-      throw new WebhookVerificationError("invalid_signature", "Kontor-Signature does not match the body: a wrong secret (was it rotated?), or the body was changed (pass it raw, as received).");
+      throw new WebhookVerificationError(
+        "invalid_signature",
+        "Kontor-Signature does not match the body: a wrong secret (was it rotated?), or the body was changed (pass it raw, as received).",
+      );
     }
     timestamps.push([timestamp, "Kontor-Timestamp"]);
   }
@@ -93,7 +101,11 @@ export async function verifyWebhook(
     )
       .filter(([, value]) => value === undefined)
       .map(([name]) => name);
-    if (missing.length > 0) throw new WebhookVerificationError("missing_header", `The Standard Webhooks headers are incomplete: ${missing.join(", ")} missing.`);
+    if (missing.length > 0)
+      throw new WebhookVerificationError(
+        "missing_header",
+        `The Standard Webhooks headers are incomplete: ${missing.join(", ")} missing.`,
+      );
     const timestamp = parseTimestamp(standardTimestamp!, "webhook-timestamp");
     const cryptoKey = await hmacKey(standardKeyBytes(key), "verify");
     const signed = concat(encoder.encode(`${standardId}.${standardTimestamp!.trim()}.`), body);
@@ -114,7 +126,10 @@ export async function verifyWebhook(
       }
     }
     if (!matched) {
-      throw new WebhookVerificationError("invalid_signature", "No webhook-signature entry matches the body: a wrong secret (was it rotated?), or the body was changed (pass it raw, as received).");
+      throw new WebhookVerificationError(
+        "invalid_signature",
+        "No webhook-signature entry matches the body: a wrong secret (was it rotated?), or the body was changed (pass it raw, as received).",
+      );
     }
     timestamps.push([timestamp, "webhook-timestamp"]);
   }
@@ -125,7 +140,10 @@ export async function verifyWebhook(
   const event = parseEnvelope(body);
   const eventHeader = headerValue(headers, "kontor-event");
   if (eventHeader !== undefined && eventHeader !== event.type) {
-    throw new WebhookVerificationError("invalid_header", `Kontor-Event (${JSON.stringify(eventHeader)}) is not the body's type (${JSON.stringify(event.type)}).`);
+    throw new WebhookVerificationError(
+      "invalid_header",
+      `Kontor-Event (${JSON.stringify(eventHeader)}) is not the body's type (${JSON.stringify(event.type)}).`,
+    );
   }
   if (!(KONTOR_EVENT_TYPES as readonly string[]).includes(event.type as string)) {
     throw new WebhookVerificationError(

@@ -28,7 +28,11 @@ export function AddProvider({
   const [maxAge, setMaxAge] = useState("");
   const [create, state] = useMutation(CreateTrustedProviderDocument);
   const submit = async () => {
-    const result = await create({ issuer: issuer.trim(), jwks_url: jwksUrl.trim(), max_auth_age: maxAge.trim() === "" ? null : Number(maxAge) });
+    const result = await create({
+      issuer: issuer.trim(),
+      jwks_url: jwksUrl.trim(),
+      max_auth_age: maxAge.trim() === "" ? null : Number(maxAge),
+    });
     if (!result) return;
     setIssuer("");
     setJwksUrl("");
@@ -87,7 +91,13 @@ export function AddProvider({
           onChange={(event) => setMaxAge(event.target.value)}
         />
         <Actions>
-          <Button type="submit" variant="primary" busy={state.pending} disabled={disabled} aria-describedby={disabled ? reasonId : undefined}>
+          <Button
+            type="submit"
+            variant="primary"
+            busy={state.pending}
+            disabled={disabled}
+            aria-describedby={disabled ? reasonId : undefined}
+          >
             Trust provider
           </Button>
         </Actions>

@@ -2,8 +2,8 @@ import { useId, useState } from "react";
 import { useMutation, useQuery } from "../../api/hooks.ts";
 import { usePaged } from "../../api/paged.ts";
 import {
-  AgentRegistrationsDocument,
   type AgentRegistrationStatus,
+  AgentRegistrationsDocument,
   AgentSettingsDocument,
   DeleteTrustedProviderDocument,
   RevokeAgentRegistrationDocument,
@@ -16,9 +16,9 @@ import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
 import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
 import { SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
+import { formatDateTime, formatNumber } from "../../ui/format.ts";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { formatDateTime, formatNumber } from "../../ui/format.ts";
 import { AddProvider } from "./AddProvider.tsx";
 import {
   AgentCell,
@@ -50,7 +50,11 @@ export default function Agents() {
   const settings = useQuery(AgentSettingsDocument, {});
   const providers = useQuery(TrustedProvidersDocument, {});
   const [status, setStatus] = useState<"" | AgentRegistrationStatus>("");
-  const registrations = usePaged(AgentRegistrationsDocument, { status: status || null }, (data) => data.agentRegistrations);
+  const registrations = usePaged(
+    AgentRegistrationsDocument,
+    { status: status || null },
+    (data) => data.agentRegistrations,
+  );
   const [notice, setNotice] = useState("");
   const [turningOff, setTurningOff] = useState(false);
   const [deleting, setDeleting] = useState<Provider | null>(null);
@@ -86,7 +90,11 @@ export default function Agents() {
           <>
             <div className="agents-access">
               <p className="agents-access-state">
-                {current.agent_auth_enabled ? <span className="tag tag-ok">On</span> : <span className="tag tag-bad">Off</span>}{" "}
+                {current.agent_auth_enabled ? (
+                  <span className="tag tag-ok">On</span>
+                ) : (
+                  <span className="tag tag-bad">Off</span>
+                )}{" "}
                 {current.agent_auth_enabled
                   ? "AI agents may register with this workspace and call the API with their tokens."
                   : "AI agents cannot register with this workspace, be claimed into it or use their tokens here."}
@@ -96,7 +104,12 @@ export default function Agents() {
                   Turn agent access off
                 </Button>
               ) : (
-                <Button variant="primary" busy={updating.pending} {...ownerOnly} onClick={() => void turnOn()}>
+                <Button
+                  variant="primary"
+                  busy={updating.pending}
+                  {...ownerOnly}
+                  onClick={() => void turnOn()}
+                >
                   Turn agent access on
                 </Button>
               )}
@@ -107,7 +120,10 @@ export default function Agents() {
       </Panel>
 
       <Panel title="Trusted ID-JAG providers">
-        <p className="muted">Agents may register with an identity assertion (ID-JAG) from a provider trusted here; each user confirms the first one once.</p>
+        <p className="muted">
+          Agents may register with an identity assertion (ID-JAG) from a provider trusted here; each user
+          confirms the first one once.
+        </p>
         <ErrorBanner error={providers.error} />
         {providers.loading && !providers.data && <Loading />}
         {providers.data && (
@@ -118,18 +134,30 @@ export default function Agents() {
             empty="No provider is trusted."
             columns={[
               { header: "Issuer", cell: (provider) => <code className="agents-url">{provider.issuer}</code> },
-              { header: "JWKS URL", cell: (provider) => <code className="agents-url">{provider.jwks_url}</code> },
+              {
+                header: "JWKS URL",
+                cell: (provider) => <code className="agents-url">{provider.jwks_url}</code>,
+              },
               {
                 header: "Sign-in age",
                 cell: (provider) =>
-                  provider.max_auth_age === null ? <span className="muted">Not checked</span> : `At most ${formatDuration(provider.max_auth_age)}`,
+                  provider.max_auth_age === null ? (
+                    <span className="muted">Not checked</span>
+                  ) : (
+                    `At most ${formatDuration(provider.max_auth_age)}`
+                  ),
               },
               { header: "Added", cell: (provider) => formatDateTime(provider.created_at), nowrap: true },
               {
                 header: "Actions",
                 cell: (provider) => (
                   <div className="row-actions">
-                    <Button variant="danger" {...ownerOnly} aria-label={`Delete provider ${provider.issuer}`} onClick={() => setDeleting(provider)}>
+                    <Button
+                      variant="danger"
+                      {...ownerOnly}
+                      aria-label={`Delete provider ${provider.issuer}`}
+                      onClick={() => setDeleting(provider)}
+                    >
                       Delete
                     </Button>
                   </div>
@@ -169,7 +197,11 @@ export default function Agents() {
             caption="Agent registrations"
             rows={rows}
             rowKey={(registration) => registration.id}
-            empty={status ? "No agent registration has this status." : "No agent has registered with this workspace yet."}
+            empty={
+              status
+                ? "No agent registration has this status."
+                : "No agent has registered with this workspace yet."
+            }
             columns={[
               { header: "Agent", cell: (registration) => <AgentCell registration={registration} /> },
               { header: "Status", cell: (registration) => <StatusTag registration={registration} /> },
@@ -197,7 +229,12 @@ export default function Agents() {
                 cell: (registration) =>
                   registration.status === "active" || registration.status === "pending" ? (
                     <div className="row-actions">
-                      <Button variant="danger" {...ownerOnly} aria-label={`Revoke ${agentLabel(registration)}`} onClick={() => setRevoking(registration)}>
+                      <Button
+                        variant="danger"
+                        {...ownerOnly}
+                        aria-label={`Revoke ${agentLabel(registration)}`}
+                        onClick={() => setRevoking(registration)}
+                      >
                         Revoke
                       </Button>
                     </div>
@@ -230,8 +267,8 @@ export default function Agents() {
         }}
       >
         <p>
-          Every agent token of this workspace is refused within seconds, and no agent can register with it or be claimed into it. Turned on again, tokens still
-          within their lifetime work again.
+          Every agent token of this workspace is refused within seconds, and no agent can register with it or
+          be claimed into it. Turned on again, tokens still within their lifetime work again.
         </p>
       </ConfirmDialog>
       <ConfirmDialog
@@ -250,8 +287,8 @@ export default function Agents() {
         }}
       >
         <p>
-          ID-JAGs from <code className="agents-url">{deleting?.issuer}</code> are refused from now on. Agents already linked through it keep their registrations
-          until you revoke them.
+          ID-JAGs from <code className="agents-url">{deleting?.issuer}</code> are refused from now on. Agents
+          already linked through it keep their registrations until you revoke them.
         </p>
       </ConfirmDialog>
       <ConfirmDialog
@@ -269,7 +306,10 @@ export default function Agents() {
           settings.reload();
         }}
       >
-        <p>Every token the agent holds is refused within seconds, and it cannot get new ones. This cannot be undone: the agent must register again.</p>
+        <p>
+          Every token the agent holds is refused within seconds, and it cannot get new ones. This cannot be
+          undone: the agent must register again.
+        </p>
       </ConfirmDialog>
     </Page>
   );

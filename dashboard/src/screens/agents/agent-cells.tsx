@@ -13,7 +13,8 @@ export type Provider = TrustedProviderFieldsFragment;
 export type Registration = AgentRegistrationFieldsFragment;
 
 /** Why a member's buttons are disabled. */
-export const ONLY_OWNERS = "Only owners can turn agent access on or off, trust identity providers and revoke agents.";
+export const ONLY_OWNERS =
+  "Only owners can turn agent access on or off, trust identity providers and revoke agents.";
 
 const TYPE_LABELS: Record<AgentRegistrationType, string> = {
   service_auth: "Service auth",
@@ -86,14 +87,16 @@ export function StatusTag({ registration }: { registration: Registration }) {
     case "revoked":
       return (
         <>
-          <span className="tag tag-bad">Revoked</span> <span className="agents-when">{formatDateTime(registration.revoked_at, "")}</span>
+          <span className="tag tag-bad">Revoked</span>{" "}
+          <span className="agents-when">{formatDateTime(registration.revoked_at, "")}</span>
         </>
       );
   }
 }
 
 /** How an agent is named in text: its name, or its id when it has none. */
-export const agentLabel = (registration: Registration) => (registration.agent_name ? `“${registration.agent_name}”` : registration.id);
+export const agentLabel = (registration: Registration) =>
+  registration.agent_name ? `“${registration.agent_name}”` : registration.id;
 
 /** 3600 → "1 hour", 600 → "10 minutes", 86400 → "1 day". */
 export function formatDuration(seconds: number): string {

@@ -7,7 +7,7 @@ import { Dialog } from "../../ui/Dialog.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
 import { CheckboxGroup, SelectField, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
-import { label, type Key } from "./key-cells.tsx";
+import { type Key, label } from "./key-cells.tsx";
 
 /** How long a rotated key keeps working, as rotateApiKey's grace_seconds. */
 const GRACE_OPTIONS = [
@@ -20,7 +20,15 @@ const GRACE_OPTIONS = [
 const READ_SCOPES = SCOPES.filter((scope) => scope.endsWith(".read"));
 
 /** Makes a key with a name and scopes; its secret is shown once, by the screen. */
-export function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose(): void; onCreated(key: Key, secret: string): void }) {
+export function CreateKeyDialog({
+  open,
+  onClose,
+  onCreated,
+}: {
+  open: boolean;
+  onClose(): void;
+  onCreated(key: Key, secret: string): void;
+}) {
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<Set<string>>(() => new Set(READ_SCOPES));
   const [create, state] = useMutation(CreateApiKeyDocument);
@@ -29,7 +37,9 @@ export function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; o
     onClose();
   };
   const submit = async () => {
-    const result = await create({ input: { name: name.trim(), scopes: SCOPES.filter((scope) => scopes.has(scope)) } });
+    const result = await create({
+      input: { name: name.trim(), scopes: SCOPES.filter((scope) => scopes.has(scope)) },
+    });
     if (!result) return;
     setName("");
     setScopes(new Set(READ_SCOPES));
@@ -93,7 +103,11 @@ export function RotateKeyDialog({
     if (!result) return;
     state.reset();
     setGrace("0");
-    onRotated({ key: result.rotateApiKey.api_key, secret: result.rotateApiKey.secret, previous: result.rotateApiKey.previous });
+    onRotated({
+      key: result.rotateApiKey.api_key,
+      secret: result.rotateApiKey.secret,
+      previous: result.rotateApiKey.previous,
+    });
   };
   return (
     <Dialog open={apiKey !== null} title={`Rotate ${apiKey ? label(apiKey) : "key"}`} onClose={close}>

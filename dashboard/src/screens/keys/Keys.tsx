@@ -11,7 +11,7 @@ import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { SecretBox } from "../../ui/SecretBox.tsx";
 import { Table } from "../../ui/Table.tsx";
 import { CreateKeyDialog, RotateKeyDialog } from "./KeyDialogs.tsx";
-import { isRevoked, label, Scopes, Status, type Key } from "./key-cells.tsx";
+import { isRevoked, type Key, label, Scopes, Status } from "./key-cells.tsx";
 
 const ONLY_OWNERS = "Only owners of the workspace can create, rotate and revoke API keys.";
 
@@ -26,7 +26,9 @@ interface Revealed {
 export default function Keys() {
   const { isOwner } = useSession();
   const [includeRevoked, setIncludeRevoked] = useState(false);
-  const list = usePaged(ApiKeysDocument, { include_revoked: includeRevoked }, (data) => data.apiKeys, { skip: !isOwner });
+  const list = usePaged(ApiKeysDocument, { include_revoked: includeRevoked }, (data) => data.apiKeys, {
+    skip: !isOwner,
+  });
   const [creating, setCreating] = useState(false);
   const [revealed, setRevealed] = useState<Revealed | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);
@@ -56,7 +58,10 @@ export default function Keys() {
       <Notice>{notice}</Notice>
       {revealed && (
         <Panel title={revealed.title} actions={<Button onClick={() => setRevealed(null)}>Done</Button>}>
-          <SecretBox label={`Secret of ${revealed.key.name ?? revealed.key.prefix}`} secret={revealed.secret} />
+          <SecretBox
+            label={`Secret of ${revealed.key.name ?? revealed.key.prefix}`}
+            secret={revealed.secret}
+          />
           {revealed.previous && (
             <p>
               The old key <code>{revealed.previous.prefix}…</code>{" "}
@@ -104,7 +109,11 @@ export default function Keys() {
                         <Button onClick={() => setRotating(key)} aria-label={`Rotate ${label(key)}`}>
                           Rotate
                         </Button>
-                        <Button variant="danger" onClick={() => setRevoking(key)} aria-label={`Revoke ${label(key)}`}>
+                        <Button
+                          variant="danger"
+                          onClick={() => setRevoking(key)}
+                          aria-label={`Revoke ${label(key)}`}
+                        >
                           Revoke
                         </Button>
                       </div>

@@ -9,12 +9,14 @@ export type Key = ApiKeyFieldsFragment;
 export const label = (key: Key) => (key.name ? `“${key.name}”` : `${key.prefix}…`);
 
 /** Revoked, and past any grace period. */
-export const isRevoked = (key: Key) => key.revoked_at !== null && new Date(key.revoked_at).getTime() <= Date.now();
+export const isRevoked = (key: Key) =>
+  key.revoked_at !== null && new Date(key.revoked_at).getTime() <= Date.now();
 
 /** Active, ending at a time (rotated with a grace period), or revoked. */
 export function Status({ apiKey }: { apiKey: Key }) {
   if (apiKey.revoked_at === null) return <span className="tag tag-ok">Active</span>;
-  if (isRevoked(apiKey)) return <span className="tag tag-bad">Revoked {formatDateTime(apiKey.revoked_at)}</span>;
+  if (isRevoked(apiKey))
+    return <span className="tag tag-bad">Revoked {formatDateTime(apiKey.revoked_at)}</span>;
   return <span className="tag tag-warn">Ends {formatDateTime(apiKey.revoked_at)}</span>;
 }
 

@@ -50,20 +50,31 @@ export function FilterForm({
     setDraftOf(filters);
     setDraft(fromUrl(filters));
   }
-  const set = (name: keyof Filters) => (event: { target: { value: string } }) => setDraft((d) => ({ ...d, [name]: event.target.value }));
+  const set = (name: keyof Filters) => (event: { target: { value: string } }) =>
+    setDraft((d) => ({ ...d, [name]: event.target.value }));
   const submit = () => onApply({ ...draft, from: fromLocalInput(draft.from), to: fromLocalInput(draft.to) });
 
   const keyOptions = [
     { value: "", label: "All keys" },
-    ...(keys ?? []).map((key) => ({ value: key.id, label: `${key.name ?? "(no name)"} · ${key.prefix}…${key.revoked_at ? " (revoked)" : ""}` })),
+    ...(keys ?? []).map((key) => ({
+      value: key.id,
+      label: `${key.name ?? "(no name)"} · ${key.prefix}…${key.revoked_at ? " (revoked)" : ""}`,
+    })),
   ];
-  if (draft.key && !keyOptions.some((option) => option.value === draft.key)) keyOptions.push({ value: draft.key, label: draft.key });
+  if (draft.key && !keyOptions.some((option) => option.value === draft.key))
+    keyOptions.push({ value: draft.key, label: draft.key });
   const routesId = "logs-routes";
 
   return (
     <Form onSubmit={submit} aria-label="Filter requests" className="logs-filters">
       {pickKey ? (
-        <SelectField label="Key" options={keyOptions} value={draft.key} onChange={set("key")} error={fieldError(error, "key_id")} />
+        <SelectField
+          label="Key"
+          options={keyOptions}
+          value={draft.key}
+          onChange={set("key")}
+          error={fieldError(error, "key_id")}
+        />
       ) : (
         <TextField
           label="Key id"
@@ -101,8 +112,23 @@ export function FilterForm({
           <option key={route} value={route} />
         ))}
       </datalist>
-      <TextField label="From" type="datetime-local" step={1} value={draft.from} onChange={set("from")} error={fieldError(error, "from")} />
-      <TextField label="To" type="datetime-local" step={1} value={draft.to} onChange={set("to")} error={fieldError(error, "to")} hint="Up to, not including, this time." />
+      <TextField
+        label="From"
+        type="datetime-local"
+        step={1}
+        value={draft.from}
+        onChange={set("from")}
+        error={fieldError(error, "from")}
+      />
+      <TextField
+        label="To"
+        type="datetime-local"
+        step={1}
+        value={draft.to}
+        onChange={set("to")}
+        error={fieldError(error, "to")}
+        hint="Up to, not including, this time."
+      />
       <Actions>
         <Button onClick={onClear} disabled={!filtering && !Object.values(draft).some(Boolean)}>
           Clear filters

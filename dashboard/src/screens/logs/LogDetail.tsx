@@ -2,7 +2,7 @@ import { type ReactNode, useEffect, useRef } from "react";
 import { Button } from "../../ui/Button.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
 import { formatNumber } from "../../ui/format.ts";
-import { type Filters, formatMs, type Log, shortId, StatusTag, timeLong } from "./log-format.tsx";
+import { type Filters, formatMs, type Log, StatusTag, shortId, timeLong } from "./log-format.tsx";
 
 /** One request in detail. */
 export function LogDetail({

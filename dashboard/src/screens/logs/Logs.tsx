@@ -1,7 +1,7 @@
 import { useMemo, useState } from "react";
 import { useQuery } from "../../api/hooks.ts";
 import { usePaged } from "../../api/paged.ts";
-import { LogKeysDocument, RequestLogsDocument, RequestLogStatsDocument } from "../../generated/graphql.ts";
+import { LogKeysDocument, RequestLogStatsDocument, RequestLogsDocument } from "../../generated/graphql.ts";
 import { BASE, navigate, useLocation } from "../../router.tsx";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
@@ -12,8 +12,8 @@ import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
 import { FilterForm } from "./FilterForm.tsx";
 import { LogDetail } from "./LogDetail.tsx";
+import { type Filters, formatMs, type Log, plural, StatusTag, shortId, timeShort } from "./log-format.tsx";
 import { Traffic } from "./Traffic.tsx";
-import { type Filters, formatMs, type Log, plural, shortId, StatusTag, timeShort } from "./log-format.tsx";
 import "./logs.css";
 
 /**
@@ -38,7 +38,13 @@ const PERIODS = [
 const FILTER_NAMES = ["key", "status", "route", "from", "to"] as const;
 
 function readFilters(query: URLSearchParams): Filters {
-  return { key: query.get("key") ?? "", status: query.get("status") ?? "", route: query.get("route") ?? "", from: query.get("from") ?? "", to: query.get("to") ?? "" };
+  return {
+    key: query.get("key") ?? "",
+    status: query.get("status") ?? "",
+    route: query.get("route") ?? "",
+    from: query.get("from") ?? "",
+    to: query.get("to") ?? "",
+  };
 }
 
 function readDays(query: URLSearchParams): number {
@@ -59,6 +65,7 @@ export default function Logs() {
   const { query } = useLocation();
   // The filters' identity changes only when one of them does (not with the period).
   const filterKey = FILTER_NAMES.map((name) => query.get(name) ?? "").join("\n");
+  // biome-ignore lint/correctness/useExhaustiveDependencies: keyed on the filters' values, not on the query object.
   const filters = useMemo(() => readFilters(query), [filterKey]);
   const days = readDays(query);
   const filtering = FILTER_NAMES.some((name) => filters[name] !== "");
@@ -97,10 +104,23 @@ export default function Logs() {
   };
 
   // Suggestions for the route field: the top endpoints and the routes on screen.
-  const routes = [...new Set([...(stats.data?.requestLogStats.top_endpoints.map((e) => e.route) ?? []), ...rows.flatMap((r) => (r.route ? [r.route] : []))])].sort();
+  const routes = [
+    ...new Set([
+      ...(stats.data?.requestLogStats.top_endpoints.map((e) => e.route) ?? []),
+      ...rows.flatMap((r) => (r.route ? [r.route] : [])),
+    ]),
+  ].sort();
 
   // The stats answer the same bad key_id as the list: said once, by the filters.
-  const statsError = stats.error && !(list.error instanceof Error && stats.error instanceof Error && list.error.message === stats.error.message) ? stats.error : undefined;
+  const statsError =
+    stats.error &&
+    !(
+      list.error instanceof Error &&
+      stats.error instanceof Error &&
+      list.error.message === stats.error.message
+    )
+      ? stats.error
+      : undefined;
 
   return (
     <Page title="Request logs" actions={<Button onClick={refresh}>Refresh</Button>}>
@@ -118,7 +138,13 @@ export default function Logs() {
       >
         <ErrorBanner error={statsError} />
         {stats.loading && !stats.data && <Loading label="Loading the figures…" />}
-        {stats.data && <Traffic stats={stats.data.requestLogStats} keyName={filters.key ? keyLabel(filters.key) : null} onRoute={(route) => apply({ ...filters, route })} />}
+        {stats.data && (
+          <Traffic
+            stats={stats.data.requestLogStats}
+            keyName={filters.key ? keyLabel(filters.key) : null}
+            onRoute={(route) => apply({ ...filters, route })}
+          />
+        )}
       </Panel>
 
       <Panel title="Requests">
@@ -140,7 +166,9 @@ export default function Logs() {
         {showRows && (
           <>
             <p className="muted logs-count" role="status">
-              {rows.length === 0 ? "" : `Showing ${plural(rows.length, "request")}${hasMore ? ", newest first; more follow." : ", newest first."}`}
+              {rows.length === 0
+                ? ""
+                : `Showing ${plural(rows.length, "request")}${hasMore ? ", newest first; more follow." : ", newest first."}`}
             </p>
             <Table
               caption="Requests"
@@ -155,24 +183,35 @@ export default function Logs() {
                 {
                   header: "Time",
                   nowrap: true,
-                  cell: (log) => <time dateTime={log.created_at}>{timeShort.format(new Date(log.created_at))}</time>,
+                  cell: (log) => (
+                    <time dateTime={log.created_at}>{timeShort.format(new Date(log.created_at))}</time>
+                  ),
                 },
                 {
                   header: "Request",
                   cell: (log) => (
                     <>
-                      <span className="logs-method">{log.method}</span> {log.route ?? <span className="muted">(no route)</span>}
+                      <span className="logs-method">{log.method}</span>{" "}
+                      {log.route ?? <span className="muted">(no route)</span>}
                     </>
                   ),
                 },
                 { header: "Status", nowrap: true, cell: (log) => <StatusTag status={log.status} /> },
                 { header: "Latency", nowrap: true, cell: (log) => formatMs(log.latency_ms) },
-                { header: "Key", cell: (log) => (log.key_id ? keyLabel(log.key_id) : <span className="muted">no key</span>) },
+                {
+                  header: "Key",
+                  cell: (log) => (log.key_id ? keyLabel(log.key_id) : <span className="muted">no key</span>),
+                },
                 {
                   header: "Request id",
                   nowrap: true,
                   cell: (log) => (
-                    <Button variant="link" className="logs-id" aria-label={`Details of ${log.request_id}`} onClick={() => setSelected(log)}>
+                    <Button
+                      variant="link"
+                      className="logs-id"
+                      aria-label={`Details of ${log.request_id}`}
+                      onClick={() => setSelected(log)}
+                    >
                       {log.request_id}
                     </Button>
                   ),

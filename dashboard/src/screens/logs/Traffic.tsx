@@ -1,22 +1,38 @@
 import { type ReactNode, useMemo } from "react";
 import { Button } from "../../ui/Button.tsx";
 import { Chart } from "../../ui/Chart.tsx";
-import { Table } from "../../ui/Table.tsx";
 import { formatNumber, formatPercent } from "../../ui/format.ts";
+import { Table } from "../../ui/Table.tsx";
 import { dayLabel, formatMs, plural, type Stats } from "./log-format.tsx";
 
 /** The series colours (the pixel test of the charts looks for them). */
-const COLOURS = { ok: "#2563eb", failed: "#dc2626", rate: "#c2410c", p50: "#0d9488", p95: "#7c3aed", endpoint: "#0891b2" } as const;
+const COLOURS = {
+  ok: "#2563eb",
+  failed: "#dc2626",
+  rate: "#c2410c",
+  p50: "#0d9488",
+  p95: "#7c3aed",
+  endpoint: "#0891b2",
+} as const;
 
 /** The period's figures and charts: volume, error rate, latency, top endpoints. */
-export function Traffic({ stats, keyName, onRoute }: { stats: Stats; keyName: string | null; onRoute(route: string): void }) {
+export function Traffic({
+  stats,
+  keyName,
+  onRoute,
+}: {
+  stats: Stats;
+  keyName: string | null;
+  onRoute(route: string): void;
+}) {
   const charts = useMemo(() => chartsOf(stats), [stats]);
   const errors = stats.daily.reduce((sum, day) => sum + day.errors, 0);
   const period = `the last ${stats.days} days (UTC)${keyName ? `, key ${keyName}` : ""}`;
   return (
     <>
       <p className="muted">
-        Figures of {period}. The charts follow the key filter; status, route and time filters apply to the table below.
+        Figures of {period}. The charts follow the key filter; status, route and time filters apply to the
+        table below.
       </p>
       <dl className="facts" aria-label="Totals">
         <div>
@@ -26,7 +42,8 @@ export function Traffic({ stats, keyName, onRoute }: { stats: Stats; keyName: st
         <div>
           <dt>Error rate</dt>
           <dd data-testid="logs-error-rate">
-            {formatPercent(stats.error_rate * 100)} <span className="logs-fact-note">({plural(errors, "error")})</span>
+            {formatPercent(stats.error_rate * 100)}{" "}
+            <span className="logs-fact-note">({plural(errors, "error")})</span>
           </dd>
         </div>
         <div>
@@ -44,10 +61,20 @@ export function Traffic({ stats, keyName, onRoute }: { stats: Stats; keyName: st
         <>
           <div className="logs-charts" data-testid="logs-charts">
             <ChartFigure title="Requests per day">
-              <Chart type="bar" data={charts.volume} options={charts.volumeOptions} label={`Requests per day over ${period}: ${plural(stats.total, "request")}, ${plural(errors, "error")}.`} />
+              <Chart
+                type="bar"
+                data={charts.volume}
+                options={charts.volumeOptions}
+                label={`Requests per day over ${period}: ${plural(stats.total, "request")}, ${plural(errors, "error")}.`}
+              />
             </ChartFigure>
             <ChartFigure title="Error rate per day">
-              <Chart type="line" data={charts.rate} options={charts.rateOptions} label={`Share of failed requests per day over ${period}; ${formatPercent(stats.error_rate * 100)} in all.`} />
+              <Chart
+                type="line"
+                data={charts.rate}
+                options={charts.rateOptions}
+                label={`Share of failed requests per day over ${period}; ${formatPercent(stats.error_rate * 100)} in all.`}
+              />
             </ChartFigure>
             <ChartFigure title="Latency per day (p50 and p95)">
               <Chart
@@ -93,7 +120,11 @@ export function Traffic({ stats, keyName, onRoute }: { stats: Stats; keyName: st
                 {
                   header: "Filter",
                   cell: (e) => (
-                    <Button variant="link" aria-label={`Show the requests to ${e.route}`} onClick={() => onRoute(e.route)}>
+                    <Button
+                      variant="link"
+                      aria-label={`Show the requests to ${e.route}`}
+                      onClick={() => onRoute(e.route)}
+                    >
                       Show requests
                     </Button>
                   ),
@@ -124,13 +155,26 @@ function chartsOf(stats: Stats) {
     volume: {
       labels,
       datasets: [
-        { label: "Succeeded", data: stats.daily.map((d) => d.requests - d.errors), backgroundColor: COLOURS.ok, stack: "requests" },
-        { label: "Failed (status ≥ 400)", data: stats.daily.map((d) => d.errors), backgroundColor: COLOURS.failed, stack: "requests" },
+        {
+          label: "Succeeded",
+          data: stats.daily.map((d) => d.requests - d.errors),
+          backgroundColor: COLOURS.ok,
+          stack: "requests",
+        },
+        {
+          label: "Failed (status ≥ 400)",
+          data: stats.daily.map((d) => d.errors),
+          backgroundColor: COLOURS.failed,
+          stack: "requests",
+        },
       ],
     },
     volumeOptions: {
       plugins: { legend },
-      scales: { x: { stacked: true, grid: { display: false } }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 }, grid } },
+      scales: {
+        x: { stacked: true, grid: { display: false } },
+        y: { stacked: true, beginAtZero: true, ticks: { precision: 0 }, grid },
+      },
     },
     rate: {
       labels,
@@ -148,8 +192,21 @@ function chartsOf(stats: Stats) {
       ],
     },
     rateOptions: {
-      plugins: { legend: { display: false }, tooltip: { callbacks: { label: (item: { parsed: { y: number | null } }) => `${item.parsed.y ?? 0} %` } } },
-      scales: { x: { grid: { display: false } }, y: { beginAtZero: true, suggestedMax: 10, ticks: { callback: (value: string | number) => `${value} %` }, grid } },
+      plugins: {
+        legend: { display: false },
+        tooltip: {
+          callbacks: { label: (item: { parsed: { y: number | null } }) => `${item.parsed.y ?? 0} %` },
+        },
+      },
+      scales: {
+        x: { grid: { display: false } },
+        y: {
+          beginAtZero: true,
+          suggestedMax: 10,
+          ticks: { callback: (value: string | number) => `${value} %` },
+          grid,
+        },
+      },
     },
     latency: {
       labels,
@@ -160,11 +217,20 @@ function chartsOf(stats: Stats) {
     },
     latencyOptions: {
       plugins: { legend },
-      scales: { x: { grid: { display: false } }, y: { beginAtZero: true, ticks: { callback: (value: string | number) => `${value} ms` }, grid } },
+      scales: {
+        x: { grid: { display: false } },
+        y: { beginAtZero: true, ticks: { callback: (value: string | number) => `${value} ms` }, grid },
+      },
     },
     endpoints: {
       labels: stats.top_endpoints.map((e) => `${e.method} ${e.route}`),
-      datasets: [{ label: "Requests", data: stats.top_endpoints.map((e) => e.requests), backgroundColor: COLOURS.endpoint }],
+      datasets: [
+        {
+          label: "Requests",
+          data: stats.top_endpoints.map((e) => e.requests),
+          backgroundColor: COLOURS.endpoint,
+        },
+      ],
     },
     endpointOptions: {
       indexAxis: "y" as const,

@@ -22,13 +22,24 @@ export interface Filters {
 }
 
 /** A request's time in a table row, in the detail view, and a day on a chart's axis (UTC, as the stats count days). */
-export const timeShort = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+export const timeShort = new Intl.DateTimeFormat(undefined, {
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+});
 export const timeLong = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "long" });
-export const dayLabel = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", timeZone: "UTC" });
+export const dayLabel = new Intl.DateTimeFormat(undefined, {
+  month: "short",
+  day: "numeric",
+  timeZone: "UTC",
+});
 
 /** A duration in milliseconds ("—" when unknown), and a count with its noun. */
 export const formatMs = (ms: number | null | undefined) => (ms == null ? "—" : `${formatNumber(ms)} ms`);
-export const plural = (n: number, one: string, many = `${one}s`) => `${formatNumber(n)} ${n === 1 ? one : many}`;
+export const plural = (n: number, one: string, many = `${one}s`) =>
+  `${formatNumber(n)} ${n === 1 ? one : many}`;
 
 /** `key_01J…WXYZ`: enough to tell keys apart in a table cell. */
 export const shortId = (id: string) => (id.length > 16 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id);

@@ -8,7 +8,13 @@ import { Form } from "../../ui/Form.tsx";
 import type { Bucket } from "./storage-shared.ts";
 
 /** Names and creates a bucket (owners only). */
-export function CreateBucketForm({ disabled, onCreated }: { disabled: boolean; onCreated(bucket: Bucket): void }) {
+export function CreateBucketForm({
+  disabled,
+  onCreated,
+}: {
+  disabled: boolean;
+  onCreated(bucket: Bucket): void;
+}) {
   const [name, setName] = useState("");
   const [create, state] = useMutation(CreateBucketDocument);
   const submit = async () => {
@@ -26,7 +32,11 @@ export function CreateBucketForm({ disabled, onCreated }: { disabled: boolean; o
         autoComplete="off"
         autoCapitalize="none"
         spellCheck={false}
-        hint={disabled ? "Only owners can create buckets." : "3–63 characters: lower-case letters a–z, digits and -. Unique in the workspace."}
+        hint={
+          disabled
+            ? "Only owners can create buckets."
+            : "3–63 characters: lower-case letters a–z, digits and -. Unique in the workspace."
+        }
         value={name}
         disabled={disabled}
         error={error}

@@ -7,11 +7,11 @@ import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
 import { ErrorBanner } from "../../ui/ErrorBanner.tsx";
 import { TextField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
+import { formatBytes, formatDateTime } from "../../ui/format.ts";
 import { Loading, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { formatBytes, formatDateTime } from "../../ui/format.ts";
-import { UploadForm } from "./UploadForm.tsx";
 import type { Bucket, StoredFile } from "./storage-shared.ts";
+import { UploadForm } from "./UploadForm.tsx";
 
 /** The chosen bucket's files: upload, search, a page at a time, download and delete. */
 export function FilesPanel({
@@ -29,7 +29,11 @@ export function FilesPanel({
 }) {
   const [search, setSearch] = useState("");
   const [applied, setApplied] = useState("");
-  const list = usePaged(StorageFilesDocument, { bucket_id: bucket.id, search: applied || null }, (data) => data.files);
+  const list = usePaged(
+    StorageFilesDocument,
+    { bucket_id: bucket.id, search: applied || null },
+    (data) => data.files,
+  );
   const [deleting, setDeleting] = useState<StoredFile | null>(null);
   const [downloading, setDownloading] = useState<{ id: string; progress: Progress | null } | null>(null);
   const [downloadError, setDownloadError] = useState<unknown>(undefined);
@@ -49,7 +53,9 @@ export function FilesPanel({
     setDownloadError(undefined);
     setDownloading({ id: file.id, progress: null });
     try {
-      await downloadFile(file.id, file.file_name, { onProgress: (progress) => setDownloading({ id: file.id, progress }) });
+      await downloadFile(file.id, file.file_name, {
+        onProgress: (progress) => setDownloading({ id: file.id, progress }),
+      });
     } catch (error) {
       setDownloadError(error);
     } finally {
@@ -85,7 +91,13 @@ export function FilesPanel({
           caption={`Files in ${bucket.name}`}
           rows={files}
           rowKey={(file) => file.id}
-          empty={applied ? `No file name contains “${applied}”.` : isOwner ? "No files yet. Upload some above." : "No files yet."}
+          empty={
+            applied
+              ? `No file name contains “${applied}”.`
+              : isOwner
+                ? "No files yet. Upload some above."
+                : "No files yet."
+          }
           columns={[
             { header: "Name", cell: (file) => <span className="storage-file-name">{file.file_name}</span> },
             { header: "Type", cell: (file) => <code>{file.content_type}</code> },
@@ -95,13 +107,25 @@ export function FilesPanel({
               header: "Actions",
               cell: (file) => {
                 const mine = downloading?.id === file.id;
-                const percent = mine && downloading.progress?.total ? Math.floor((downloading.progress.loaded / downloading.progress.total) * 100) : null;
+                const percent =
+                  mine && downloading.progress?.total
+                    ? Math.floor((downloading.progress.loaded / downloading.progress.total) * 100)
+                    : null;
                 return (
                   <div className="row-actions">
-                    <Button busy={mine} onClick={() => void download(file)} aria-label={`Download ${file.file_name}`}>
+                    <Button
+                      busy={mine}
+                      onClick={() => void download(file)}
+                      aria-label={`Download ${file.file_name}`}
+                    >
                       {mine ? `Downloading${percent === null ? "…" : ` ${percent} %`}` : "Download"}
                     </Button>
-                    <Button variant="danger" disabled={!isOwner} onClick={() => setDeleting(file)} aria-label={`Delete ${file.file_name}`}>
+                    <Button
+                      variant="danger"
+                      disabled={!isOwner}
+                      onClick={() => setDeleting(file)}
+                      aria-label={`Delete ${file.file_name}`}
+                    >
                       Delete
                     </Button>
                   </div>
@@ -132,7 +156,10 @@ export function FilesPanel({
           onChanged(`${file.file_name} deleted: ${formatBytes(file.size_bytes)} freed.`);
         }}
       >
-        <p>Its bytes are deleted at once{deleting ? `, freeing ${formatBytes(deleting.size_bytes)}` : ""}. This cannot be undone.</p>
+        <p>
+          Its bytes are deleted at once{deleting ? `, freeing ${formatBytes(deleting.size_bytes)}` : ""}. This
+          cannot be undone.
+        </p>
       </ConfirmDialog>
     </Panel>
   );

@@ -12,13 +12,13 @@ import { Button } from "../../ui/Button.tsx";
 import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
 import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
 import { Actions } from "../../ui/Form.tsx";
+import { formatDateTime } from "../../ui/format.ts";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { formatDateTime } from "../../ui/format.ts";
 import { CreateBucketForm } from "./CreateBucketForm.tsx";
 import { FilesPanel } from "./FilesPanel.tsx";
-import { PlanPanel, UsagePanel } from "./UsagePanels.tsx";
 import { type Bucket, ONLY_OWNERS, PATH } from "./storage-shared.ts";
+import { PlanPanel, UsagePanel } from "./UsagePanels.tsx";
 
 /**
  * The workspace's storage: usage against the plan's quota, the plan's storage limits, buckets
@@ -79,7 +79,11 @@ export default function Storage() {
               {
                 header: "Name",
                 cell: (bucket) => (
-                  <Link to={`${PATH}?bucket=${bucket.id}`} aria-current={bucket.id === selected?.id ? "true" : undefined} className="storage-bucket-link">
+                  <Link
+                    to={`${PATH}?bucket=${bucket.id}`}
+                    aria-current={bucket.id === selected?.id ? "true" : undefined}
+                    className="storage-bucket-link"
+                  >
                     {bucket.name}
                   </Link>
                 ),
@@ -89,7 +93,12 @@ export default function Storage() {
                 header: "Actions",
                 cell: (bucket) => (
                   <div className="row-actions">
-                    <Button variant="danger" disabled={!isOwner} onClick={() => setDeletingBucket(bucket)} aria-label={`Delete bucket ${bucket.name}`}>
+                    <Button
+                      variant="danger"
+                      disabled={!isOwner}
+                      onClick={() => setDeletingBucket(bucket)}
+                      aria-label={`Delete bucket ${bucket.name}`}
+                    >
                       Delete
                     </Button>
                   </div>
@@ -135,7 +144,9 @@ export default function Storage() {
           overview.reload();
         }}
       >
-        <p>Only an empty bucket can be deleted: delete its files first. Its name becomes free to use again.</p>
+        <p>
+          Only an empty bucket can be deleted: delete its files first. Its name becomes free to use again.
+        </p>
       </ConfirmDialog>
     </Page>
   );

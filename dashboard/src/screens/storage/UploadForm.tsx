@@ -199,9 +199,18 @@ export function UploadForm({
           </span>
         </div>
       )}
-      {uploaded.length > 0 && <Notice>{uploaded.length === 1 ? `${uploaded[0]!.name} uploaded.` : `${uploaded.length} files uploaded.`}</Notice>}
+      {uploaded.length > 0 && (
+        <Notice>
+          {uploaded.length === 1 ? `${uploaded[0]!.name} uploaded.` : `${uploaded.length} files uploaded.`}
+        </Notice>
+      )}
       {failed.map((outcome, index) => (
-        <ErrorBanner key={`${index}-${outcome.name}`} error={outcome.error} title={`${outcome.name} was not uploaded:`} />
+        <ErrorBanner
+          // biome-ignore lint/suspicious/noArrayIndexKey: two failed files may share a name; the list is never reordered.
+          key={`${index}-${outcome.name}`}
+          error={outcome.error}
+          title={`${outcome.name} was not uploaded:`}
+        />
       ))}
     </Form>
   );

@@ -1,8 +1,8 @@
 import { useId } from "react";
 import { PLAN_LIMITS, PLANS } from "../../../../schema/lib/plans.ts";
 import type { StorageOverviewQuery } from "../../generated/graphql.ts";
-import { Panel } from "../../ui/Page.tsx";
 import { formatBytes, formatNumber, formatPercent } from "../../ui/format.ts";
+import { Panel } from "../../ui/Page.tsx";
 import type { Usage } from "./storage-shared.ts";
 
 /** What the workspace stores, against its plan's quota. */
@@ -12,7 +12,8 @@ export function UsagePanel({ usage }: { usage: Usage }) {
   return (
     <Panel title="Usage">
       <p id={summaryId} className="storage-summary">
-        <strong data-testid="storage-used">{formatBytes(usage.used_bytes)}</strong> of <span data-testid="storage-limit">{usage.limit_label}</span> used (
+        <strong data-testid="storage-used">{formatBytes(usage.used_bytes)}</strong> of{" "}
+        <span data-testid="storage-limit">{usage.limit_label}</span> used (
         <span data-testid="storage-percent">{formatPercent(usage.used_percent)}</span>)
       </p>
       <meter
@@ -44,8 +45,8 @@ export function UsagePanel({ usage }: { usage: Usage }) {
       </dl>
       {usage.used_percent >= 90 && (
         <div className="banner storage-warn" role="note">
-          {usage.used_bytes >= usage.limit_bytes ? "The quota is used up" : "The quota is almost used up"}: delete files or move to a larger plan to upload
-          more.
+          {usage.used_bytes >= usage.limit_bytes ? "The quota is used up" : "The quota is almost used up"}:
+          delete files or move to a larger plan to upload more.
         </div>
       )}
     </Panel>
@@ -53,7 +54,13 @@ export function UsagePanel({ usage }: { usage: Usage }) {
 }
 
 /** The plan's storage limits, and what another plan would give. */
-export function PlanPanel({ workspace, free }: { workspace: StorageOverviewQuery["workspace"]; free: number }) {
+export function PlanPanel({
+  workspace,
+  free,
+}: {
+  workspace: StorageOverviewQuery["workspace"];
+  free: number;
+}) {
   return (
     <Panel title="Plan limits">
       <dl className="facts storage-facts">

@@ -15,4 +15,5 @@ export type Usage = StorageOverviewQuery["storageUsage"];
 export const PATH = `${BASE}/storage`;
 
 /** Why a member's buttons are disabled. */
-export const ONLY_OWNERS = "Only owners of the workspace can create and delete buckets, and upload and delete files.";
+export const ONLY_OWNERS =
+  "Only owners of the workspace can create and delete buckets, and upload and delete files.";

@@ -10,7 +10,15 @@ import { CheckboxGroup, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
 
 /** Adds an endpoint: its URL and events; the signing secret is shown once, by the screen. */
-export function CreateEndpointDialog({ open, onClose, onCreated }: { open: boolean; onClose(): void; onCreated(url: string, secret: string): void }) {
+export function CreateEndpointDialog({
+  open,
+  onClose,
+  onCreated,
+}: {
+  open: boolean;
+  onClose(): void;
+  onCreated(url: string, secret: string): void;
+}) {
   const [url, setUrl] = useState("");
   const [description, setDescription] = useState("");
   const [everything, setEverything] = useState(true);
@@ -35,7 +43,10 @@ export function CreateEndpointDialog({ open, onClose, onCreated }: { open: boole
     onCreated(result.createWebhookEndpoint.url, result.createWebhookEndpoint.secret);
   };
   const eventsError =
-    fieldError(state.error, "events") ?? (state.error instanceof ApiError && state.error.param?.startsWith("events[") ? state.error.message : undefined);
+    fieldError(state.error, "events") ??
+    (state.error instanceof ApiError && state.error.param?.startsWith("events[")
+      ? state.error.message
+      : undefined);
   return (
     <Dialog open={open} title="Add a webhook endpoint" onClose={close}>
       <Form onSubmit={submit} aria-label="Add a webhook endpoint">
@@ -62,12 +73,20 @@ export function CreateEndpointDialog({ open, onClose, onCreated }: { open: boole
           onChange={(event) => setDescription(event.target.value)}
         />
         <label className="checkbox">
-          <input type="checkbox" checked={everything} onChange={(event) => setEverything(event.target.checked)} />
+          <input
+            type="checkbox"
+            checked={everything}
+            onChange={(event) => setEverything(event.target.checked)}
+          />
           <span>Every event, including types added later</span>
         </label>
         <CheckboxGroup
           label="Events"
-          hint={everything ? "Every event is sent. Clear the box above to choose." : "The event types to send to this endpoint."}
+          hint={
+            everything
+              ? "Every event is sent. Clear the box above to choose."
+              : "The event types to send to this endpoint."
+          }
           options={EVENT_TYPES.map((type) => ({ value: type, label: type }))}
           value={everything ? new Set() : types}
           disabled={everything}

@@ -18,10 +18,10 @@ import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
 import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
 import { SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
+import { formatDateTime, formatNumber } from "../../ui/format.ts";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { SecretBox } from "../../ui/SecretBox.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { formatDateTime, formatNumber } from "../../ui/format.ts";
 import { CreateEndpointDialog } from "./CreateEndpointDialog.tsx";
 import { DeliveryDialog } from "./DeliveryDialog.tsx";
 import {
@@ -44,7 +44,10 @@ const STATUS_OPTIONS = [
   { value: "failed", label: "Failed" },
 ];
 
-const EVENT_OPTIONS = [{ value: "", label: "Any event" }, ...[...EVENT_TYPES, TEST_EVENT_TYPE].map((type) => ({ value: type, label: type }))];
+const EVENT_OPTIONS = [
+  { value: "", label: "Any event" },
+  ...[...EVENT_TYPES, TEST_EVENT_TYPE].map((type) => ({ value: type, label: type })),
+];
 
 /** A secret shown once: a new endpoint's, or a rotated one's. */
 interface Revealed {
@@ -87,7 +90,13 @@ export default function Webhooks() {
   // Only one row action's error is shown: the latest one tried.
   const [lastAction, setLastAction] = useState<"active" | "test" | "replay" | null>(null);
   const actionError =
-    lastAction === "active" ? settingActive.error : lastAction === "test" ? sendingTest.error : lastAction === "replay" ? replaying.error : undefined;
+    lastAction === "active"
+      ? settingActive.error
+      : lastAction === "test"
+        ? sendingTest.error
+        : lastAction === "replay"
+          ? replaying.error
+          : undefined;
 
   // While a delivery shown is on its way (pending, not held by a pause), ask again until it is not.
   // A failed request stops it: Refresh tries again.
@@ -105,7 +114,9 @@ export default function Webhooks() {
     if (!result) return;
     const updated = result.updateWebhookEndpoint;
     setNotice(
-      updated.is_active ? `${updated.url} resumed: deliveries that waited are sent now.` : `${updated.url} paused: its deliveries wait until it is resumed.`,
+      updated.is_active
+        ? `${updated.url} resumed: deliveries that waited are sent now.`
+        : `${updated.url} paused: its deliveries wait until it is resumed.`,
     );
     endpoints.reload();
     deliveries.restart();
@@ -116,7 +127,9 @@ export default function Webhooks() {
     setLastAction("test");
     const result = await sendTest({ id: endpoint.id });
     if (!result) return;
-    setNotice(`A ${TEST_EVENT_TYPE} event is on its way to ${endpoint.url} (delivery ${result.testWebhookEndpoint.id}).`);
+    setNotice(
+      `A ${TEST_EVENT_TYPE} event is on its way to ${endpoint.url} (delivery ${result.testWebhookEndpoint.id}).`,
+    );
     deliveries.restart();
   };
 
@@ -169,7 +182,10 @@ export default function Webhooks() {
         </Panel>
       )}
       <Panel title="Endpoints">
-        <p className="muted">Kontor POSTs each event an endpoint subscribes to, signed with its secret, and retries for about 3 days until it answers 2xx.</p>
+        <p className="muted">
+          Kontor POSTs each event an endpoint subscribes to, signed with its secret, and retries for about 3
+          days until it answers 2xx.
+        </p>
         <ErrorBanner error={endpoints.error} />
         {endpoints.loading && endpoints.rows.length === 0 && <Loading />}
         {(!endpoints.loading || endpoints.rows.length > 0) && (
@@ -177,14 +193,18 @@ export default function Webhooks() {
             caption="Webhook endpoints"
             rows={endpoints.rows}
             rowKey={(endpoint) => endpoint.id}
-            empty={isOwner ? "No endpoints yet. Add one to receive this workspace's events." : "No endpoints yet."}
+            empty={
+              isOwner ? "No endpoints yet. Add one to receive this workspace's events." : "No endpoints yet."
+            }
             columns={[
               {
                 header: "URL",
                 cell: (endpoint) => (
                   <span className="webhooks-url">
                     <code>{endpoint.url}</code>
-                    {endpoint.description && <span className="muted webhooks-description">{endpoint.description}</span>}
+                    {endpoint.description && (
+                      <span className="muted webhooks-description">{endpoint.description}</span>
+                    )}
                   </span>
                 ),
               },
@@ -195,7 +215,10 @@ export default function Webhooks() {
                 header: "Actions",
                 cell: (endpoint) => (
                   <div className="row-actions">
-                    <Button onClick={() => showDeliveriesOf(endpoint)} aria-label={`Deliveries to ${endpoint.url}`}>
+                    <Button
+                      onClick={() => showDeliveriesOf(endpoint)}
+                      aria-label={`Deliveries to ${endpoint.url}`}
+                    >
                       Deliveries
                     </Button>
                     <Button
@@ -214,10 +237,19 @@ export default function Webhooks() {
                     >
                       {endpoint.is_active ? "Pause" : "Resume"}
                     </Button>
-                    <Button disabled={!isOwner} onClick={() => setRotating(endpoint)} aria-label={`Rotate secret of ${endpoint.url}`}>
+                    <Button
+                      disabled={!isOwner}
+                      onClick={() => setRotating(endpoint)}
+                      aria-label={`Rotate secret of ${endpoint.url}`}
+                    >
                       Rotate secret
                     </Button>
-                    <Button variant="danger" disabled={!isOwner} onClick={() => setDeleting(endpoint)} aria-label={`Delete ${endpoint.url}`}>
+                    <Button
+                      variant="danger"
+                      disabled={!isOwner}
+                      onClick={() => setDeleting(endpoint)}
+                      aria-label={`Delete ${endpoint.url}`}
+                    >
                       Delete
                     </Button>
                   </div>
@@ -253,11 +285,24 @@ export default function Webhooks() {
             <SelectField
               label="Endpoint"
               value={endpointFilter}
-              options={[{ value: "", label: "All endpoints" }, ...endpoints.rows.map((endpoint) => ({ value: endpoint.id, label: endpoint.url }))]}
+              options={[
+                { value: "", label: "All endpoints" },
+                ...endpoints.rows.map((endpoint) => ({ value: endpoint.id, label: endpoint.url })),
+              ]}
               onChange={(event) => setEndpointFilter(event.target.value)}
             />
-            <SelectField label="Event" value={eventFilter} options={EVENT_OPTIONS} onChange={(event) => setEventFilter(event.target.value)} />
-            <SelectField label="Status" value={statusFilter} options={STATUS_OPTIONS} onChange={(event) => setStatusFilter(event.target.value)} />
+            <SelectField
+              label="Event"
+              value={eventFilter}
+              options={EVENT_OPTIONS}
+              onChange={(event) => setEventFilter(event.target.value)}
+            />
+            <SelectField
+              label="Status"
+              value={statusFilter}
+              options={STATUS_OPTIONS}
+              onChange={(event) => setStatusFilter(event.target.value)}
+            />
           </div>
           <ErrorBanner error={deliveries.error} />
           {deliveries.loading && deliveries.rows.length === 0 && <Loading />}
@@ -277,14 +322,21 @@ export default function Webhooks() {
                     </span>
                   ),
                 },
-                { header: "Endpoint", cell: (delivery) => <code className="webhooks-url webhooks-url-narrow">{urlOf(delivery.endpoint_id)}</code> },
+                {
+                  header: "Endpoint",
+                  cell: (delivery) => (
+                    <code className="webhooks-url webhooks-url-narrow">{urlOf(delivery.endpoint_id)}</code>
+                  ),
+                },
                 {
                   header: "Status",
                   cell: (delivery) => (
                     <span className="webhooks-status">
                       <DeliveryStatus delivery={delivery} />
                       {delivery.status === "retrying" && delivery.next_attempt_at && (
-                        <span className="muted webhooks-next">Next attempt {formatDateTime(delivery.next_attempt_at)}</span>
+                        <span className="muted webhooks-next">
+                          Next attempt {formatDateTime(delivery.next_attempt_at)}
+                        </span>
                       )}
                     </span>
                   ),
@@ -295,7 +347,10 @@ export default function Webhooks() {
                   header: "Actions",
                   cell: (delivery) => (
                     <div className="row-actions">
-                      <Button onClick={() => setShowing(delivery)} aria-label={`Details of delivery ${delivery.id}`}>
+                      <Button
+                        onClick={() => setShowing(delivery)}
+                        aria-label={`Details of delivery ${delivery.id}`}
+                      >
                         Details
                       </Button>
                       <Button
@@ -347,8 +402,9 @@ export default function Webhooks() {
         }}
       >
         <p>
-          A new secret replaces the one of <code className="webhooks-url">{rotating?.url}</code> at once, with no overlap: every delivery from now on is signed
-          with the new one. Give it to the receiver right after.
+          A new secret replaces the one of <code className="webhooks-url">{rotating?.url}</code> at once, with
+          no overlap: every delivery from now on is signed with the new one. Give it to the receiver right
+          after.
         </p>
       </ConfirmDialog>
       <ConfirmDialog
@@ -369,7 +425,8 @@ export default function Webhooks() {
         }}
       >
         <p>
-          Nothing more is sent to <code className="webhooks-url">{deleting?.url}</code>, and its delivery history is deleted. This cannot be undone.
+          Nothing more is sent to <code className="webhooks-url">{deleting?.url}</code>, and its delivery
+          history is deleted. This cannot be undone.
         </p>
       </ConfirmDialog>
       <DeliveryDialog

@@ -12,7 +12,8 @@ export type Endpoint = WebhookEndpointFieldsFragment;
 export type Delivery = WebhookDeliveryFieldsFragment;
 
 /** Why a member's buttons are disabled. */
-export const ONLY_OWNERS = "Only owners of the workspace can add, pause, test, rotate and delete endpoints, and replay deliveries.";
+export const ONLY_OWNERS =
+  "Only owners of the workspace can add, pause, test, rotate and delete endpoints, and replay deliveries.";
 
 /** How often the deliveries shown are asked for again while one of them is on its way. */
 export const POLL_MS = 1_000;
@@ -38,7 +39,8 @@ export function Events({ events }: { events: readonly string[] }) {
 /** Active, or paused (by the owner, or because it answered 410 Gone). */
 export function EndpointStatus({ endpoint }: { endpoint: Endpoint }) {
   if (endpoint.is_active) return <span className="tag tag-ok">Active</span>;
-  if (endpoint.disabled_reason === "gone") return <span className="tag tag-bad">Paused: it answered 410 Gone</span>;
+  if (endpoint.disabled_reason === "gone")
+    return <span className="tag tag-bad">Paused: it answered 410 Gone</span>;
   return <span className="tag tag-warn">Paused</span>;
 }
 
@@ -51,13 +53,18 @@ const STATUS_TEXT: Record<WebhookDeliveryStatus, string> = {
 
 /** A delivery's status as a tag; a pending one a pause holds says so. */
 export function DeliveryStatus({ delivery }: { delivery: Delivery }) {
-  if (delivery.status === "pending" && delivery.next_attempt_at === null) return <span className="tag tag-warn">Held: endpoint paused</span>;
+  if (delivery.status === "pending" && delivery.next_attempt_at === null)
+    return <span className="tag tag-warn">Held: endpoint paused</span>;
   const tone = { pending: "", retrying: "tag-warn", succeeded: "tag-ok", failed: "tag-bad" }[delivery.status];
   return <span className={["tag", tone].filter(Boolean).join(" ")}>{STATUS_TEXT[delivery.status]}</span>;
 }
 
 /** The last attempt's answer: its HTTP status, or why none came. */
-export function Response({ delivery }: { delivery: Pick<Delivery, "response_status" | "last_error" | "attempts"> }) {
+export function Response({
+  delivery,
+}: {
+  delivery: Pick<Delivery, "response_status" | "last_error" | "attempts">;
+}) {
   if (delivery.response_status !== null) return <>HTTP {delivery.response_status}</>;
   if (delivery.last_error) return <code>{delivery.last_error}</code>;
   return <span className="muted">{delivery.attempts === 0 ? "Not sent yet" : "No answer"}</span>;
