@@ -6,6 +6,12 @@ import { BODY_LIMITS } from "../../../server/policies/body-limits.ts";
 import { e2e } from "../../support/suite.ts";
 import { apiError, ENV, HEADERS_MS, IDLE_MS, nextAddress, Raw, TICK_MS } from "./support.ts";
 
+/**
+ * How late past its timer a cut may come on a loaded machine (a full run took 1.3 s past it once).
+ * What is proven is that the timer cut it: without it the request would wait for Node's hour.
+ */
+const LOADED_SLACK_MS = 1_500;
+
 e2e(
   "early limits: requests",
   (server) => {
@@ -140,7 +146,7 @@ e2e(
         expect(answer?.status, JSON.stringify(answer?.body)).toBe(408);
         const waited = answer!.at - sentAt;
         expect(waited).toBeGreaterThanOrEqual(IDLE_MS - 50);
-        expect(waited).toBeLessThan(IDLE_MS + 2 * TICK_MS + 500);
+        expect(waited).toBeLessThan(IDLE_MS + 2 * TICK_MS + LOADED_SLACK_MS);
         expect(answer!.headers.connection).toBe("close");
         expect(apiError(answer)).toMatchObject({
           type: "invalid_request_error",
@@ -205,7 +211,7 @@ e2e(
         const closed = await raw.closed(5_000);
         expect(answer?.status, JSON.stringify(answer?.body)).toBe(408);
         expect(apiError(answer)).toMatchObject({ code: "request_timeout" });
-        expect(answer!.at - sentAt).toBeLessThan(IDLE_MS + 2 * TICK_MS + 500);
+        expect(answer!.at - sentAt).toBeLessThan(IDLE_MS + 2 * TICK_MS + LOADED_SLACK_MS);
         expect(closed).toBeDefined();
 
         // The route learns of the cut, cleans up and ends: its log row says what the client got.
@@ -229,7 +235,7 @@ e2e(
           const answer = await raw.answer(HEADERS_MS * 5);
           expect(answer?.status).toBe(408);
           expect(answer!.at).toBeGreaterThanOrEqual(HEADERS_MS - 50);
-          expect(answer!.at).toBeLessThan(HEADERS_MS + 2 * TICK_MS + 500);
+          expect(answer!.at).toBeLessThan(HEADERS_MS + 2 * TICK_MS + LOADED_SLACK_MS);
           expect(answer!.headers.connection).toBe("close");
           expect(apiError(answer)).toMatchObject({
             type: "invalid_request_error",
