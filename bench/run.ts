@@ -799,34 +799,14 @@ async function main() {
         `| ${name} | **${text(r.value)}** | ≥ ${text(goal)} | ${verdict ?? (r.value >= goal ? "met" : "NOT met")} | ${r.rounds.map(text).join(", ")} |`,
       );
     };
-    if (v.rest)
-      target(
-        "1. `GET /v1/leads/{id}`: Kontor REST (policies on) ÷ bare",
-        ratio(v.rest, v.bareGet!),
-        TARGETS.get,
-        pct,
-      );
-    if (v.list)
-      target(
-        "1. `GET /v1/leads` (20 per page): Kontor ÷ bare",
-        ratio(v.list, v.bareList!),
-        TARGETS.list,
-        pct,
-      );
-    if (v.post)
-      target(
-        "1. `POST /v1/leads` (+ outbox event): Kontor ÷ bare",
-        ratio(v.post, v.barePost!),
-        TARGETS.post,
-        pct,
-      );
-    if (v.graphql)
-      target(
-        "2. GraphQL `lead(id)` (same 21 fields) ÷ REST",
-        ratio(v.graphql, v.rest!),
-        TARGETS.graphql,
-        pct,
-      );
+    /** A row comparing variant `a` with `b`, when both were measured. */
+    const ratioTarget = (name: string, a: Variant | undefined, b: Variant | undefined, goal: number) => {
+      if (a && b) target(name, ratio(a, b), goal, pct);
+    };
+    ratioTarget("1. `GET /v1/leads/{id}`: Kontor REST (policies on) ÷ bare", v.rest, v.bareGet, TARGETS.get);
+    ratioTarget("1. `GET /v1/leads` (20 per page): Kontor ÷ bare", v.list, v.bareList, TARGETS.list);
+    ratioTarget("1. `POST /v1/leads` (+ outbox event): Kontor ÷ bare", v.post, v.barePost, TARGETS.post);
+    ratioTarget("2. GraphQL `lead(id)` (same 21 fields) ÷ REST", v.graphql, v.rest, TARGETS.graphql);
     let clusterVerdict = "";
     if (v.cluster) {
       const r = ratio(v.cluster, v.single!);
