@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { flushRequestLogs } from "../../../server/observability/request-log.ts";
 import {
   CLAIM_GRANT_TYPE,
@@ -7,16 +7,14 @@ import {
   granted,
   identity,
   JWT_BEARER_GRANT_TYPE,
-  ownerOf,
   refused,
   registerAnonymous,
   registerServiceAuth,
-  tokenClient,
 } from "../../support/agent-flow.ts";
 import { graphql } from "../../support/graphql.ts";
 import { call, rest } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { useAgentTenant } from "./support.ts";
 
 /** A body with its request ids taken out, to compare two answers to two requests. */
 function withoutRequestIds(value: unknown): unknown {
@@ -30,29 +28,21 @@ const remaining = (headers: Headers) => Number(headers.get("x-ratelimit-remainin
 e2e(
   "agent access to /v1 and /graphql",
   (server) => {
-    let tenant: Tenant;
-    let owner: { userId: string; email: string };
-    let grant: ReturnType<typeof tokenClient>;
+    const { tenant, owner, grant } = useAgentTenant(server);
     const prisma = () => server().running.db.prisma;
-
-    beforeAll(async () => {
-      tenant = await server().tenant();
-      owner = await ownerOf(server(), tenant.workspaceId);
-      grant = tokenClient(server().url);
-    });
 
     /** A service_auth agent claimed into the tenant's workspace, with its first access token. */
     async function claimedAgent(scope: string) {
-      const agent = await registerServiceAuth(server(), owner.email, { scope });
+      const agent = await registerServiceAuth(server(), owner().email, { scope });
       expect(
-        await decide(server(), agent.claim, owner.userId, { workspaceId: tenant.workspaceId }),
+        await decide(server(), agent.claim, owner().userId, { workspaceId: tenant().workspaceId }),
       ).toMatchObject({ outcome: "approved" });
       const body = granted(await grant(CLAIM_GRANT_TYPE, { claim_token: agent.claim_token }));
       return { ...agent, token: body.access_token, assertion: body.identity_assertion as string };
     }
 
     it("works on /v1 and /graphql in the claimed workspace, at the granted scopes", async () => {
-      const lead = await rest(server().api, tenant.key).post("/leads", { first_name: "Seen by the agent" });
+      const lead = await rest(server().api, tenant().key).post("/leads", { first_name: "Seen by the agent" });
       expect(lead.status).toBe(201);
       const agent = await claimedAgent("leads.read leads.write");
       const api = rest(server().api, agent.token);
@@ -66,13 +56,13 @@ e2e(
         agent.token,
       )(`{ workspace { id } leads(limit: 100) { data { id } } }`);
       expect(gql.errors).toBeUndefined();
-      expect(gql.data.workspace.id).toBe(tenant.workspaceId);
+      expect(gql.data.workspace.id).toBe(tenant().workspaceId);
       expect(gql.data.leads.data.map((l: { id: string }) => l.id)).toContain(lead.body.id);
     });
 
     it("answers a missing scope with the same 403 insufficient_scope as an API key, on /v1 and /graphql", async () => {
       const agent = await claimedAgent("leads.read");
-      const key = await server().key(tenant.workspaceId, ["leads.read"]);
+      const key = await server().key(tenant().workspaceId, ["leads.read"]);
       for (const [method, path, body] of [
         ["POST", "/leads", { first_name: "Refused" }],
         ["GET", "/clients", undefined],
@@ -126,11 +116,11 @@ e2e(
         400,
         "invalid_scope",
       );
-      const wide = await registerServiceAuth(server(), owner.email);
+      const wide = await registerServiceAuth(server(), owner().email);
       expect(wide.post_claim_scopes.filter((s) => s.startsWith("agents."))).toEqual([]);
       const asked = await identity(server(), {
         type: "service_auth",
-        login_hint: owner.email,
+        login_hint: owner().email,
         scope: "agents.write",
       });
       expect(asked.status).toBe(400);
@@ -149,7 +139,7 @@ e2e(
         (found) => found !== null,
       );
       expect(row).toMatchObject({
-        workspaceId: tenant.workspaceId,
+        workspaceId: tenant().workspaceId,
         credentialId: agent.registration_id,
         route: "/v1/leads",
         status: 200,
@@ -209,11 +199,11 @@ e2e(
 
         const started = await identity(
           server(),
-          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner.email },
+          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner().email },
           "/agent/identity/claim",
         );
         expect(started.status).toBe(200);
-        const decision = await decide(server(), started.json.claim_attempt, owner.userId);
+        const decision = await decide(server(), started.json.claim_attempt, owner().userId);
         expect(decision).toMatchObject({ outcome: "approved" });
 
         const stopped = await eventually(
@@ -233,7 +223,7 @@ e2e(
         expect((await after.get("/webhook-endpoints")).status).toBe(200);
         const membership = await prisma().membership.findFirstOrThrow({
           where: {
-            userId: owner.userId,
+            userId: owner().userId,
             workspaceId: (
               await prisma().agentRegistration.findUniqueOrThrow({ where: { id: agent.registration_id } })
             ).workspaceId!,

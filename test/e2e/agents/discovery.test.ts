@@ -12,56 +12,16 @@ import { describe, expect, it } from "vitest";
 import { newId } from "../../../schema/lib/ids.ts";
 import { startClaimAttempt } from "../../../server/agents/claims.ts";
 import { KEY_PUBLISH_LEAD_MS, SigningKeys } from "../../../server/agents/keys.ts";
-import { SecretBox, serverSecret } from "../../../server/webhooks/secrets.ts";
+import { SecretBox } from "../../../server/webhooks/secrets.ts";
 import { call, raw } from "../../support/http.ts";
 import { eventually } from "../../support/receiver.ts";
-import type { TestServer } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { AGENT_SCOPE_CATALOG, expectOAuthError, signingKeys } from "./support.ts";
 
-/** docs/api/scopes.md without agents.*, written out so the test checks the product against the contract. */
-const AGENT_SCOPE_CATALOG = [
-  "clients.read",
-  "clients.write",
-  "leads.read",
-  "leads.write",
-  "inventory.read",
-  "inventory.write",
-  "invoices.read",
-  "invoices.write",
-  "projects.read",
-  "projects.write",
-  "storage.read",
-  "storage.write",
-  "webhooks.read",
-  "webhooks.write",
-  "logs.read",
-  "logs.write",
-  "payments.write",
-  "ai.responses",
-  "ai.coding",
-];
 const CLAIM_GRANT = "urn:kontor:agent-auth:grant-type:claim";
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const REVOKED_EVENT = "https://schemas.workos.com/events/agent/auth/identity/assertion/revoked";
 const insecure = { [oauth.allowInsecureRequests]: true };
-
-/** The SigningKeys every process of this server's database signs with (its own cache). */
-function signingKeys(server: TestServer): SigningKeys {
-  return new SigningKeys(
-    server.running.db.prisma,
-    new SecretBox(serverSecret(server.config), "kontor/agent-signing-keys"),
-  );
-}
-
-function expectOAuthError(
-  res: { status: number; headers: Headers; json: any },
-  status: number,
-  code: string,
-) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get("cache-control")).toBe("no-store");
-  expect(res.json).toMatchObject({ error: code, error_description: expect.any(String) });
-}
 
 e2e("agent discovery", (server) => {
   const host = () => server().url;

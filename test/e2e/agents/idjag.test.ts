@@ -18,6 +18,7 @@ import { rest } from "../../support/http.ts";
 import { IdJagProvider } from "../../support/idjag-provider.ts";
 import type { Tenant, TestServer } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { expectOAuthError } from "./support.ts";
 
 /**
  * identity_assertion registrations and Security Event Tokens (docs/api/agents.md) against a local
@@ -37,17 +38,6 @@ const notify = (server: TestServer, body: string, contentType = "application/sec
     body,
   });
 
-/** An RFC 6749-shaped refusal: the status, the code, a description, never cached. */
-function expectOAuthError(
-  res: { status: number; json: any; headers: Headers },
-  status: number,
-  error: string,
-) {
-  expect({ status: res.status, error: res.json?.error }).toEqual({ status, error });
-  expect(typeof res.json.error_description).toBe("string");
-  expect(res.headers.get("cache-control")).toBe("no-store");
-}
-
 /** An RFC 8935 refusal: 400 `{err, description}`. */
 async function expectSetError(response: Response, err: string) {
   const body = await response.json();
@@ -65,6 +55,27 @@ async function trust(server: TestServer, tenant: Tenant, provider: IdJagProvider
   return res.body.id as string;
 }
 
+/** Registers the ID-JAG `issuer` signs for `sub`, addressed to the server (claims and options as idJag takes them). */
+const registerIdJag = async (
+  server: TestServer,
+  issuer: IdJagProvider,
+  sub: string,
+  claims?: Record<string, unknown>,
+  options?: Parameters<IdJagProvider["idJag"]>[3],
+) => register(server, await issuer.idJag(server.url, sub, claims, options));
+
+/** A started ID-JAG provider that `tenant` trusts (with `maxAuthAge`, if given); closed again if that fails. */
+async function trustedProvider(server: TestServer, tenant: Tenant, maxAuthAge?: number) {
+  const provider = await IdJagProvider.start();
+  try {
+    await trust(server, tenant, provider, maxAuthAge);
+  } catch (error) {
+    await provider.close();
+    throw error;
+  }
+  return provider;
+}
+
 /**
  * The person an ID-JAG for `sub` names (its e-mail, `${sub}@example.com`), as an owner of the
  * tenant: a claim is bound to its e-mail, so only they can confirm the first link.
@@ -74,14 +85,14 @@ const personOf = (server: TestServer, tenant: Tenant, sub: string) =>
 
 /** First link of `sub`: 401 interaction_required with a claim block, then the user (an owner) approves. */
 async function link(server: TestServer, tenant: Tenant, provider: IdJagProvider, sub: string) {
-  const first = await register(server, await provider.idJag(server.url, sub));
+  const first = await registerIdJag(server, provider, sub);
   expectOAuthError(first, 401, "interaction_required");
   const { userId } = await personOf(server, tenant, sub);
   const decision = await decide(server, first.json.claim as ClaimBlock, userId, {
     workspaceId: tenant.workspaceId,
   });
   expect(decision).toEqual({ outcome: "approved", workspaceId: tenant.workspaceId });
-  const later = await register(server, await provider.idJag(server.url, sub));
+  const later = await registerIdJag(server, provider, sub);
   expect(later.status, later.text).toBe(200);
   return later.json as {
     registration_id: string;
@@ -97,10 +108,13 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
 
   beforeAll(async () => {
     tenant = await server().tenant({ plan: "pro" });
-    provider = await IdJagProvider.start();
-    await trust(server(), tenant, provider);
+    provider = await trustedProvider(server(), tenant);
   });
   afterAll(() => provider?.close());
+
+  /** The status of the registration `id`, as stored. */
+  const registrationStatus = async (id: string) =>
+    (await server().running.db.prisma.agentRegistration.findUniqueOrThrow({ where: { id } })).status;
 
   it("the first ID-JAG of a user asks them to confirm once; later ones yield Kontor's identity assertion", async () => {
     const sub = `user-${randomUUID()}`;
@@ -131,7 +145,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     });
 
     // Until the user confirms, a new ID-JAG asks again (same registration, a fresh code).
-    const again = await register(server(), await provider.idJag(server().url, sub));
+    const again = await registerIdJag(server(), provider, sub);
     expectOAuthError(again, 401, "interaction_required");
     expect(again.json.registration_id).toBe(first.json.registration_id);
 
@@ -140,7 +154,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
       await decide(server(), again.json.claim, userId, { workspaceId: tenant.workspaceId }),
     ).toMatchObject({ outcome: "approved" });
 
-    const linked = await register(server(), await provider.idJag(server().url, sub));
+    const linked = await registerIdJag(server(), provider, sub);
     expect(linked.status, linked.text).toBe(200);
     expect(linked.headers.get("cache-control")).toBe("no-store");
     expect(linked.json).toEqual({
@@ -176,7 +190,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
   it("refuses a wrong typ, a wrong aud, an expired ID-JAG and an iat in the future", async () => {
     const sub = `user-${randomUUID()}`;
     expectOAuthError(
-      await register(server(), await provider.idJag(server().url, sub, {}, { typ: "JWT" })),
+      await registerIdJag(server(), provider, sub, {}, { typ: "JWT" }),
       400,
       "invalid_request",
     );
@@ -187,19 +201,19 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     );
     const past = Math.floor(Date.now() / 1000) - 3600;
     expectOAuthError(
-      await register(server(), await provider.idJag(server().url, sub, { iat: past - 300, exp: past })),
+      await registerIdJag(server(), provider, sub, { iat: past - 300, exp: past }),
       400,
       "credential_expired",
     );
     const future = Math.floor(Date.now() / 1000) + 3600;
     expectOAuthError(
-      await register(server(), await provider.idJag(server().url, sub, { iat: future, exp: future + 300 })),
+      await registerIdJag(server(), provider, sub, { iat: future, exp: future + 300 }),
       400,
       "invalid_request",
     );
     for (const claim of ["exp", "iat", "jti", "sub"]) {
       expectOAuthError(
-        await register(server(), await provider.idJag(server().url, sub, {}, { omit: [claim] })),
+        await registerIdJag(server(), provider, sub, {}, { omit: [claim] }),
         400,
         "invalid_request",
       );
@@ -212,20 +226,17 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
   it("refuses an ID-JAG whose e-mail or phone number is not verified", async () => {
     const sub = `user-${randomUUID()}`;
     expectOAuthError(
-      await register(server(), await provider.idJag(server().url, sub, { email_verified: false })),
+      await registerIdJag(server(), provider, sub, { email_verified: false }),
       400,
       "invalid_request",
     );
     expectOAuthError(
-      await register(server(), await provider.idJag(server().url, sub, {}, { omit: ["email_verified"] })),
+      await registerIdJag(server(), provider, sub, {}, { omit: ["email_verified"] }),
       400,
       "invalid_request",
     );
     expectOAuthError(
-      await register(
-        server(),
-        await provider.idJag(server().url, sub, { email_verified: false, phone_number_verified: true }),
-      ),
+      await registerIdJag(server(), provider, sub, { email_verified: false, phone_number_verified: true }),
       401,
       "interaction_required",
     );
@@ -240,14 +251,10 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
   it("refuses an issuer no workspace trusts, and a forged iss", async () => {
     const stranger = await IdJagProvider.start();
     try {
-      expectOAuthError(
-        await register(server(), await stranger.idJag(server().url, "someone")),
-        400,
-        "issuer_not_enabled",
-      );
+      expectOAuthError(await registerIdJag(server(), stranger, "someone"), 400, "issuer_not_enabled");
       // Claiming the trusted issuer does not help: the stranger's key is not in its JWKS.
       expectOAuthError(
-        await register(server(), await stranger.idJag(server().url, "someone", { iss: provider.issuer })),
+        await registerIdJag(server(), stranger, "someone", { iss: provider.issuer }),
         400,
         "invalid_signature",
       );
@@ -259,22 +266,18 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
 
   it("an unknown kid refetches the JWKS at most once a minute: a rotated-in key works, a kid still unknown is invalid_signature", async () => {
     // A provider of its own: no unknown kid of another test has used its set's refetch of the minute.
-    const rotating = await IdJagProvider.start();
+    const rotating = await trustedProvider(server(), await server().tenant({ plan: "pro" }));
     try {
-      await trust(server(), await server().tenant({ plan: "pro" }), rotating);
       // Make sure the set is cached.
       expectOAuthError(
-        await register(server(), await rotating.idJag(server().url, `user-${randomUUID()}`)),
+        await registerIdJag(server(), rotating, `user-${randomUUID()}`),
         401,
         "interaction_required",
       );
       const before = rotating.jwksFetches;
       const rotated = await rotating.addKey(true);
       expectOAuthError(
-        await register(
-          server(),
-          await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: rotated }),
-        ),
+        await registerIdJag(server(), rotating, `user-${randomUUID()}`, {}, { kid: rotated }),
         401,
         "interaction_required",
       );
@@ -283,30 +286,22 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
       // Within the minute after that refetch, an unknown kid (the same or another) does not make Kontor fetch again.
       const ghost = await rotating.addKey(false);
       expectOAuthError(
-        await register(
-          server(),
-          await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: ghost }),
-        ),
+        await registerIdJag(server(), rotating, `user-${randomUUID()}`, {}, { kid: ghost }),
         400,
         "invalid_signature",
       );
       expectOAuthError(
-        await register(
-          server(),
-          await rotating.idJag(server().url, `user-${randomUUID()}`, {}, { kid: ghost }),
-        ),
+        await registerIdJag(server(), rotating, `user-${randomUUID()}`, {}, { kid: ghost }),
         400,
         "invalid_signature",
       );
       expectOAuthError(
-        await register(
+        await registerIdJag(
           server(),
-          await rotating.idJag(
-            server().url,
-            `user-${randomUUID()}`,
-            {},
-            { kid: await rotating.addKey(false) },
-          ),
+          rotating,
+          `user-${randomUUID()}`,
+          {},
+          { kid: await rotating.addKey(false) },
         ),
         400,
         "invalid_signature",
@@ -329,18 +324,15 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
       });
       expect(res.status).toBe(201);
       // Signed with the rogue keys under the real issuer: the victim's registration is not reached.
-      const forged = await register(server(), await rogue.idJag(server().url, sub, { iss: provider.issuer }));
+      const forged = await registerIdJag(server(), rogue, sub, { iss: provider.issuer });
       expectOAuthError(forged, 401, "interaction_required");
       expect(forged.json.registration_id).not.toBe(linked.registration_id);
       expect(
         (await notify(server(), await rogue.revokedSet(server().url, sub, { iss: provider.issuer }))).status,
       ).toBe(202);
-      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
-        where: { id: linked.registration_id },
-      });
-      expect(row.status).toBe("active");
+      expect(await registrationStatus(linked.registration_id)).toBe("active");
       // The real provider still gets the real registration.
-      expect((await register(server(), await provider.idJag(server().url, sub))).json.registration_id).toBe(
+      expect((await registerIdJag(server(), provider, sub)).json.registration_id).toBe(
         linked.registration_id,
       );
     } finally {
@@ -414,32 +406,27 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     expect(
       await decide(server(), first.json.claim, userId, { workspaceId: tenant.workspaceId }),
     ).toMatchObject({ outcome: "approved" });
-    const linked = await register(server(), await provider.idJag(server().url, sub));
+    const linked = await registerIdJag(server(), provider, sub);
     expect(linked.json.scopes).toEqual(["leads.read", "clients.read"]);
   });
 
   describe("max_auth_age", () => {
     let strict: IdJagProvider;
     beforeAll(async () => {
-      strict = await IdJagProvider.start();
-      await trust(server(), await server().tenant({ plan: "pro" }), strict, 600);
+      strict = await trustedProvider(server(), await server().tenant({ plan: "pro" }), 600);
     });
     afterAll(() => strict?.close());
 
     it("a missing or stale auth_time is login_required; a fresh one passes", async () => {
       const now = Math.floor(Date.now() / 1000);
+      expectOAuthError(await registerIdJag(server(), strict, "u1"), 401, "login_required");
       expectOAuthError(
-        await register(server(), await strict.idJag(server().url, "u1")),
+        await registerIdJag(server(), strict, "u1", { auth_time: now - 3600 }),
         401,
         "login_required",
       );
       expectOAuthError(
-        await register(server(), await strict.idJag(server().url, "u1", { auth_time: now - 3600 })),
-        401,
-        "login_required",
-      );
-      expectOAuthError(
-        await register(server(), await strict.idJag(server().url, "u1", { auth_time: now - 60 })),
+        await registerIdJag(server(), strict, "u1", { auth_time: now - 60 }),
         401,
         "interaction_required",
       );
@@ -448,10 +435,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     it("without max_auth_age, auth_time is not checked (days old is fine)", async () => {
       const old = Math.floor(Date.now() / 1000) - 10 * 24 * 3600;
       expectOAuthError(
-        await register(
-          server(),
-          await provider.idJag(server().url, `user-${randomUUID()}`, { auth_time: old }),
-        ),
+        await registerIdJag(server(), provider, `user-${randomUUID()}`, { auth_time: old }),
         401,
         "interaction_required",
       );
@@ -463,8 +447,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
     let capped: IdJagProvider;
     beforeAll(async () => {
       plus = await server().tenant({ plan: "plus" });
-      capped = await IdJagProvider.start();
-      await trust(server(), plus, capped);
+      capped = await trustedProvider(server(), plus);
     });
     afterAll(() => capped?.close());
 
@@ -473,20 +456,12 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
       const linked = await link(server(), plus, capped, "linked-user");
       await owner.patch("/agent-settings", { agent_auth_enabled: false });
       try {
-        expectOAuthError(
-          await register(server(), await capped.idJag(server().url, "new-user")),
-          403,
-          "agent_auth_disabled",
-        );
-        expectOAuthError(
-          await register(server(), await capped.idJag(server().url, "linked-user")),
-          403,
-          "agent_auth_disabled",
-        );
+        expectOAuthError(await registerIdJag(server(), capped, "new-user"), 403, "agent_auth_disabled");
+        expectOAuthError(await registerIdJag(server(), capped, "linked-user"), 403, "agent_auth_disabled");
       } finally {
         await owner.patch("/agent-settings", { agent_auth_enabled: true });
       }
-      const back = await register(server(), await capped.idJag(server().url, "linked-user"));
+      const back = await registerIdJag(server(), capped, "linked-user");
       expect(back.json.registration_id).toBe(linked.registration_id);
     });
 
@@ -511,19 +486,11 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
         }
       };
       await fill(cap - 1 - active);
-      expectOAuthError(
-        await register(server(), await capped.idJag(server().url, "ninth-or-tenth")),
-        401,
-        "interaction_required",
-      );
+      expectOAuthError(await registerIdJag(server(), capped, "ninth-or-tenth"), 401, "interaction_required");
       await fill(1);
-      expectOAuthError(
-        await register(server(), await capped.idJag(server().url, "one-too-many")),
-        403,
-        "plan_limit_reached",
-      );
+      expectOAuthError(await registerIdJag(server(), capped, "one-too-many"), 403, "plan_limit_reached");
       // A user already linked keeps working at the cap.
-      expect((await register(server(), await capped.idJag(server().url, "linked-user"))).status).toBe(200);
+      expect((await registerIdJag(server(), capped, "linked-user")).status).toBe(200);
     });
 
     it("deleting the trusted provider refuses its ID-JAGs, even for linked users", async () => {
@@ -533,11 +500,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
         const id = await trust(server(), other, gone);
         await link(server(), other, gone, "soon-gone");
         expect((await rest(server().api, other.key).delete(`/trusted-providers/${id}`)).status).toBe(200);
-        expectOAuthError(
-          await register(server(), await gone.idJag(server().url, "soon-gone")),
-          400,
-          "issuer_not_enabled",
-        );
+        expectOAuthError(await registerIdJag(server(), gone, "soon-gone"), 400, "issuer_not_enabled");
       } finally {
         await gone.close();
       }
@@ -557,10 +520,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
       const response = await notify(server(), await provider.revokedSet(server().url, sub));
       expect(response.status).toBe(202);
       expect(await response.text()).toBe("");
-      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
-        where: { id: linked.registration_id },
-      });
-      expect(row.status).toBe("revoked");
+      expect(await registrationStatus(linked.registration_id)).toBe("revoked");
       const refused = await eventually(
         () => agent.get("/workspace"),
         (res) => res.status === 401,
@@ -573,7 +533,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
       expect(exchange.ok).toBe(false);
 
       // The provider's next ID-JAG for that user starts over: the user confirms again.
-      const next = await register(server(), await provider.idJag(server().url, sub));
+      const next = await registerIdJag(server(), provider, sub);
       expectOAuthError(next, 401, "interaction_required");
       expect(next.json.registration_id).not.toBe(linked.registration_id);
     });
@@ -588,10 +548,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
         { typ: "logout+jwt", omit: ["sub"] },
       );
       expect((await notify(server(), set, "application/logout+jwt")).status).toBe(202);
-      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
-        where: { id: linked.registration_id },
-      });
-      expect(row.status).toBe("revoked");
+      expect(await registrationStatus(linked.registration_id)).toBe("revoked");
     });
 
     it("a SET for a user nobody linked is accepted and changes nothing", async () => {
@@ -635,10 +592,7 @@ e2e("agent identity assertions (ID-JAG)", (server) => {
         await notify(server(), await provider.revokedSet(server().url, sub, {}, { omit: ["jti"] })),
         "invalid_request",
       );
-      const row = await server().running.db.prisma.agentRegistration.findUniqueOrThrow({
-        where: { id: linked.registration_id },
-      });
-      expect(row.status).toBe("active");
+      expect(await registrationStatus(linked.registration_id)).toBe("active");
 
       const set = await provider.revokedSet(server().url, sub);
       expect((await notify(server(), set)).status).toBe(202);

@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AGENT_SCOPES } from "../../../schema/lib/scopes.ts";
 import { sweepAgentLeftovers, sweepExpiredSandboxes } from "../../../server/agents/sandbox.ts";
 import {
@@ -7,14 +7,13 @@ import {
   granted,
   identity,
   JWT_BEARER_GRANT_TYPE,
-  ownerOf,
   registerAnonymous,
   registerServiceAuth,
   tokenClient,
 } from "../../support/agent-flow.ts";
 import { raw, rest } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { expectOAuthError, useAgentTenant } from "./support.ts";
 
 const PRE_CLAIM = [
   "clients.read",
@@ -32,33 +31,16 @@ const PRE_CLAIM = [
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 const DAY = 24 * 3600 * 1000;
 
-/** An RFC 6749-shaped refusal, never cached. */
-function expectOAuthError(
-  res: { status: number; headers: Headers; json: any },
-  status: number,
-  error: string,
-) {
-  expect({ status: res.status, error: res.json?.error }).toEqual({ status, error });
-  expect(typeof res.json.error_description).toBe("string");
-  expect(res.headers.get("cache-control")).toBe("no-store");
-}
-
 e2e(
   "agent registration",
   (server) => {
-    let tenant: Tenant;
-    let owner: { userId: string; email: string };
-
-    beforeAll(async () => {
-      tenant = await server().tenant();
-      owner = await ownerOf(server(), tenant.workspaceId);
-    });
+    const { owner } = useAgentTenant(server);
 
     describe("service_auth", () => {
       it("answers a pending registration with a claim token and a claim ceremony", async () => {
         const res = await identity(server(), {
           type: "service_auth",
-          login_hint: owner.email,
+          login_hint: owner().email,
           agent_name: "Billing bot",
         });
         expect(res.status).toBe(200);
@@ -88,14 +70,14 @@ e2e(
           status: "pending",
           workspaceId: null,
           agentName: "Billing bot",
-          loginHint: owner.email,
+          loginHint: owner().email,
           scopes: [],
         });
         expect(row.claimTokenHash).not.toContain(body.claim_token);
       });
 
       it("answers an e-mail without an account exactly as one with an account", async () => {
-        const known = await identity(server(), { type: "service_auth", login_hint: owner.email });
+        const known = await identity(server(), { type: "service_auth", login_hint: owner().email });
         const unknown = await identity(server(), {
           type: "service_auth",
           login_hint: "nobody-here@example.com",
@@ -106,7 +88,7 @@ e2e(
       });
 
       it("narrows post_claim_scopes to scope", async () => {
-        const body = await registerServiceAuth(server(), owner.email, {
+        const body = await registerServiceAuth(server(), owner().email, {
           scope: "leads.write clients.read leads.write",
         });
         expect(body.post_claim_scopes).toEqual(["clients.read", "leads.write"]);
@@ -119,7 +101,7 @@ e2e(
         ["   ", "no scope at all"],
         [["leads.read"], "a list instead of a string"],
       ] as [unknown, string][])("refuses scope %j (%s) with invalid_request", async (scope) => {
-        const res = await identity(server(), { type: "service_auth", login_hint: owner.email, scope });
+        const res = await identity(server(), { type: "service_auth", login_hint: owner().email, scope });
         expectOAuthError(res, 400, "invalid_request");
       });
 
@@ -140,7 +122,7 @@ e2e(
         for (const agentName of [7, "", "x".repeat(101), "line\nbreak"]) {
           const res = await identity(server(), {
             type: "service_auth",
-            login_hint: owner.email,
+            login_hint: owner().email,
             agent_name: agentName,
           });
           expectOAuthError(res, 400, "invalid_request");
@@ -200,7 +182,7 @@ e2e(
         const agent = await registerAnonymous(server());
         const first = await identity(
           server(),
-          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner.email },
+          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner().email },
           "/agent/identity/claim",
         );
         expect(first.status).toBe(200);
@@ -214,28 +196,28 @@ e2e(
         expect(first.json.claim).toEqual(first.json.claim_attempt);
         const second = await identity(
           server(),
-          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner.email },
+          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner().email },
           "/agent/identity/claim",
         );
         expect(second.status).toBe(200);
-        expect(await decide(server(), first.json.claim_attempt, owner.userId)).toMatchObject({
+        expect(await decide(server(), first.json.claim_attempt, owner().userId)).toMatchObject({
           outcome: "closed",
           reason: "decided",
         });
-        expect(await decide(server(), second.json.claim_attempt, owner.userId)).toMatchObject({
+        expect(await decide(server(), second.json.claim_attempt, owner().userId)).toMatchObject({
           outcome: "approved",
         });
 
         const again = await identity(
           server(),
-          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner.email },
+          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner().email },
           "/agent/identity/claim",
         );
         expectOAuthError(again, 400, "invalid_request");
       });
 
       it("restarts a service_auth ceremony only for the e-mail it registered with", async () => {
-        const agent = await registerServiceAuth(server(), owner.email);
+        const agent = await registerServiceAuth(server(), owner().email);
         const other = await identity(
           server(),
           { type: "login_hint", claim_token: agent.claim_token, login_hint: "else@example.com" },
@@ -244,7 +226,7 @@ e2e(
         expectOAuthError(other, 400, "invalid_login_hint");
         const same = await identity(
           server(),
-          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner.email.toUpperCase() },
+          { type: "login_hint", claim_token: agent.claim_token, login_hint: owner().email.toUpperCase() },
           "/agent/identity/claim",
         );
         expect(same.status).toBe(200);
@@ -255,17 +237,21 @@ e2e(
         const agent = await registerAnonymous(server());
         const claim = (body: unknown) => identity(server(), body, "/agent/identity/claim");
         expectOAuthError(
-          await claim({ type: "email", claim_token: agent.claim_token, login_hint: owner.email }),
+          await claim({ type: "email", claim_token: agent.claim_token, login_hint: owner().email }),
           400,
           "invalid_request",
         );
         expectOAuthError(
-          await claim({ type: "login_hint", login_hint: owner.email }),
+          await claim({ type: "login_hint", login_hint: owner().email }),
           400,
           "invalid_request",
         );
         expectOAuthError(
-          await claim({ type: "login_hint", claim_token: `clm_${"A".repeat(43)}`, login_hint: owner.email }),
+          await claim({
+            type: "login_hint",
+            claim_token: `clm_${"A".repeat(43)}`,
+            login_hint: owner().email,
+          }),
           400,
           "invalid_request",
         );
@@ -279,7 +265,7 @@ e2e(
           data: { claimExpiresAt: new Date(Date.now() - 1000) },
         });
         expectOAuthError(
-          await claim({ type: "login_hint", claim_token: agent.claim_token, login_hint: owner.email }),
+          await claim({ type: "login_hint", claim_token: agent.claim_token, login_hint: owner().email }),
           400,
           "credential_expired",
         );
@@ -342,10 +328,10 @@ e2e(
 
         const startClaim = await identity(
           server(),
-          { type: "login_hint", claim_token: claimed.claim_token, login_hint: owner.email },
+          { type: "login_hint", claim_token: claimed.claim_token, login_hint: owner().email },
           "/agent/identity/claim",
         );
-        expect(await decide(server(), startClaim.json.claim_attempt, owner.userId)).toMatchObject({
+        expect(await decide(server(), startClaim.json.claim_attempt, owner().userId)).toMatchObject({
           outcome: "approved",
         });
 

@@ -1,8 +1,6 @@
 import { createRemoteJWKSet, generateKeyPair, jwtVerify, SignJWT, UnsecuredJWT } from "jose";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
-import { SigningKeys } from "../../../server/agents/keys.ts";
-import { SecretBox, serverSecret } from "../../../server/webhooks/secrets.ts";
 import {
   CLAIM_GRANT_TYPE,
   decide,
@@ -13,31 +11,22 @@ import {
   refused,
   registerAnonymous,
   registerServiceAuth,
-  tokenClient,
 } from "../../support/agent-flow.ts";
 import { raw } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { expectOAuthError, signingKeys, useAgentTenant } from "./support.ts";
 
 e2e(
   "agent token endpoint",
   (server) => {
-    let tenant: Tenant;
-    let owner: { userId: string; email: string };
-    let grant: ReturnType<typeof tokenClient>;
+    const { tenant, owner, grant } = useAgentTenant(server);
     const prisma = () => server().running.db.prisma;
-
-    beforeAll(async () => {
-      tenant = await server().tenant();
-      owner = await ownerOf(server(), tenant.workspaceId);
-      grant = tokenClient(server().url);
-    });
 
     const poll = (claimToken: string) => grant(CLAIM_GRANT_TYPE, { claim_token: claimToken });
 
     describe("claim grant", () => {
       it("is pending, slows a fast poller down, and once approved answers a token and an identity assertion, once", async () => {
-        const agent = await registerServiceAuth(server(), owner.email, {
+        const agent = await registerServiceAuth(server(), owner().email, {
           scope: "leads.read leads.write clients.read",
         });
         const pending = refused(await poll(agent.claim_token), 400, "authorization_pending");
@@ -48,7 +37,7 @@ e2e(
         refused(await poll(agent.claim_token), 400, "authorization_pending");
 
         expect(
-          await decide(server(), agent.claim, owner.userId, { workspaceId: tenant.workspaceId }),
+          await decide(server(), agent.claim, owner().userId, { workspaceId: tenant().workspaceId }),
         ).toMatchObject({ outcome: "approved" });
         const body = granted(await poll(agent.claim_token));
         expect(body).toMatchObject({
@@ -72,7 +61,7 @@ e2e(
           where: { registrationId: agent.registration_id },
         });
         expect(token).toMatchObject({
-          workspaceId: tenant.workspaceId,
+          workspaceId: tenant().workspaceId,
           scopes: ["clients.read", "leads.read", "leads.write"],
         });
         expect(token.hash).not.toContain(body.access_token);
@@ -81,32 +70,32 @@ e2e(
       });
 
       it("answers access_denied after the user denies", async () => {
-        const agent = await registerServiceAuth(server(), owner.email);
-        expect(await decide(server(), agent.claim, owner.userId, { approve: false })).toEqual({
+        const agent = await registerServiceAuth(server(), owner().email);
+        expect(await decide(server(), agent.claim, owner().userId, { approve: false })).toEqual({
           outcome: "denied",
         });
         refused(await poll(agent.claim_token), 400, "access_denied");
       });
 
       it("answers expired_token once the claim token, or the attempt without a new one, has expired", async () => {
-        const late = await registerServiceAuth(server(), owner.email);
+        const late = await registerServiceAuth(server(), owner().email);
         await prisma().agentRegistration.update({
           where: { id: late.registration_id },
           data: { claimExpiresAt: new Date(Date.now() - 1) },
         });
         refused(await poll(late.claim_token), 400, "expired_token");
 
-        const stale = await registerServiceAuth(server(), owner.email);
+        const stale = await registerServiceAuth(server(), owner().email);
         await prisma().claimAttempt.updateMany({
           where: { registrationId: stale.registration_id },
           data: { expiresAt: new Date(Date.now() - 1) },
         });
         refused(await poll(stale.claim_token), 400, "expired_token");
 
-        const guessed = await registerServiceAuth(server(), owner.email);
+        const guessed = await registerServiceAuth(server(), owner().email);
         const wrong = guessed.claim.user_code === "000000" ? "111111" : "000000";
-        for (let i = 0; i < 5; i++) await decide(server(), guessed.claim, owner.userId, { code: wrong });
-        expect(await decide(server(), guessed.claim, owner.userId)).toMatchObject({
+        for (let i = 0; i < 5; i++) await decide(server(), guessed.claim, owner().userId, { code: wrong });
+        expect(await decide(server(), guessed.claim, owner().userId)).toMatchObject({
           outcome: "closed",
           reason: "too_many_wrong_codes",
         });
@@ -182,10 +171,7 @@ e2e(
           .encode();
         const [header, , signature] = agent.identity_assertion.split(".");
         const tampered = `${header}.${Buffer.from(JSON.stringify({ iss: url, aud: url, sub: "areg_other", exp: 9e9 })).toString("base64url")}.${signature}`;
-        const keys = new SigningKeys(
-          prisma(),
-          new SecretBox(serverSecret(server().config), "kontor/agent-signing-keys"),
-        );
+        const keys = signingKeys(server());
         const expired = await keys.sign(
           {},
           { issuer: url, audience: url, subject: agent.registration_id, expiresInSeconds: -60 },
@@ -277,8 +263,8 @@ e2e(
         const lifetime = (row.expiresAt.getTime() - row.createdAt.getTime()) / 1000;
         expect(Math.abs(lifetime - PLAN_LIMITS.free.agent_token_lifetime_seconds)).toBeLessThan(2);
 
-        const agent = await registerServiceAuth(server(), owner.email);
-        await decide(server(), agent.claim, owner.userId, { workspaceId: tenant.workspaceId });
+        const agent = await registerServiceAuth(server(), owner().email);
+        await decide(server(), agent.claim, owner().userId, { workspaceId: tenant().workspaceId });
         expect(granted(await poll(agent.claim_token)).expires_in).toBe(3600);
         expect(PLAN_LIMITS.pro.agent_token_lifetime_seconds).toBeGreaterThan(3600);
       });
@@ -340,9 +326,7 @@ e2e(
         ],
       ])("answers %s with an RFC 6749 error", async (_name, body, contentType, error, status = 400) => {
         const res = await post(body, contentType);
-        expect({ status: res.status, error: res.json?.error }).toEqual({ status, error });
-        expect(typeof res.json.error_description).toBe("string");
-        expect(res.headers.get("cache-control")).toBe("no-store");
+        expectOAuthError(res, status, error);
         expect(res.headers.get("content-type")).toMatch(/^application\/json/);
       });
 

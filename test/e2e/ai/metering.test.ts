@@ -23,7 +23,7 @@ import {
 import { raw } from "../../support/http.ts";
 import { eventually } from "../../support/receiver.ts";
 import { e2e } from "../../support/suite.ts";
-import { FIVE_HOURS, WEEK } from "./support.ts";
+import { collectChunks, FIVE_HOURS, WEEK } from "./support.ts";
 
 /**
  * The coding plan: tokens the provider reports, counted per workspace against a 5-hour and a
@@ -73,27 +73,9 @@ function expectResets(headers: Headers) {
   return { fiveHourAt, weeklyAt };
 }
 
-async function collect<T>(
-  source: AsyncIterable<T> & { controller: AbortController },
-  timeoutMs = 5_000,
-): Promise<T[]> {
-  const out: T[] = [];
-  const iterator = source[Symbol.asyncIterator]();
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">(
-      (resolve) => (timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()))),
-    );
-    const next = await Promise.race([iterator.next(), late]).finally(() => clearTimeout(timer));
-    if (next === "late") {
-      source.controller.abort();
-      throw new Error(`the stream did not end within ${timeoutMs} ms; ${out.length} chunks arrived`);
-    }
-    if (next.done) return out;
-    out.push(next.value);
-  }
-}
+/** Every chunk of a stream, aborting it and failing (not hanging) when it does not end within 5 s. */
+const collect = <T>(source: AsyncIterable<T> & { controller: AbortController }) =>
+  collectChunks(source, { onTimeout: () => source.controller.abort() });
 
 e2e(
   "AI coding plan metering",

@@ -1,13 +1,11 @@
 import OpenAI from "openai";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
 import {
   completion,
   type FakeRequest,
   gate,
-  type Handler,
   headThenHang,
-  startFakeOpenAI,
   stream,
   usageOf,
 } from "../../support/fake-openai.ts";
@@ -17,10 +15,9 @@ import { startTestServer, type TestServer } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
 import {
   collectEvents as collect,
-  defaultAnswer,
   responsesApi,
   RESPONSES_SECRET as SECRET,
-  type Seeded,
+  scriptedFake,
   textRound,
   toolNames,
   toolRound,
@@ -34,27 +31,13 @@ import {
  * and no provider configured.
  */
 
-const fake = await startFakeOpenAI();
-afterAll(() => fake.close());
-
-/**
- * The fake's answers, one per upstream request, in order; reset before every test so a failing
- * test leaves nothing queued for the next. Past the script, the default answer.
- */
-let script: Handler[] = [];
-fake.setDefault((request, res) => (script.shift() ?? defaultAnswer)(request, res));
-beforeEach(() => {
-  script = [];
-});
+const { fake, play } = await scriptedFake();
 
 e2e(
   "AI responses: scopes, rate limits and metering",
   (server) => {
-    const { client, responsesUrl, post, tenant, since, seed } = responsesApi(server, fake);
-    let seeded: Seeded;
-    beforeAll(async () => {
-      seeded = await seed();
-    });
+    const { client, responsesUrl, post, tenant, since, useSeeded } = responsesApi(server, fake);
+    const seeded = useSeeded();
 
     describe("scopes, rate limits and metering", () => {
       it("a credential with neither ai.responses nor ai.coding is 403 insufficient_scope (ai.responses), before the provider", async () => {
@@ -134,10 +117,10 @@ e2e(
         const free = await tenant("free", ["ai.coding"]);
         const limits = PLAN_LIMITS.free;
         const before = fake.requests.length;
-        script = [
+        play(
           toolRound([{ id: "call_ws", name: "workspace", args: {} }], usageOf(1_000, 200)),
           textRound("Your workspace.", usageOf(3_000, 300)),
-        ];
+        );
         const { data, response } = await client(free.key)
           .responses.create({ model: "gpt-4o-mini", input: "Which workspace is this?" })
           .withResponse();
@@ -166,7 +149,7 @@ e2e(
         expect(second.headers.get("x-codingplan-weekly-used-percent")).toBe("0.45");
 
         // A stream: the headers in its head, and its tokens counted once it has ended (9 + 3 more).
-        script = [stream({ deltas: ["streamed"], usage: usageOf(5_000, 500) })];
+        play(stream({ deltas: ["streamed"], usage: usageOf(5_000, 500) }));
         const { data: streamed, response: head } = await client(free.key)
           .responses.create({ model: "gpt-4o-mini", input: "Stream.", stream: true })
           .withResponse();
@@ -184,7 +167,7 @@ e2e(
 
       it("a coding pool spent is 429 rate_limit_exceeded with the coding headers, before the provider", async () => {
         const free = await tenant("free", ["ai.coding"]);
-        script = [completion({ text: "big", usage: usageOf(150_000, 50_001) })];
+        play(completion({ text: "big", usage: usageOf(150_000, 50_001) }));
         expect((await post(free.key, { model: "gpt-4o-mini", input: "A lot." })).status).toBe(200);
         const before = fake.requests.length;
         const refused = await post(free.key, { model: "gpt-4o-mini", input: "More." });
@@ -267,7 +250,7 @@ e2e(
         expect(PLAN_LIMITS.free.coding_concurrency).toBe(1);
         const hold = gate();
         const before = fake.requests.length;
-        script = [stream({ deltas: ["first", " never", " sent"], holdAfter: 2, gate: hold.promise })];
+        play(stream({ deltas: ["first", " never", " sent"], holdAfter: 2, gate: hold.promise }));
         const abort = new AbortController();
         const created = await client(free.key).responses.create(
           { model: "gpt-4o-mini", input: "Talk.", stream: true },
@@ -303,10 +286,10 @@ e2e(
       it("a client leaving mid-loop (no stream) aborts the provider's request and gives the coding slot back", async () => {
         const free = await tenant("free", ["ai.coding"]);
         const before = fake.requests.length;
-        script = [
+        play(
           toolRound([{ id: "call_ws", name: "workspace", args: {} }], usageOf(10, 1)),
           headThenHang({ partial: '{"id": "chatcmpl-slow", "choices": [' }),
-        ];
+        );
         const abort = new AbortController();
         const pending = fetch(responsesUrl(), {
           method: "POST",
@@ -341,7 +324,7 @@ e2e(
             body: JSON.stringify({ model: "gpt-4o-mini", input }),
           });
         const before = fake.requests.length;
-        script = [textRound("Only once.", usageOf(3, 1))];
+        play(textRound("Only once.", usageOf(3, 1)));
         const first = await send("Once?");
         expect(first.status).toBe(200);
         const again = await send("Once?");

@@ -1,14 +1,12 @@
 import OpenAI from "openai";
 import type { Response as OpenAIResponse, ResponseStreamEvent } from "openai/resources/responses/responses";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
 import { flushRequestLogs } from "../../../server/observability/request-log.ts";
 import {
   completion,
   type FakeRequest,
   gate,
-  type Handler,
-  startFakeOpenAI,
   stream,
   error as upstreamError,
   usageOf,
@@ -19,12 +17,11 @@ import { e2e } from "../../support/suite.ts";
 import {
   collectEvents as collect,
   DEFAULT_TEXT,
-  defaultAnswer,
   PNG,
   parseSse,
   responsesApi,
   RESPONSES_SECRET as SECRET,
-  type Seeded,
+  scriptedFake,
   textRound,
   toolRound,
   usageOfResponse,
@@ -36,18 +33,7 @@ import {
  * event stream (paced by the fake's gate), and the request log's model and tokens.
  */
 
-const fake = await startFakeOpenAI();
-afterAll(() => fake.close());
-
-/**
- * The fake's answers, one per upstream request, in order; reset before every test so a failing
- * test leaves nothing queued for the next. Past the script, the default answer.
- */
-let script: Handler[] = [];
-fake.setDefault((request, res) => (script.shift() ?? defaultAnswer)(request, res));
-beforeEach(() => {
-  script = [];
-});
+const { fake, play } = await scriptedFake();
 
 /** The event types of a plain streamed answer with `deltas` text deltas. */
 const streamedTypes = (deltas: number, end = "response.completed") => [
@@ -65,11 +51,8 @@ const streamedTypes = (deltas: number, end = "response.completed") => [
 e2e(
   "AI responses: requests",
   (server) => {
-    const { client, responsesUrl, post, tenant, since, seed } = responsesApi(server, fake);
-    let seeded: Seeded;
-    beforeAll(async () => {
-      seeded = await seed();
-    });
+    const { client, responsesUrl, post, tenant, since, useSeeded } = responsesApi(server, fake);
+    const seeded = useSeeded();
 
     describe("request forms", () => {
       it("takes the plain prompt: one user message, no system message", async () => {
@@ -220,14 +203,14 @@ e2e(
         const tenantKey = seeded.owner.key;
         const hold = gate();
         const before = fake.requests.length;
-        script = [
+        play(
           stream({
             deltas: ["Hello", ", ", "world!"],
             usage: usageOf(21, 7),
             holdAfter: 2,
             gate: hold.promise,
           }),
-        ];
+        );
         const response = await fetch(responsesUrl(), {
           method: "POST",
           headers: { authorization: `Bearer ${tenantKey}`, "content-type": "application/json" },
@@ -296,7 +279,7 @@ e2e(
         expect(upstream.json).toMatchObject({ stream: true, stream_options: { include_usage: true } });
 
         // The same stream passes the OpenAPI check.
-        script = [stream({ deltas: ["a", "b"] })];
+        play(stream({ deltas: ["a", "b"] }));
         const checked = await post(tenantKey, { model: "gpt-4o-mini", input: "x", stream: true });
         expect(checked.status).toBe(200);
         expect(parseSse(checked.text).map((e) => e.data.type)).toEqual(streamedTypes(2));
@@ -304,14 +287,14 @@ e2e(
 
       it("the official client's stream gives the events and the first delta while the provider holds the rest", async () => {
         const hold = gate();
-        script = [
+        play(
           stream({
             deltas: ["One", " two", " three"],
             usage: usageOf(5, 3),
             holdAfter: 2,
             gate: hold.promise,
           }),
-        ];
+        );
         const created = await client(seeded.owner.key).responses.create({
           model: "gpt-4o-mini",
           input: "Count.",
@@ -338,7 +321,7 @@ e2e(
         expect(done.response.usage).toEqual(usageOfResponse(5, 3));
 
         // And the stream helper assembles the same answer.
-        script = [stream({ deltas: ["One", " two", " three"], usage: usageOf(5, 3) })];
+        play(stream({ deltas: ["One", " two", " three"], usage: usageOf(5, 3) }));
         const runner = client(seeded.owner.key).responses.stream({ model: "gpt-4o-mini", input: "Count." });
         let snapshot = "";
         runner.on("response.output_text.delta", (event) => void (snapshot = event.snapshot));
@@ -354,21 +337,21 @@ e2e(
         const openai = client(owner.key);
 
         // /v1/chat/completions
-        script = [completion({ text: "chat", usage: usageOf(11, 5) })];
+        play(completion({ text: "chat", usage: usageOf(11, 5) }));
         const chat = await openai.chat.completions
           .create({ model: "gpt-4.1", messages: [{ role: "user", content: "Hi" }] })
           .withResponse();
         // /v1/responses with two rounds
-        script = [
+        play(
           toolRound([{ id: "call_l", name: "leads", args: {} }], usageOf(100, 20)),
           textRound("No leads.", usageOf(250, 30)),
-        ];
+        );
         const loop = await openai.responses.create({ model: "gpt-4o-mini", input: "Leads?" }).withResponse();
         expect(loop.data.usage).toEqual(usageOfResponse(350, 50));
 
         // /v1/responses streamed, two rounds; held open after its first delta.
         const hold = gate();
-        script = [
+        play(
           toolRound([{ id: "call_w", name: "workspace", args: {} }], usageOf(60, 10)),
           stream({
             deltas: ["Streamed", " answer"],
@@ -376,7 +359,7 @@ e2e(
             holdAfter: 2,
             gate: hold.promise,
           }),
-        ];
+        );
         const { data: streamed, response: streamHead } = await openai.responses
           .create({ model: "gpt-4.1-mini", input: "Stream it.", stream: true })
           .withResponse();
@@ -399,7 +382,7 @@ e2e(
         expect(remaining.at(-1)!.type).toBe("response.completed");
 
         // A failing provider: the row is still written, without tokens.
-        script = [upstreamError(500, "boom", { type: "server_error" })];
+        play(upstreamError(500, "boom", { type: "server_error" }));
         const failed = await post(owner.key, { model: "gpt-4o-mini", input: "fail" });
         expect(failed.status).toBe(502);
 

@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_MAX_ROUNDS } from "../../../server/ai/responses.ts";
-import {
-  completion,
-  type FakeRequest,
-  type Handler,
-  startFakeOpenAI,
-  usageOf,
-} from "../../support/fake-openai.ts";
+import { completion, type FakeRequest, usageOf } from "../../support/fake-openai.ts";
 import { rest } from "../../support/http.ts";
 import { e2e } from "../../support/suite.ts";
 import {
-  defaultAnswer,
   jsonToolCalls,
   responsesApi,
   RESPONSES_SECRET as SECRET,
-  type Seeded,
+  scriptedFake,
   textRound,
   toolNames,
   toolRound,
@@ -30,20 +23,7 @@ import {
  * failures in responses-failures.test.ts.
  */
 
-const fake = await startFakeOpenAI();
-afterAll(() => fake.close());
-
-/**
- * The fake's answers, one per upstream request, in order; reset before every test so a failing
- * test leaves nothing queued for the next. Past the script, `fallback` answers.
- */
-let script: Handler[] = [];
-let fallback: Handler = defaultAnswer;
-fake.setDefault((request, res) => (script.shift() ?? fallback)(request, res));
-beforeEach(() => {
-  script = [];
-  fallback = defaultAnswer;
-});
+const { fake, play, fallBackTo } = await scriptedFake();
 
 /** The tool messages of an upstream request, their content parsed. */
 const toolResults = (request: FakeRequest) =>
@@ -61,21 +41,18 @@ const NOT_BUSINESS = /^(events?|webhook\w*|requestLog\w*|agent\w*|trustedProvide
 e2e(
   "AI responses: tools",
   (server) => {
-    const { client, post, since, seed } = responsesApi(server, fake);
-    let seeded: Seeded;
-    beforeAll(async () => {
-      seeded = await seed();
-    });
+    const { client, post, since, useSeeded } = responsesApi(server, fake);
+    const seeded = useSeeded();
 
     describe("the tool loop over the workspace's data", () => {
       it("runs a leads tool call as the caller and answers with the model's final text (official client)", async () => {
         const { owner, ada, grace, otherAda } = seeded;
         const before = fake.requests.length;
         const answer = "You have one lead called Ada: Ada Lovelace of Analytical Engines (qualified).";
-        script = [
+        play(
           toolRound([{ id: "call_leads_1", name: "leads", args: { search: "Ada" } }], usageOf(100, 20)),
           textRound(answer, usageOf(250, 30)),
-        ];
+        );
 
         const { data, response } = await client(owner.key)
           .responses.create({ model: "gpt-4o-mini", input: "Which of my leads are called Ada?" })
@@ -163,7 +140,7 @@ e2e(
         const { owner, client: customer, invoice, otherAda } = seeded;
         const before = fake.requests.length;
         const answer = "Babbage Difference Works owes one draft invoice.";
-        script = [
+        play(
           toolRound(
             [
               { id: "call_c", name: "clients", args: { search: "Babbage" } },
@@ -173,7 +150,7 @@ e2e(
             usageOf(120, 40),
           ),
           textRound(answer, usageOf(400, 25)),
-        ];
+        );
         const deltas: string[] = [];
         const runner = client(owner.key)
           .responses.stream({ model: "gpt-4o-mini", input: "What does Babbage owe?" })
@@ -239,7 +216,7 @@ e2e(
       it("answers a tool call the model got wrong with an error result and goes on", async () => {
         const { owner } = seeded;
         const before = fake.requests.length;
-        script = [
+        play(
           jsonToolCalls(
             [
               { id: "call_bad_stage", name: "leads", args: { stage: "closed" } },
@@ -248,7 +225,7 @@ e2e(
             usageOf(10, 5),
           ),
           completion({ text: "Sorry.", usage: usageOf(20, 2) }),
-        ];
+        );
         const answer = await client(owner.key).responses.create({
           model: "gpt-4o-mini",
           input: "Closed leads?",
@@ -271,7 +248,7 @@ e2e(
         const { owner, invoice, client: customer } = seeded;
         const narrow = await server().key(owner.workspaceId, ["ai.responses", "leads.read"]);
         const before = fake.requests.length;
-        script = [
+        play(
           toolRound(
             [
               { id: "call_inv", name: "invoices", args: {} },
@@ -281,7 +258,7 @@ e2e(
             usageOf(50, 10),
           ),
           textRound("I cannot see invoices.", usageOf(60, 5)),
-        ];
+        );
         const answer = await client(narrow.key).responses.create({
           model: "gpt-4o-mini",
           input: "List my invoices.",
@@ -319,7 +296,7 @@ e2e(
 
       it("a key with every scope is offered the business tools, never webhooks, events, request logs or agents", async () => {
         const before = fake.requests.length;
-        script = [textRound("ok", usageOf(1, 1))];
+        play(textRound("ok", usageOf(1, 1)));
         await client(seeded.owner.key).responses.create({ model: "gpt-4o-mini", input: "Hi" });
         const names = toolNames(since(before)[0]!);
         expect(names).toEqual(
@@ -349,7 +326,7 @@ e2e(
           "invoices.write",
         ]);
         const before = fake.requests.length;
-        script = [textRound("ok", usageOf(1, 1))];
+        play(textRound("ok", usageOf(1, 1)));
         await client(writer.key).responses.create({ model: "gpt-4o-mini", input: "Hi" });
         expect(toolNames(since(before)[0]!)).toEqual(["workspace"]);
 
@@ -374,8 +351,9 @@ e2e(
       it("a model that calls tools forever stops after the maximum rounds with status incomplete", async () => {
         expect(DEFAULT_MAX_ROUNDS).toBe(6);
         let n = 0;
-        fallback = (request, res) =>
-          toolRound([{ id: `call_loop_${++n}`, name: "workspace", args: {} }], usageOf(10, 2))(request, res);
+        fallBackTo((request, res) =>
+          toolRound([{ id: `call_loop_${++n}`, name: "workspace", args: {} }], usageOf(10, 2))(request, res),
+        );
         const before = fake.requests.length;
         const answer = await client(seeded.owner.key).responses.create({
           model: "gpt-4o-mini",
@@ -420,10 +398,7 @@ e2e(
           args: {},
         }));
         const before = fake.requests.length;
-        script = [
-          jsonToolCalls(calls, usageOf(10, 10)),
-          completion({ text: "Done.", usage: usageOf(10, 1) }),
-        ];
+        play(jsonToolCalls(calls, usageOf(10, 10)), completion({ text: "Done.", usage: usageOf(10, 1) }));
         const answer = await client(seeded.owner.key).responses.create({
           model: "gpt-4o-mini",
           input: "Many calls.",
@@ -437,7 +412,7 @@ e2e(
       });
 
       it("a provider stopping for length is incomplete (max_output_tokens), the partial text kept", async () => {
-        script = [
+        play(
           completion({
             usage: usageOf(12, 4),
             extra: {
@@ -451,7 +426,7 @@ e2e(
               ],
             },
           }),
-        ];
+        );
         const answer = await client(seeded.owner.key).responses.create({
           model: "gpt-4o-mini",
           input: "Write a lot.",

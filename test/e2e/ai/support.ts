@@ -3,7 +3,7 @@ import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
 } from "openai/resources/chat/completions";
-import { expect } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect } from "vitest";
 import type { PlanName } from "../../../schema/lib/plans.ts";
 import {
   type ChatUsage,
@@ -11,6 +11,7 @@ import {
   type FakeOpenAI,
   type FakeRequest,
   type Handler,
+  startFakeOpenAI,
   stream,
   usageOf,
 } from "../../support/fake-openai.ts";
@@ -238,29 +239,9 @@ export function parseSse(text: string): SseEvent[] {
     });
 }
 
-/** Every item of an async iterable, failing (not hanging) when it does not end in time. */
-export async function collectEvents<T>(
-  source: AsyncIterable<T>,
-  abort: () => void,
-  timeoutMs = 8_000,
-): Promise<T[]> {
-  const out: T[] = [];
-  const iterator = source[Symbol.asyncIterator]();
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">(
-      (resolve) => (timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()))),
-    );
-    const next = await Promise.race([iterator.next(), late]).finally(() => clearTimeout(timer));
-    if (next === "late") {
-      abort();
-      throw new Error(`the stream did not end within ${timeoutMs} ms; ${out.length} events arrived`);
-    }
-    if (next.done) return out;
-    out.push(next.value);
-  }
-}
+/** Every item of an async iterable, calling `abort` and failing (not hanging) when it does not end in time. */
+export const collectEvents = <T>(source: AsyncIterable<T>, abort: () => void, timeoutMs = 8_000) =>
+  collectChunks(source, { timeoutMs, onTimeout: abort });
 
 export const usageOfResponse = (input: number, output: number) => ({
   input_tokens: input,
@@ -279,6 +260,33 @@ export interface Seeded {
   invoice: any;
   other: Tenant;
   otherAda: any;
+}
+
+/**
+ * The fake provider of a /v1/responses suite file, started now and closed after its tests, answering
+ * from a script: `play(...answers)` sets the answers, one per upstream request, in order. The script
+ * is emptied before every test so a failing test leaves nothing queued for the next; past it, the
+ * default answer, or what `fallBackTo` set for the test.
+ */
+export async function scriptedFake() {
+  const fake = await startFakeOpenAI();
+  afterAll(() => fake.close());
+  let script: Handler[] = [];
+  let fallback: Handler = defaultAnswer;
+  fake.setDefault((request, res) => (script.shift() ?? fallback)(request, res));
+  beforeEach(() => {
+    script = [];
+    fallback = defaultAnswer;
+  });
+  return {
+    fake,
+    play: (...answers: Handler[]) => {
+      script = answers;
+    },
+    fallBackTo: (handler: Handler) => {
+      fallback = handler;
+    },
+  };
 }
 
 /** The helpers of a /v1/responses suite: called inside `e2e(...)` with its server getter and the fake provider. */
@@ -340,5 +348,14 @@ export function responsesApi(server: () => TestServer, fake: FakeOpenAI) {
     return { owner, ada, grace, client: customer, invoice, other, otherAda };
   }
 
-  return { client, responsesUrl, post, tenant, since, seed };
+  /** The `Seeded` workspaces, created before the suite's tests: the object they are put in then. */
+  function useSeeded(): Seeded {
+    const seeded = {} as Seeded;
+    beforeAll(async () => {
+      Object.assign(seeded, await seed());
+    });
+    return seeded;
+  }
+
+  return { client, responsesUrl, post, tenant, since, seed, useSeeded };
 }

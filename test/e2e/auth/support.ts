@@ -1,4 +1,4 @@
-/** Helpers shared by the auth suites (credentials.test.ts, scopes.test.ts). */
+/** Helpers shared by the auth suites (credentials.test.ts, scopes.test.ts) and the agent suites. */
 
 /** docs/api/scopes.md, written out rather than imported so the test checks the product against the contract. */
 export const SCOPE_CATALOG = [

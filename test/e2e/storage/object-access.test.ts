@@ -31,6 +31,7 @@ objectsE2e("objects: scopes, tenancy, events, idempotency and GraphQL", (server,
     storeKeyOf,
     content,
     rawUpload,
+    rawText,
     upload,
     uploadBytes,
     newBucket,
@@ -71,13 +72,7 @@ objectsE2e("objects: scopes, tenancy, events, idempotency and GraphQL", (server,
     it("storage.read cannot upload (JSON or raw) or delete: 403 required_scope storage.write, nothing changes", async () => {
       const before = await holdings(owner, bucket);
       expectScope(await uploadBytes(reader, bucket, "no.txt", Buffer.from("no")), "storage.write");
-      expectScope(
-        await rawUpload(reader, bucket, Buffer.from("no"), {
-          contentType: "text/plain",
-          query: { file_name: "no.txt" },
-        }),
-        "storage.write",
-      );
+      expectScope(await rawText(reader, bucket, "no", "no.txt"), "storage.write");
       expectScope(
         await rawUpload(reader, bucket, Buffer.from("%PDF"), { contentType: "application/pdf" }),
         "storage.write",
@@ -90,10 +85,7 @@ objectsE2e("objects: scopes, tenancy, events, idempotency and GraphQL", (server,
       const api = rest(server().api, writer);
       const json = await uploadBytes(writer, bucket, "by-writer.txt", Buffer.from("w"), "text/plain");
       expect(json.status, JSON.stringify(json.body)).toBe(201);
-      const rawMade = await rawUpload(writer, bucket, Buffer.from("raw"), {
-        contentType: "text/plain",
-        query: { file_name: "raw-writer.txt" },
-      });
+      const rawMade = await rawText(writer, bucket, "raw", "raw-writer.txt");
       expect(rawMade.status, JSON.stringify(rawMade.body)).toBe(201);
       expectScope(await content(writer, object.id), "storage.read");
       expectScope(await api.get(`/buckets/${bucket}/objects`), "storage.read");
@@ -114,13 +106,7 @@ objectsE2e("objects: scopes, tenancy, events, idempotency and GraphQL", (server,
       expectScope(await api.get(`/objects/${object.id}`), "storage.read");
       expectScope(await content(neither, object.id), "storage.read");
       expectScope(await uploadBytes(neither, bucket, "x.txt", Buffer.from("x")), "storage.write");
-      expectScope(
-        await rawUpload(neither, bucket, Buffer.from("x"), {
-          contentType: "text/plain",
-          query: { file_name: "x.txt" },
-        }),
-        "storage.write",
-      );
+      expectScope(await rawText(neither, bucket, "x", "x.txt"), "storage.write");
       expectScope(await api.delete(`/objects/${object.id}`), "storage.write");
       expect((await rest(server().api, owner.key).get(`/objects/${object.id}`)).body).toEqual(object);
     });
@@ -157,14 +143,8 @@ objectsE2e("objects: scopes, tenancy, events, idempotency and GraphQL", (server,
           NEVER_BUCKET,
         ],
         [
-          await rawUpload(key, bucket, Buffer.from("x"), {
-            contentType: "text/plain",
-            query: { file_name: "x.txt" },
-          }),
-          await rawUpload(key, NEVER_BUCKET, Buffer.from("x"), {
-            contentType: "text/plain",
-            query: { file_name: "x.txt" },
-          }),
+          await rawText(key, bucket, "x", "x.txt"),
+          await rawText(key, NEVER_BUCKET, "x", "x.txt"),
           bucket,
           NEVER_BUCKET,
         ],
@@ -352,11 +332,7 @@ objectsE2e("objects: scopes, tenancy, events, idempotency and GraphQL", (server,
       );
       expect(made.status).toBe(201);
       const rawKey = newKey();
-      const rawMade = await rawUpload(tenant.key, bucket, Buffer.from("one"), {
-        contentType: "text/plain",
-        query: { file_name: "c.txt" },
-        headers: { "Idempotency-Key": rawKey },
-      });
+      const rawMade = await rawText(tenant.key, bucket, "one", "c.txt", { "Idempotency-Key": rawKey });
       expect(rawMade.status).toBe(201);
       const before = await holdings(tenant, bucket);
 
@@ -367,18 +343,10 @@ objectsE2e("objects: scopes, tenancy, events, idempotency and GraphQL", (server,
         { "Idempotency-Key": jsonKey },
       );
       expectError(jsonConflict, 409, "idempotency_conflict");
-      const rawConflict = await rawUpload(tenant.key, bucket, Buffer.from("two"), {
-        contentType: "text/plain",
-        query: { file_name: "c.txt" },
-        headers: { "Idempotency-Key": rawKey },
-      });
+      const rawConflict = await rawText(tenant.key, bucket, "two", "c.txt", { "Idempotency-Key": rawKey });
       expectError(rawConflict, 409, "idempotency_conflict");
       // Same bytes under another name is another request too.
-      const renamed = await rawUpload(tenant.key, bucket, Buffer.from("one"), {
-        contentType: "text/plain",
-        query: { file_name: "d.txt" },
-        headers: { "Idempotency-Key": rawKey },
-      });
+      const renamed = await rawText(tenant.key, bucket, "one", "d.txt", { "Idempotency-Key": rawKey });
       expectError(renamed, 409, "idempotency_conflict");
       expect(await holdings(tenant, bucket)).toEqual(before);
     });

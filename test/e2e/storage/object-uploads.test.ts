@@ -33,6 +33,7 @@ objectsE2e("objects: uploads", (server, _stack, s3) => {
     fetchChecked,
     content,
     rawUpload,
+    rawText,
     upload,
     uploadBytes,
     newBucket,
@@ -319,6 +320,10 @@ objectsE2e("objects: uploads", (server, _stack, s3) => {
         return res;
       }
 
+      /** `refused` for a raw upload of `body` with `options`, as 400 validation_failed naming `param`. */
+      const invalidRaw = (body: Uint8Array, options: Parameters<typeof rawUpload>[3], param: string) =>
+        refused(() => rawUpload(tenant.key, bucket, body, options), 400, "validation_failed", param);
+
       it("a JSON Content-Type is the JSON form: file_name in the query is 400 validation_failed param file_name", async () => {
         const json = Buffer.from(
           JSON.stringify({
@@ -327,14 +332,9 @@ objectsE2e("objects: uploads", (server, _stack, s3) => {
             content_base64: b64(Buffer.from("{}")),
           }),
         );
-        await refused(
-          () =>
-            rawUpload(tenant.key, bucket, json, {
-              contentType: "application/json",
-              query: { file_name: "body.json" },
-            }),
-          400,
-          "validation_failed",
+        await invalidRaw(
+          json,
+          { contentType: "application/json", query: { file_name: "body.json" } },
           "file_name",
         );
       });
@@ -362,39 +362,24 @@ objectsE2e("objects: uploads", (server, _stack, s3) => {
       });
 
       it("a non-JSON type without file_name: 400 param file_name", async () => {
-        await refused(
-          () => rawUpload(tenant.key, bucket, Buffer.from("%PDF"), { contentType: "application/pdf" }),
-          400,
-          "validation_failed",
-          "file_name",
-        );
+        await invalidRaw(Buffer.from("%PDF"), { contentType: "application/pdf" }, "file_name");
       });
 
       it.each([[""], ["  "], ["dir/a.pdf"], ["dir\\a.pdf"], ["n".repeat(256)]])(
         "file_name %j: 400 param file_name",
         async (name) => {
-          await refused(
-            () =>
-              rawUpload(tenant.key, bucket, Buffer.from("%PDF"), {
-                contentType: "application/pdf",
-                query: { file_name: name },
-              }),
-            400,
-            "validation_failed",
+          await invalidRaw(
+            Buffer.from("%PDF"),
+            { contentType: "application/pdf", query: { file_name: name } },
             "file_name",
           );
         },
       );
 
       it("an unknown query parameter: 400 validation_failed naming it", async () => {
-        const res = await refused(
-          () =>
-            rawUpload(tenant.key, bucket, Buffer.from("%PDF"), {
-              contentType: "application/pdf",
-              query: { file_name: "a.pdf", folder: "x" },
-            }),
-          400,
-          "validation_failed",
+        const res = await invalidRaw(
+          Buffer.from("%PDF"),
+          { contentType: "application/pdf", query: { file_name: "a.pdf", folder: "x" } },
           "folder",
         );
         expect(res.body.error.message).toContain("folder");
@@ -403,38 +388,25 @@ objectsE2e("objects: uploads", (server, _stack, s3) => {
       it.each([["text"], ["a/b/c"], ["text/plain;;"]])(
         "a Content-Type header %j: 400 param Content-Type",
         async (type) => {
-          await refused(
-            () =>
-              rawUpload(tenant.key, bucket, Buffer.from("x"), {
-                contentType: type,
-                query: { file_name: "a.txt" },
-              }),
-            400,
-            "validation_failed",
+          await invalidRaw(
+            Buffer.from("x"),
+            { contentType: type, query: { file_name: "a.txt" } },
             "Content-Type",
           );
         },
       );
 
       it("a content_type query parameter that is no MIME type: 400 param content_type", async () => {
-        await refused(
-          () =>
-            rawUpload(tenant.key, bucket, Buffer.from("x"), {
-              contentType: "text/plain",
-              query: { file_name: "a.txt", content_type: "a/b/c" },
-            }),
-          400,
-          "validation_failed",
+        await invalidRaw(
+          Buffer.from("x"),
+          { contentType: "text/plain", query: { file_name: "a.txt", content_type: "a/b/c" } },
           "content_type",
         );
       });
 
       it("an unknown bucket: 404 param bucket_id", async () => {
         const before = await storedKeys(tenant.workspaceId);
-        const res = await rawUpload(tenant.key, NEVER_BUCKET, Buffer.from("x"), {
-          contentType: "text/plain",
-          query: { file_name: "a.txt" },
-        });
+        const res = await rawText(tenant.key, NEVER_BUCKET, "x", "a.txt");
         expectError(res, 404, "not_found", "bucket_id");
         expect(await storedKeys(tenant.workspaceId)).toEqual(before);
       });

@@ -116,6 +116,20 @@ export function objectsHelpers(server: () => TestServer, s3?: () => S3TestServer
     });
   }
 
+  /** A raw upload of `text` as text/plain, named `fileName`. */
+  const rawText = (
+    key: string,
+    bucketId: string,
+    text: string,
+    fileName: string,
+    headers?: Record<string, string>,
+  ) =>
+    rawUpload(key, bucketId, Buffer.from(text), {
+      contentType: "text/plain",
+      query: { file_name: fileName },
+      headers,
+    });
+
   /** A JSON upload through REST. */
   const upload = (
     key: string,
@@ -166,6 +180,7 @@ export function objectsHelpers(server: () => TestServer, s3?: () => S3TestServer
     fetchChecked,
     content,
     rawUpload,
+    rawText,
     upload,
     uploadBytes,
     newBucket,
