@@ -1,12 +1,12 @@
 import { expect } from "vitest";
-import type { ApiResponse, rest } from "./http.ts";
+import type { ApiResponse } from "./http.ts";
 import type { TestServer } from "./server.ts";
+import type { Api } from "./workspace.ts";
 
 /** Helpers shared by the invoicing suites (test/e2e/invoicing/). */
 
-export type Api = ReturnType<typeof rest>;
-
-export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export { ISO } from "./assertions.ts";
+export type { Api } from "./workspace.ts";
 export const NEVER_INVOICE = "inv_01J00000000000000000000000";
 
 export const today = () => new Date().toISOString().slice(0, 10);

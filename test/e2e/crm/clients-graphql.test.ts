@@ -1,23 +1,15 @@
-import { beforeAll, describe, expect, it } from "vitest";
-import { ids } from "../../support/assertions.ts";
+import { describe, expect, it } from "vitest";
+import { ISO, ids } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
-import { rest } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
-import { CLIENT_ID, EMPTY_ADDRESS, ISO, MISSING, scratchOf } from "./support.ts";
+import { useWorkspace } from "../../support/workspace.ts";
+import { CLIENT_ID, EMPTY_ADDRESS, MISSING, scratchOf } from "./support.ts";
 
 const CLIENT_FIELDS = `object id name email phone company_name tax_id
   address { line1 line2 city region postal_code country } currency notes created_at updated_at`;
 
 e2e("clients: over GraphQL", (server) => {
-  let tenant: Tenant;
-  let api: ReturnType<typeof rest>;
-
-  beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
-  });
-
+  const { tenant, api } = useWorkspace(server);
   const scratch = scratchOf(server);
 
   describe("over GraphQL", () => {

@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { ids } from "../../support/assertions.ts";
-import { call, rest } from "../../support/http.ts";
+import { expectValidationFailed, ids } from "../../support/assertions.ts";
+import { call } from "../../support/http.ts";
 import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { type Api, newWorkspace } from "../../support/workspace.ts";
 import { scratchOf } from "./support.ts";
 
 e2e("clients: list", (server) => {
@@ -10,12 +11,11 @@ e2e("clients: list", (server) => {
 
   describe("list", () => {
     let own: Tenant;
-    let client: ReturnType<typeof rest>;
+    let client: Api;
     let made: string[];
 
     beforeAll(async () => {
-      own = await server().tenant();
-      client = rest(server().api, own.key);
+      ({ own, client } = await newWorkspace(server()));
       made = [];
       const rows = [
         { name: "Alpha Bakery", email: "orders@alpha.example" },
@@ -67,8 +67,7 @@ e2e("clients: list", (server) => {
     });
 
     it("defaults to 20 per page and allows up to 100", async () => {
-      const many = await server().tenant();
-      const c = rest(server().api, many.key);
+      const { client: c } = await newWorkspace(server());
       for (let i = 0; i < 21; i++)
         expect((await c.post("/clients", { name: `Client ${i}` })).status).toBe(201);
       const page = await c.get("/clients");
@@ -119,12 +118,7 @@ e2e("clients: list", (server) => {
       ["email=orders%40alpha.example", "email"],
     ])("rejects ?%s with 400 validation_failed on %s", async (query, param) => {
       const res = await client.get(`/clients?${query}`);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({
-        type: "invalid_request_error",
-        code: "validation_failed",
-        param,
-      });
+      expectValidationFailed(res, param);
       expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
     });
 

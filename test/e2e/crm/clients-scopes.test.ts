@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { expectInsufficientScope } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import { e2e } from "../../support/suite.ts";
@@ -27,12 +28,7 @@ e2e("clients: scopes", (server) => {
         await reader.patch(`/clients/${existing.id}`, { name: "Sneaky" }),
         await reader.delete(`/clients/${existing.id}`),
       ]) {
-        expect(res.status).toBe(403);
-        expect(res.body.error).toMatchObject({
-          type: "permission_error",
-          code: "insufficient_scope",
-          required_scope: "clients.write",
-        });
+        expectInsufficientScope(res, "clients.write");
         expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
       }
       expect(await count()).toBe(1);
@@ -48,12 +44,7 @@ e2e("clients: scopes", (server) => {
       expect((await client.get(`/clients/${created.body.id}`)).body).toEqual(created.body);
 
       for (const res of [await writer.get("/clients"), await writer.get(`/clients/${created.body.id}`)]) {
-        expect(res.status).toBe(403);
-        expect(res.body.error).toMatchObject({
-          type: "permission_error",
-          code: "insufficient_scope",
-          required_scope: "clients.read",
-        });
+        expectInsufficientScope(res, "clients.read");
       }
       const patched = await writer.patch(`/clients/${created.body.id}`, { notes: "w" });
       expect(patched.status).toBe(200);

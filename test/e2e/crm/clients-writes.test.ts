@@ -1,19 +1,12 @@
-import { beforeAll, describe, expect, it } from "vitest";
-import { ids } from "../../support/assertions.ts";
-import { call, rest } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
+import { describe, expect, it } from "vitest";
+import { expectNotFound, expectValidationFailed, ISO, ids } from "../../support/assertions.ts";
+import { call } from "../../support/http.ts";
 import { e2e } from "../../support/suite.ts";
-import { CLIENT_ID, EMPTY_ADDRESS, ISO, MISSING, scratchOf } from "./support.ts";
+import { useWorkspace } from "../../support/workspace.ts";
+import { CLIENT_ID, EMPTY_ADDRESS, MISSING, scratchOf } from "./support.ts";
 
 e2e("clients: create, update, delete", (server) => {
-  let tenant: Tenant;
-  let api: ReturnType<typeof rest>;
-
-  beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
-  });
-
+  const { api } = useWorkspace(server);
   const scratch = scratchOf(server);
 
   describe("create", () => {
@@ -137,12 +130,7 @@ e2e("clients: create, update, delete", (server) => {
     ])("rejects %j with 400 validation_failed on %s and writes nothing", async (body, param) => {
       const { client, count } = await scratch();
       const res = await client.post("/clients", body);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({
-        type: "invalid_request_error",
-        code: "validation_failed",
-        param,
-      });
+      expectValidationFailed(res, param);
       expect(res.body.error.message).toEqual(expect.any(String));
       expect(res.body.error.request_id).toMatch(/^req_/);
       expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
@@ -304,12 +292,7 @@ e2e("clients: create, update, delete", (server) => {
       async (body, param) => {
         const created = (await api.post("/clients", full)).body;
         const res = await api.patch(`/clients/${created.id}`, body);
-        expect(res.status).toBe(400);
-        expect(res.body.error).toMatchObject({
-          type: "invalid_request_error",
-          code: "validation_failed",
-          param,
-        });
+        expectValidationFailed(res, param);
         expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
         expect((await api.get(`/clients/${created.id}`)).body).toEqual(created);
       },
@@ -328,8 +311,7 @@ e2e("clients: create, update, delete", (server) => {
         await api.patch(`/clients/${created.id}`, { name: "Back" }),
         await api.delete(`/clients/${created.id}`),
       ]) {
-        expect(after.status).toBe(404);
-        expect(after.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
+        expectNotFound(after);
       }
       expect(ids((await api.get("/clients?search=Doomed")).body)).toEqual([]);
     });
@@ -352,8 +334,7 @@ e2e("clients: create, update, delete", (server) => {
         await api.delete(`/clients/${MISSING}`),
         await api.get("/clients/not-an-id"),
       ]) {
-        expect(res.status).toBe(404);
-        expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
+        expectNotFound(res);
         expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
       }
     });

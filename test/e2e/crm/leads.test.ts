@@ -1,19 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { expectNotFound, expectValidationFailed, ISO } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
-
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+import { useWorkspace } from "../../support/workspace.ts";
 
 e2e("leads", (server) => {
-  let tenant: Tenant;
-  let api: ReturnType<typeof rest>;
-
-  beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
-  });
+  const { tenant, api } = useWorkspace(server);
 
   describe("create", () => {
     it("creates a lead with 201 and the full flat object", async () => {
@@ -88,12 +82,7 @@ e2e("leads", (server) => {
     ])("rejects %j with 400 validation_failed on %s and writes nothing", async (body, param) => {
       const before = (await api.get("/leads?limit=100")).body.data.length;
       const res = await api.post("/leads", body);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({
-        type: "invalid_request_error",
-        code: "validation_failed",
-        param,
-      });
+      expectValidationFailed(res, param);
       expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
       expect((await api.get("/leads?limit=100")).body.data.length).toBe(before);
     });
@@ -160,8 +149,7 @@ e2e("leads", (server) => {
         await api.delete("/leads/lead_01J00000000000000000000000"),
         await api.post("/leads/lead_01J00000000000000000000000/convert"),
       ]) {
-        expect(res.status).toBe(404);
-        expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
+        expectNotFound(res);
       }
     });
   });

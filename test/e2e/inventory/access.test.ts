@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectHidden, ids } from "../../support/assertions.ts";
+import { expectHiddenAt, expectInsufficientScope, ids } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import { e2e } from "../../support/suite.ts";
@@ -49,26 +49,11 @@ e2e("inventory: tenancy and scopes", (server) => {
 
     it("another workspace's id is 404 on every route, like an id that never existed, and nothing changes", async () => {
       for (const { id } of theirs) {
-        expectHidden(
-          await a.client.get(`/inventory/items/${id}`),
-          await a.client.get(`/inventory/items/${NEVER}`),
-          id,
-          NEVER,
-        );
+        await expectHiddenAt((item) => a.client.get(`/inventory/items/${item}`), id, NEVER);
         for (const body of [{ quantity: 0 }, { name: "Hijacked", sku: null, suppliers: [] }, {}]) {
-          expectHidden(
-            await a.client.patch(`/inventory/items/${id}`, body),
-            await a.client.patch(`/inventory/items/${NEVER}`, body),
-            id,
-            NEVER,
-          );
+          await expectHiddenAt((item) => a.client.patch(`/inventory/items/${item}`, body), id, NEVER);
         }
-        expectHidden(
-          await a.client.delete(`/inventory/items/${id}`),
-          await a.client.delete(`/inventory/items/${NEVER}`),
-          id,
-          NEVER,
-        );
+        await expectHiddenAt((item) => a.client.delete(`/inventory/items/${item}`), id, NEVER);
       }
       expect(await snapshotOfB()).toEqual(snapshot);
     });
@@ -142,12 +127,7 @@ e2e("inventory: tenancy and scopes", (server) => {
         await reader.patch(`/inventory/items/${existing.id}`, { quantity: 0 }),
         await reader.delete(`/inventory/items/${existing.id}`),
       ]) {
-        expect(res.status).toBe(403);
-        expect(res.body.error).toMatchObject({
-          type: "permission_error",
-          code: "insufficient_scope",
-          required_scope: "inventory.write",
-        });
+        expectInsufficientScope(res, "inventory.write");
         expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
       }
       expect(await count()).toBe(1);
@@ -170,12 +150,7 @@ e2e("inventory: tenancy and scopes", (server) => {
         await writer.get("/inventory/items"),
         await writer.get(`/inventory/items/${created.body.id}`),
       ]) {
-        expect(res.status).toBe(403);
-        expect(res.body.error).toMatchObject({
-          type: "permission_error",
-          code: "insufficient_scope",
-          required_scope: "inventory.read",
-        });
+        expectInsufficientScope(res, "inventory.read");
       }
       const patched = await writer.patch(`/inventory/items/${created.body.id}`, { quantity: 0 });
       expect(patched.status).toBe(200);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ids } from "../../support/assertions.ts";
+import { ISO, ids } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import { e2e } from "../../support/suite.ts";
-import { ISO, ITEM_FIELDS, ITEM_ID, NEVER, scratchOf } from "./support.ts";
+import { ITEM_FIELDS, ITEM_ID, NEVER, scratchOf } from "./support.ts";
 
 e2e("inventory: over GraphQL", (server) => {
   const scratch = scratchOf(server);

@@ -1,16 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { ids } from "../../support/assertions.ts";
-import { rest } from "../../support/http.ts";
+import { expectValidationFailed, ids } from "../../support/assertions.ts";
 import { e2e } from "../../support/suite.ts";
+import { type Api, newWorkspace } from "../../support/workspace.ts";
 
 e2e("inventory: list", (server) => {
   describe("list", () => {
-    let client: ReturnType<typeof rest>;
+    let client: Api;
     let made: Record<string, string>;
 
     beforeAll(async () => {
-      const own = await server().tenant();
-      client = rest(server().api, own.key);
+      ({ client } = await newWorkspace(server()));
       made = {};
       for (const [key, body] of Object.entries({
         hammer: {
@@ -108,12 +107,7 @@ e2e("inventory: list", (server) => {
       ["colour=red", "colour"],
     ])("rejects ?%s with 400 validation_failed on %s", async (query, param) => {
       const res = await client.get(`/inventory/items?${query}`);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({
-        type: "invalid_request_error",
-        code: "validation_failed",
-        param,
-      });
+      expectValidationFailed(res, param);
       expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
     });
   });

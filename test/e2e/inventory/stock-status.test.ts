@@ -1,18 +1,10 @@
-import { beforeAll, describe, expect, it } from "vitest";
-import { rest } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
+import { describe, expect, it } from "vitest";
 import { e2e } from "../../support/suite.ts";
+import { useWorkspace } from "../../support/workspace.ts";
 import { scratchOf } from "./support.ts";
 
 e2e("inventory: stock status and events", (server) => {
-  let tenant: Tenant;
-  let api: ReturnType<typeof rest>;
-
-  beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
-  });
-
+  const { api } = useWorkspace(server);
   const scratch = scratchOf(server);
 
   describe("status", () => {

@@ -1,9 +1,8 @@
-import { rest } from "../../support/http.ts";
 import type { TestServer } from "../../support/server.ts";
+import { newWorkspace } from "../../support/workspace.ts";
 
 /** What the inventory suites share. */
 
-export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const ITEM_ID = /^item_[0-9A-HJKMNP-TV-Z]{26}$/;
 export const NEVER = "item_01J00000000000000000000000";
 export const ITEM_FIELDS = `object id name sku description category quantity unit_of_measure min_stock_threshold
@@ -13,8 +12,7 @@ export const ITEM_FIELDS = `object id name sku description category quantity uni
 export function scratchOf(server: () => TestServer) {
   /** A fresh workspace whose items and events are under the test's control. */
   return async function scratch(scopes?: string[]) {
-    const own = await server().tenant(scopes ? { scopes } : {});
-    const client = rest(server().api, own.key);
+    const { own, client } = await newWorkspace(server(), scopes);
     const count = () =>
       server().running.db.prisma.inventoryItem.count({ where: { workspaceId: own.workspaceId } });
     /** The inventory.* outbox events of the workspace, oldest first. */

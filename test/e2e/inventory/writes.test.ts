@@ -1,18 +1,12 @@
-import { beforeAll, describe, expect, it } from "vitest";
-import { call, rest } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
+import { describe, expect, it } from "vitest";
+import { expectNotFound, expectValidationFailed, ISO } from "../../support/assertions.ts";
+import { call } from "../../support/http.ts";
 import { e2e } from "../../support/suite.ts";
-import { ISO, ITEM_ID, NEVER, scratchOf } from "./support.ts";
+import { useWorkspace } from "../../support/workspace.ts";
+import { ITEM_ID, NEVER, scratchOf } from "./support.ts";
 
 e2e("inventory: create, sku, read, update, delete", (server) => {
-  let tenant: Tenant;
-  let api: ReturnType<typeof rest>;
-
-  beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
-  });
-
+  const { api } = useWorkspace(server);
   const scratch = scratchOf(server);
 
   describe("create", () => {
@@ -149,12 +143,7 @@ e2e("inventory: create, sku, read, update, delete", (server) => {
     ])("rejects %j with 400 validation_failed on %s and writes nothing", async (body, param) => {
       const { client, count, events } = await scratch();
       const res = await client.post("/inventory/items", body);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({
-        type: "invalid_request_error",
-        code: "validation_failed",
-        param,
-      });
+      expectValidationFailed(res, param);
       expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
       expect(await count()).toBe(0);
       expect(await events()).toEqual([]);
@@ -328,8 +317,7 @@ e2e("inventory: create, sku, read, update, delete", (server) => {
         await api.patch(`/inventory/items/${created.id}`, { name: "x" }),
         await api.delete(`/inventory/items/${created.id}`),
       ]) {
-        expect(res.status).toBe(404);
-        expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
+        expectNotFound(res);
       }
     });
 
@@ -371,12 +359,7 @@ e2e("inventory: create, sku, read, update, delete", (server) => {
         await api.delete(`/inventory/items/${NEVER}`),
         await api.get("/inventory/items/not-even-an-id"),
       ]) {
-        expect(res.status).toBe(404);
-        expect(res.body.error).toMatchObject({
-          type: "invalid_request_error",
-          code: "not_found",
-          param: "id",
-        });
+        expectNotFound(res, "id");
       }
     });
 

@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { ISO } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import {
-  type Api,
   expectError,
-  ISO,
   newClient,
   newDocument,
   SAMPLE_ITEMS,
@@ -14,15 +13,13 @@ import {
 } from "../../support/invoicing.ts";
 import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { useWorkspace } from "../../support/workspace.ts";
 
 e2e("invoices: create and numbering", (server) => {
-  let tenant: Tenant;
-  let api: Api;
+  const { tenant, api } = useWorkspace(server);
   let clientId: string;
 
   beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
     clientId = await newClient(api);
   });
 

@@ -1,11 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { ISO } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import {
-  type Api,
   eventsOf,
   expectError,
-  ISO,
   NEVER_INVOICE,
   newClient,
   newDocument,
@@ -16,17 +15,14 @@ import {
   today,
   year,
 } from "../../support/invoicing.ts";
-import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { useWorkspace } from "../../support/workspace.ts";
 
 e2e("invoices: updates, lifecycle and events", (server) => {
-  let tenant: Tenant;
-  let api: Api;
+  const { tenant, api } = useWorkspace(server);
   let clientId: string;
 
   beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
     clientId = await newClient(api);
   });
 

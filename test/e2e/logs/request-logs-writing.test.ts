@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
 import { createWorkspace } from "../../../server/accounts/workspaces.ts";
 import { createApiKey } from "../../../server/auth/api-keys.ts";
@@ -10,24 +10,19 @@ import {
 } from "../../../server/observability/request-log.ts";
 import { loadConfig } from "../../../server/runtime/config.ts";
 import { startServer } from "../../../server/runtime/server.ts";
+import { ISO } from "../../support/assertions.ts";
 import { raw, rest } from "../../support/http.ts";
 import { logged } from "../../support/request-logs.ts";
-import { provisionStack, type Tenant } from "../../support/server.ts";
+import { provisionStack } from "../../support/server.ts";
 import { stacks } from "../../support/stacks.ts";
 import { e2e } from "../../support/suite.ts";
-import { type Api, allPages, DAY_MS, idOf, MISSING_LEAD, oldRow } from "./support.ts";
+import { useWorkspace } from "../../support/workspace.ts";
+import { allPages, DAY_MS, idOf, MISSING_LEAD, oldRow } from "./support.ts";
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UA = "kontor-request-log-test/1.0";
 
 e2e("request logs: writing and retention", (server) => {
-  let tenant: Tenant;
-  let api: Api;
-
-  beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
-  });
+  const { tenant, api } = useWorkspace(server);
 
   describe("writing", () => {
     it("an error body's request_id finds its log row, with the route template, status, error code, latency, key, IP and user agent", async () => {

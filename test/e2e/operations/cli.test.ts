@@ -39,6 +39,17 @@ const MIGRATIONS = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
   .map((e) => e.name)
   .sort();
 
+/** The arguments of `workspace create --name <name> --plan <plan>`, then `more`. */
+const workspaceCreate = (name: string, plan: string, ...more: string[]) => [
+  "workspace",
+  "create",
+  "--name",
+  name,
+  "--plan",
+  plan,
+  ...more,
+];
+
 for (const stack of stacks()) {
   describe(`cli and start-up: commands [${stack}]`, () => {
     afterEach(() => {
@@ -105,77 +116,36 @@ for (const stack of stacks()) {
           /--plan/,
           2,
         ],
-        [
-          "missing --owner-email",
-          ["workspace", "create", "--name", "Acme", "--plan", "pro", "--json"],
-          /--owner-email/,
-          2,
-        ],
+        ["missing --owner-email", workspaceCreate("Acme", "pro", "--json"), /--owner-email/, 2],
         [
           "bad plan",
-          [
-            "workspace",
-            "create",
-            "--name",
-            "Acme",
-            "--plan",
-            "gold",
-            "--owner-email",
-            "a@example.com",
-            "--json",
-          ],
+          workspaceCreate("Acme", "gold", "--owner-email", "a@example.com", "--json"),
           /--plan.*free/,
           2,
         ],
         [
           "bad e-mail",
-          [
-            "workspace",
-            "create",
-            "--name",
-            "Acme",
-            "--plan",
-            "pro",
-            "--owner-email",
-            "not-an-email",
-            "--json",
-          ],
+          workspaceCreate("Acme", "pro", "--owner-email", "not-an-email", "--json"),
           /e-?mail/i,
           2,
         ],
         [
           "short password",
-          [
-            "workspace",
-            "create",
-            "--name",
+          workspaceCreate(
             "Acme",
-            "--plan",
             "pro",
             "--owner-email",
             "a@example.com",
             "--owner-password",
             "short",
             "--json",
-          ],
+          ),
           /password.*12/i,
           2,
         ],
         [
           "unknown option",
-          [
-            "workspace",
-            "create",
-            "--name",
-            "Acme",
-            "--plan",
-            "pro",
-            "--owner-email",
-            "a@example.com",
-            "--colour",
-            "red",
-            "--json",
-          ],
+          workspaceCreate("Acme", "pro", "--owner-email", "a@example.com", "--colour", "red", "--json"),
           /colour/,
           2,
         ],
@@ -209,17 +179,7 @@ for (const stack of stacks()) {
         ],
         [
           "arguments over 64 KiB",
-          [
-            "workspace",
-            "create",
-            "--name",
-            "x".repeat(70_000),
-            "--plan",
-            "pro",
-            "--owner-email",
-            "a@example.com",
-            "--json",
-          ],
+          workspaceCreate("x".repeat(70_000), "pro", "--owner-email", "a@example.com", "--json"),
           /too long/,
           2,
         ],
@@ -275,17 +235,7 @@ for (const stack of stacks()) {
         ["max", true, "max password 12345"],
       ] as const)("workspace create --plan %s", async (plan, _agentAuth, password) => {
         const email = `Owner-${plan}@Example.com`;
-        const args = [
-          "workspace",
-          "create",
-          "--name",
-          `Acme ${plan}`,
-          "--plan",
-          plan,
-          "--owner-email",
-          email,
-          "--json",
-        ];
+        const args = workspaceCreate(`Acme ${plan}`, plan, "--owner-email", email, "--json");
         if (password) args.push("--owner-password", password);
         const result = await cli(scratch, args);
         expect(result.code, result.stderr).toBe(0);

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectHidden, ids } from "../../support/assertions.ts";
+import { expectHiddenAt, expectInsufficientScope, ids } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import type { Tenant } from "../../support/server.ts";
@@ -21,12 +21,7 @@ e2e("projects: scopes and tenancy", (server) => {
         await reader.patch(`/projects/${existing.id}`, { name: "Sneaky" }),
         await reader.delete(`/projects/${existing.id}`),
       ]) {
-        expect(res.status).toBe(403);
-        expect(res.body.error).toMatchObject({
-          type: "permission_error",
-          code: "insufficient_scope",
-          required_scope: "projects.write",
-        });
+        expectInsufficientScope(res, "projects.write");
       }
       expect(await count()).toBe(1);
       expect((await client.get(`/projects/${existing.id}`)).body).toEqual(existing);
@@ -39,12 +34,7 @@ e2e("projects: scopes and tenancy", (server) => {
       expect(created.status).toBe(201);
       expect((await client.get(`/projects/${created.body.id}`)).body).toEqual(created.body);
       for (const res of [await writer.get("/projects"), await writer.get(`/projects/${created.body.id}`)]) {
-        expect(res.status).toBe(403);
-        expect(res.body.error).toMatchObject({
-          type: "permission_error",
-          code: "insufficient_scope",
-          required_scope: "projects.read",
-        });
+        expectInsufficientScope(res, "projects.read");
       }
       expect((await writer.patch(`/projects/${created.body.id}`, { status: "archived" })).body.status).toBe(
         "archived",
@@ -164,31 +154,16 @@ e2e("projects: scopes and tenancy", (server) => {
     });
 
     it("GET, PATCH and DELETE of B's project are 404 like an unknown id, and change nothing", async () => {
-      expectHidden(
-        await apiA.get(`/projects/${B.project}`),
-        await apiA.get(`/projects/${NEVER}`),
-        B.project,
-        NEVER,
-      );
+      await expectHiddenAt((id) => apiA.get(`/projects/${id}`), B.project, NEVER);
       for (const body of [
         { name: "Hijacked" },
         { client_id: A.client },
         { status: "archived", description: null },
         {},
       ]) {
-        expectHidden(
-          await apiA.patch(`/projects/${B.project}`, body),
-          await apiA.patch(`/projects/${NEVER}`, body),
-          B.project,
-          NEVER,
-        );
+        await expectHiddenAt((id) => apiA.patch(`/projects/${id}`, body), B.project, NEVER);
       }
-      expectHidden(
-        await apiA.delete(`/projects/${B.project}`),
-        await apiA.delete(`/projects/${NEVER}`),
-        B.project,
-        NEVER,
-      );
+      await expectHiddenAt((id) => apiA.delete(`/projects/${id}`), B.project, NEVER);
       expect(await snapshotOfB()).toEqual(snapshot);
     });
 
@@ -202,12 +177,7 @@ e2e("projects: scopes and tenancy", (server) => {
     it("POST /projects creates in the caller's workspace only", async () => {
       const made = await apiA.post("/projects", { name: "Alpha fresh" });
       expect(made.status).toBe(201);
-      expectHidden(
-        await apiB.get(`/projects/${made.body.id}`),
-        await apiB.get(`/projects/${NEVER}`),
-        made.body.id,
-        NEVER,
-      );
+      await expectHiddenAt((id) => apiB.get(`/projects/${id}`), made.body.id, NEVER);
       expect(ids((await apiB.get("/projects?search=alpha")).body)).toEqual([]);
       expect((await apiA.delete(`/projects/${made.body.id}`)).status).toBe(200);
     });

@@ -1,34 +1,28 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { ids } from "../../support/assertions.ts";
+import { expectValidationFailed, ids } from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
-import { rest } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { type Api, newWorkspace, useWorkspace } from "../../support/workspace.ts";
 import { NEVER, NEVER_CLIENT } from "./support.ts";
 
 const FIELDS =
   "object id name description client_id status start_date due_date budget currency created_at updated_at";
 
 e2e("projects: list and over GraphQL", (server) => {
-  let tenant: Tenant;
-  let api: ReturnType<typeof rest>;
+  const { tenant, api } = useWorkspace(server);
   let clientId: string;
 
   beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
     clientId = (await api.post("/clients", { name: "Wayne Enterprises" })).body.id;
   });
 
   describe("list", () => {
-    let own: Tenant;
-    let list: ReturnType<typeof rest>;
+    let list: Api;
     let ids5: string[];
     let acme: string;
 
     beforeAll(async () => {
-      own = await server().tenant();
-      list = rest(server().api, own.key);
+      ({ client: list } = await newWorkspace(server()));
       acme = (await list.post("/clients", { name: "Acme" })).body.id;
       ids5 = [];
       for (const [i, body] of [
@@ -85,12 +79,7 @@ e2e("projects: list and over GraphQL", (server) => {
       ["colour=red", "colour"],
     ])("rejects ?%s with 400 validation_failed on %s", async (query, param) => {
       const res = await list.get(`/projects?${query}`);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({
-        type: "invalid_request_error",
-        code: "validation_failed",
-        param,
-      });
+      expectValidationFailed(res, param);
     });
   });
 

@@ -1,20 +1,17 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { expectNotFound, expectValidationFailed, ISO } from "../../support/assertions.ts";
 import { rest } from "../../support/http.ts";
-import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { useWorkspace } from "../../support/workspace.ts";
 import { NEVER, NEVER_CLIENT, scratchOf } from "./support.ts";
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PROJECT_ID = /^prj_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 e2e("projects: create, update, delete", (server) => {
-  let tenant: Tenant;
-  let api: ReturnType<typeof rest>;
+  const { api } = useWorkspace(server);
   let clientId: string;
 
   beforeAll(async () => {
-    tenant = await server().tenant();
-    api = rest(server().api, tenant.key);
     clientId = (await api.post("/clients", { name: "Wayne Enterprises" })).body.id;
   });
 
@@ -100,12 +97,7 @@ e2e("projects: create, update, delete", (server) => {
     ])("rejects %j with 400 validation_failed on %s and writes nothing", async (body, param) => {
       const { client, count } = await scratch();
       const res = await client.post("/projects", body);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({
-        type: "invalid_request_error",
-        code: "validation_failed",
-        param,
-      });
+      expectValidationFailed(res, param);
       expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
       expect(await count()).toBe(0);
     });
@@ -255,12 +247,7 @@ e2e("projects: create, update, delete", (server) => {
         await api.patch(`/projects/${NEVER}`, { name: "x" }),
         await api.delete(`/projects/${NEVER}`),
       ]) {
-        expect(res.status).toBe(404);
-        expect(res.body.error).toMatchObject({
-          type: "invalid_request_error",
-          code: "not_found",
-          param: "id",
-        });
+        expectNotFound(res, "id");
         expect(res.body.error.message).toContain(NEVER);
       }
     });

@@ -1,22 +1,28 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { expectHidden, ids } from "../../support/assertions.ts";
+import {
+  expectHiddenAt,
+  expectInsufficientScope,
+  expectNotFound,
+  expectValidationFailed,
+  ISO,
+  ids,
+} from "../../support/assertions.ts";
 import { graphql } from "../../support/graphql.ts";
 import { rest } from "../../support/http.ts";
 import type { Tenant } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
+import { type Api, newWorkspace } from "../../support/workspace.ts";
+import { NEVER as NEVER_PROJECT } from "./support.ts";
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const TASK_ID = /^task_[0-9A-HJKMNP-TV-Z]{26}$/;
 const NEVER = "task_01J00000000000000000000000";
-const NEVER_PROJECT = "prj_01J00000000000000000000000";
 const FIELDS =
   "object id project_id title description status priority assignee_email due_date completed_at created_at updated_at";
 
 e2e("tasks", (server) => {
   /** A fresh workspace with one project, and its task.completed events straight from the outbox. */
   async function scratch() {
-    const own = await server().tenant();
-    const api = rest(server().api, own.key);
+    const { own, client: api } = await newWorkspace(server());
     const project = (await api.post("/projects", { name: "Scratch" })).body;
     const completions = () =>
       server().running.db.prisma.event.findMany({
@@ -103,12 +109,7 @@ e2e("tasks", (server) => {
     ])("rejects %j with 400 validation_failed on %s and writes nothing", async (body, param) => {
       const { api, project, count, completions } = await scratch();
       const res = await api.post(`/projects/${project.id}/tasks`, body);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({
-        type: "invalid_request_error",
-        code: "validation_failed",
-        param,
-      });
+      expectValidationFailed(res, param);
       expect(res.body.error.request_id).toBe(res.headers.get("x-request-id"));
       expect(await count()).toBe(0);
       expect(await completions()).toEqual([]);
@@ -120,12 +121,7 @@ e2e("tasks", (server) => {
         await api.post(`/projects/${NEVER_PROJECT}/tasks`, { title: "Orphan" }),
         await api.get(`/projects/${NEVER_PROJECT}/tasks`),
       ]) {
-        expect(res.status).toBe(404);
-        expect(res.body.error).toMatchObject({
-          type: "invalid_request_error",
-          code: "not_found",
-          param: "project_id",
-        });
+        expectNotFound(res, "project_id");
         expect(res.body.error.message).toContain(NEVER_PROJECT);
       }
       expect(await count()).toBe(0);
@@ -256,18 +252,13 @@ e2e("tasks", (server) => {
         await api.patch(`/tasks/${NEVER}`, { status: "done" }),
         await api.delete(`/tasks/${NEVER}`),
       ]) {
-        expect(res.status).toBe(404);
-        expect(res.body.error).toMatchObject({
-          type: "invalid_request_error",
-          code: "not_found",
-          param: "id",
-        });
+        expectNotFound(res, "id");
       }
     });
   });
 
   describe("list", () => {
-    let api: ReturnType<typeof rest>;
+    let api: Api;
     let projectId: string;
     let made: string[];
     let otherTask: string;
@@ -336,12 +327,7 @@ e2e("tasks", (server) => {
       ["title=t1", "title"],
     ])("rejects ?%s with 400 validation_failed on %s", async (query, param) => {
       const res = await api.get(`/projects/${projectId}/tasks?${query}`);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({
-        type: "invalid_request_error",
-        code: "validation_failed",
-        param,
-      });
+      expectValidationFailed(res, param);
     });
   });
 
@@ -456,12 +442,7 @@ e2e("tasks", (server) => {
         await reader.patch(`/tasks/${task.id}`, { status: "done" }),
         await reader.delete(`/tasks/${task.id}`),
       ]) {
-        expect(res.status).toBe(403);
-        expect(res.body.error).toMatchObject({
-          type: "permission_error",
-          code: "insufficient_scope",
-          required_scope: "projects.write",
-        });
+        expectInsufficientScope(res, "projects.write");
       }
       expect(await count()).toBe(1);
       expect((await api.get(`/tasks/${task.id}`)).body).toEqual(task);
@@ -522,9 +503,9 @@ e2e("tasks", (server) => {
   });
 
   describe("tenancy", () => {
-    let apiA: ReturnType<typeof rest>;
+    let apiA: Api;
     let gqlA: ReturnType<typeof graphql>;
-    let apiB: ReturnType<typeof rest>;
+    let apiB: Api;
     let b: Tenant;
     const A = { project: "", task: "" };
     const B = { project: "", task: "" };
@@ -558,45 +539,24 @@ e2e("tasks", (server) => {
     });
 
     it("creating or listing tasks under B's project is 404, like an unknown project", async () => {
-      expectHidden(
-        await apiA.get(`/projects/${B.project}/tasks`),
-        await apiA.get(`/projects/${NEVER_PROJECT}/tasks`),
-        B.project,
-        NEVER_PROJECT,
-      );
-      expectHidden(
-        await apiA.get(`/projects/${B.project}/tasks?assignee_email=shared%40example.com`),
-        await apiA.get(`/projects/${NEVER_PROJECT}/tasks?assignee_email=shared%40example.com`),
+      await expectHiddenAt((id) => apiA.get(`/projects/${id}/tasks`), B.project, NEVER_PROJECT);
+      await expectHiddenAt(
+        (id) => apiA.get(`/projects/${id}/tasks?assignee_email=shared%40example.com`),
         B.project,
         NEVER_PROJECT,
       );
       for (const body of [{ title: "Planted" }, { title: "Planted", status: "done" }]) {
-        expectHidden(
-          await apiA.post(`/projects/${B.project}/tasks`, body),
-          await apiA.post(`/projects/${NEVER_PROJECT}/tasks`, body),
-          B.project,
-          NEVER_PROJECT,
-        );
+        await expectHiddenAt((id) => apiA.post(`/projects/${id}/tasks`, body), B.project, NEVER_PROJECT);
       }
       expect(await snapshotOfB()).toEqual(snapshot);
     });
 
     it("GET, PATCH and DELETE of B's task are 404 like an unknown id, and change nothing", async () => {
-      expectHidden(await apiA.get(`/tasks/${B.task}`), await apiA.get(`/tasks/${NEVER}`), B.task, NEVER);
+      await expectHiddenAt((id) => apiA.get(`/tasks/${id}`), B.task, NEVER);
       for (const body of [{ status: "done" }, { title: "Hijacked", assignee_email: null }, {}]) {
-        expectHidden(
-          await apiA.patch(`/tasks/${B.task}`, body),
-          await apiA.patch(`/tasks/${NEVER}`, body),
-          B.task,
-          NEVER,
-        );
+        await expectHiddenAt((id) => apiA.patch(`/tasks/${id}`, body), B.task, NEVER);
       }
-      expectHidden(
-        await apiA.delete(`/tasks/${B.task}`),
-        await apiA.delete(`/tasks/${NEVER}`),
-        B.task,
-        NEVER,
-      );
+      await expectHiddenAt((id) => apiA.delete(`/tasks/${id}`), B.task, NEVER);
       expect(await snapshotOfB()).toEqual(snapshot);
     });
 
@@ -604,13 +564,8 @@ e2e("tasks", (server) => {
       expect(
         ids((await apiA.get(`/projects/${A.project}/tasks?assignee_email=shared%40example.com`)).body),
       ).toEqual([A.task]);
-      expectHidden(await apiB.get(`/tasks/${A.task}`), await apiB.get(`/tasks/${NEVER}`), A.task, NEVER);
-      expectHidden(
-        await apiB.get(`/projects/${A.project}/tasks`),
-        await apiB.get(`/projects/${NEVER_PROJECT}/tasks`),
-        A.project,
-        NEVER_PROJECT,
-      );
+      await expectHiddenAt((id) => apiB.get(`/tasks/${id}`), A.task, NEVER);
+      await expectHiddenAt((id) => apiB.get(`/projects/${id}/tasks`), A.project, NEVER_PROJECT);
       expect((await apiA.get(`/tasks/${A.task}`)).body.title).toBe("Alpha shared task");
     });
 

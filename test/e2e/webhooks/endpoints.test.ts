@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { ISO } from "../../support/assertions.ts";
 import type { ApiResponse } from "../../support/http.ts";
 import { expectError } from "../../support/invoicing.ts";
 import { e2e } from "../../support/suite.ts";
@@ -6,7 +7,6 @@ import {
   DESCRIPTION,
   ENDPOINT_ID,
   ENV,
-  ISO,
   NEVER_DELIVERY,
   NEVER_ENDPOINT,
   NEVER_EVENT,

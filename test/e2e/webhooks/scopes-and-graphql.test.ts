@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { graphql } from "../../support/graphql.ts";
 import { call, rest } from "../../support/http.ts";
-import { type Api, expectError } from "../../support/invoicing.ts";
+import { expectError } from "../../support/invoicing.ts";
 import { e2e } from "../../support/suite.ts";
+import type { Api } from "../../support/workspace.ts";
 import {
   ENDPOINT_ID,
   ENV,

@@ -1,17 +1,11 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../../schema/lib/ids.ts";
-import { SCOPES } from "../../../schema/lib/scopes.ts";
-import { createWorkspace } from "../../../server/accounts/workspaces.ts";
-import { createApiKey } from "../../../server/auth/api-keys.ts";
-import { loadConfig } from "../../../server/runtime/config.ts";
-import { type RunningServer, startServer } from "../../../server/runtime/server.ts";
-import { rest } from "../../support/http.ts";
-import { eventually, type Receiver, startReceiver } from "../../support/receiver.ts";
-import { provisionStack } from "../../support/server.ts";
+import type { RunningServer } from "../../../server/runtime/server.ts";
+import { type Receiver, startReceiver } from "../../support/receiver.ts";
 import { stacks } from "../../support/stacks.ts";
 import { e2e } from "../../support/suite.ts";
-import { expectRefused, testResolver } from "./support.ts";
+import { type Api, newWorkspace } from "../../support/workspace.ts";
+import { expectRefused, startTargetServer, testDelivery, type testResolver, workspaceOn } from "./support.ts";
 
 /**
  * docs/api/webhooks.md: in development a webhook may target loopback and private addresses, but
@@ -49,31 +43,13 @@ for (const stack of stacks()) {
     let drop: (() => Promise<void>) | undefined;
     let resolver: ReturnType<typeof testResolver>;
     let receiver: Receiver;
-    let api: ReturnType<typeof rest>;
+    let api: Api;
     let workspaceId: string;
 
     beforeAll(async () => {
-      const scratch = await provisionStack(stack);
-      drop = scratch.drop;
-      resolver = testResolver();
+      ({ running, resolver, drop } = await startTargetServer(stack, { KONTOR_ENV: "development" }));
       receiver = await startReceiver();
-      const config = loadConfig({
-        ...scratch.env,
-        PORT: "0",
-        KONTOR_ENV: "development",
-        KONTOR_WEBHOOK_TIMEOUT_MS: "1000",
-        KONTOR_WEBHOOK_RETRY_SCHEDULE: "200ms",
-      });
-      running = await startServer(config, { publicUrlFromPort: true, webhooks: { lookup: resolver.lookup } });
-      const workspace = await createWorkspace(running.db.prisma, {
-        name: `Metadata ${randomBytes(3).toString("hex")}`,
-        plan: "pro",
-        ownerEmail: `owner-${randomBytes(4).toString("hex")}@example.com`,
-        ownerPassword: "correct horse battery staple",
-      });
-      workspaceId = workspace.workspace_id;
-      const { key } = await createApiKey(running.db.prisma, { workspaceId, scopes: [...SCOPES] });
-      api = rest(`${running.url}/v1`, key);
+      ({ api, workspaceId } = await workspaceOn(running, "Metadata"));
     });
 
     afterAll(async () => {
@@ -81,13 +57,6 @@ for (const stack of stacks()) {
       await receiver?.close();
       await drop?.();
     });
-
-    async function finished(deliveryId: string) {
-      return eventually(
-        async () => (await api.get(`/webhook-deliveries/${deliveryId}`)).body,
-        (d) => d.status === "failed" || d.status === "succeeded",
-      );
-    }
 
     it("refuses them at creation with validation_failed on url and stores nothing", async () => {
       for (const [url, why] of NEVER_ALLOWED)
@@ -193,9 +162,7 @@ for (const stack of stacks()) {
       });
       expect(rebound.status, JSON.stringify(rebound.body)).toBe(201);
       for (const id of [...rows.map((row) => row.id), rebound.body.id]) {
-        const started = await api.post(`/webhook-endpoints/${id}/test`);
-        expect(started.status, JSON.stringify(started.body)).toBe(201);
-        const delivery = await finished(started.body.id);
+        const delivery = await testDelivery(api, id);
         expect(delivery, id).toMatchObject({
           status: "failed",
           attempts: 2,
@@ -221,8 +188,7 @@ e2e("webhook targets in development", (server, stack) => {
   });
 
   it("accepts an http://127.0.0.1 target and delivers to it", async () => {
-    const tenant = await server().tenant();
-    const api = rest(server().api, tenant.key);
+    const { client: api } = await newWorkspace(server());
     const path = `/${stack}/dev-loopback`;
     const created = await api.post("/webhook-endpoints", {
       url: receiver.url(path),
@@ -238,8 +204,7 @@ e2e("webhook targets in development", (server, stack) => {
   });
 
   it("still refuses ftp:// and other non-http schemes", async () => {
-    const tenant = await server().tenant();
-    const api = rest(server().api, tenant.key);
+    const { client: api } = await newWorkspace(server());
     for (const url of [
       "ftp://127.0.0.1/hooks",
       "file:///etc/passwd",

@@ -1,18 +1,19 @@
-import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../../schema/lib/ids.ts";
-import { SCOPES } from "../../../schema/lib/scopes.ts";
-import { createWorkspace } from "../../../server/accounts/workspaces.ts";
-import { createApiKey } from "../../../server/auth/api-keys.ts";
-import { loadConfig } from "../../../server/runtime/config.ts";
-import { type RunningServer, startServer } from "../../../server/runtime/server.ts";
-import { rest } from "../../support/http.ts";
-import { eventually } from "../../support/receiver.ts";
-import { provisionStack } from "../../support/server.ts";
+import type { RunningServer } from "../../../server/runtime/server.ts";
 import { stacks } from "../../support/stacks.ts";
-import { expectRefused, PUBLIC_ADDRESS, REBOUND, testResolver } from "./support.ts";
+import type { Api } from "../../support/workspace.ts";
+import {
+  expectRefused,
+  PUBLIC_ADDRESS,
+  REBOUND,
+  startTargetServer,
+  testDelivery,
+  type testResolver,
+  workspaceOn,
+} from "./support.ts";
 
 /**
  * docs/api/webhooks.md: in production a webhook may only target public https addresses, checked when
@@ -109,23 +110,15 @@ for (const stack of stacks()) {
     let drop: (() => Promise<void>) | undefined;
     let resolver: ReturnType<typeof testResolver>;
     let counter: Awaited<ReturnType<typeof connectionCounter>>;
-    let api: ReturnType<typeof rest>;
+    let api: Api;
     let workspaceId: string;
 
     beforeAll(async () => {
-      const scratch = await provisionStack(stack);
-      drop = scratch.drop;
-      resolver = testResolver();
       counter = await connectionCounter();
-      const config = loadConfig({
-        ...scratch.env,
-        PORT: "0",
+      ({ running, resolver, drop } = await startTargetServer(stack, {
         KONTOR_ENV: "production",
         KONTOR_SECRET_KEY: "webhook-ssrf-test-secret-key-0123456789abcdef",
-        KONTOR_WEBHOOK_TIMEOUT_MS: "1000",
-        KONTOR_WEBHOOK_RETRY_SCHEDULE: "200ms",
-      });
-      running = await startServer(config, { publicUrlFromPort: true, webhooks: { lookup: resolver.lookup } });
+      }));
       ({ api, workspaceId } = await tenant());
     });
 
@@ -135,19 +128,8 @@ for (const stack of stacks()) {
       await drop?.();
     });
 
-    async function tenant() {
-      const workspace = await createWorkspace(running.db.prisma, {
-        name: `SSRF ${randomBytes(3).toString("hex")}`,
-        plan: "pro",
-        ownerEmail: `owner-${randomBytes(4).toString("hex")}@example.com`,
-        ownerPassword: "correct horse battery staple",
-      });
-      const { key } = await createApiKey(running.db.prisma, {
-        workspaceId: workspace.workspace_id,
-        scopes: [...SCOPES],
-      });
-      return { api: rest(`${running.url}/v1`, key), workspaceId: workspace.workspace_id };
-    }
+    /** A new workspace on this suite's server, with a key holding every scope. */
+    const tenant = () => workspaceOn(running, "SSRF");
 
     const endpointRows = (id: string) =>
       running.db.prisma.webhookEndpoint.findMany({ where: { workspaceId: id } });
@@ -159,17 +141,6 @@ for (const stack of stacks()) {
       });
       expect(res.status, JSON.stringify(res.body)).toBe(201);
       return res.body;
-    }
-
-    /** Sends a webhook.test event to the endpoint and waits until its delivery has no attempt left. */
-    async function testDelivery(endpointId: string) {
-      const started = await api.post(`/webhook-endpoints/${endpointId}/test`);
-      expect(started.status, JSON.stringify(started.body)).toBe(201);
-      const delivery = await eventually(
-        async () => (await api.get(`/webhook-deliveries/${started.body.id}`)).body,
-        (d) => d.status === "failed" || d.status === "succeeded",
-      );
-      return delivery;
     }
 
     function expectRefusedAtSend(delivery: any, lastError = "address_not_allowed") {
@@ -323,7 +294,7 @@ for (const stack of stacks()) {
           expect(created.status, JSON.stringify(created.body)).toBe(201);
           expect(resolver.calls(host)).toBe(1);
 
-          const delivery = await testDelivery(created.body.id);
+          const delivery = await testDelivery(api, created.body.id);
           expectRefusedAtSend(delivery);
           // Each attempt resolved the name again and refused what it got.
           expect(resolver.calls(host)).toBeGreaterThanOrEqual(3);
@@ -355,7 +326,7 @@ for (const stack of stacks()) {
             const row = await running.db.prisma.webhookEndpoint.create({
               data: { id: newId("webhookEndpoint"), workspaceId, url, events: ["*"], secretSealed },
             });
-            return { url, lastError, delivery: await testDelivery(row.id) };
+            return { url, lastError, delivery: await testDelivery(api, row.id) };
           }),
         );
         for (const { url, lastError, delivery } of results) {

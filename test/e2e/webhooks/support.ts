@@ -1,13 +1,18 @@
-import { createHmac } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { maxTextLength } from "../../../schema/lib/limits.ts";
+import { SCOPES } from "../../../schema/lib/scopes.ts";
+import { createWorkspace } from "../../../server/accounts/workspaces.ts";
+import { createApiKey } from "../../../server/auth/api-keys.ts";
+import { loadConfig } from "../../../server/runtime/config.ts";
+import { type RunningServer, startServer } from "../../../server/runtime/server.ts";
 import type { LookupAll } from "../../../server/webhooks/url-policy.ts";
 import { type ApiResponse, rest } from "../../support/http.ts";
-import type { Api } from "../../support/invoicing.ts";
 import { eventually, type Received, type Receiver, startReceiver } from "../../support/receiver.ts";
-import type { Tenant, TestServer } from "../../support/server.ts";
+import { provisionStack, type Tenant, type TestServer } from "../../support/server.ts";
 import type { Stack } from "../../support/stacks.ts";
+import type { Api } from "../../support/workspace.ts";
 
 /**
  * Shared by the webhook suites of this folder. The endpoint and delivery suites (endpoints,
@@ -27,7 +32,7 @@ export const ENV = {
 export const QUIET_MS = 1500;
 
 export const ULID = "[0-9A-HJKMNP-TV-Z]{26}";
-export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export { ISO } from "../../support/assertions.ts";
 export const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 export const ENDPOINT_ID = new RegExp(`^we_${ULID}$`);
 export const DELIVERY_ID = new RegExp(`^whd_${ULID}$`);
@@ -318,6 +323,52 @@ export function testResolver() {
     });
   };
   return { lookup, calls: (name: string) => calls.filter((c) => c === name).length };
+}
+
+/** A target suite's server on a scratch database (`drop` removes it), its hostnames resolved by `resolver`, a testResolver(). */
+export async function startTargetServer(stack: Stack, env: NodeJS.ProcessEnv) {
+  const scratch = await provisionStack(stack);
+  const resolver = testResolver();
+  try {
+    const config = loadConfig({
+      ...scratch.env,
+      PORT: "0",
+      KONTOR_WEBHOOK_TIMEOUT_MS: "1000",
+      KONTOR_WEBHOOK_RETRY_SCHEDULE: "200ms",
+      ...env,
+    });
+    const running = await startServer(config, {
+      publicUrlFromPort: true,
+      webhooks: { lookup: resolver.lookup },
+    });
+    return { running, resolver, drop: scratch.drop };
+  } catch (error) {
+    await scratch.drop();
+    throw error;
+  }
+}
+
+/** A new workspace on `running` named `name` (and a random suffix), with a key holding every scope: its id and a REST client. */
+export async function workspaceOn(running: RunningServer, name: string) {
+  const workspace = await createWorkspace(running.db.prisma, {
+    name: `${name} ${randomBytes(3).toString("hex")}`,
+    plan: "pro",
+    ownerEmail: `owner-${randomBytes(4).toString("hex")}@example.com`,
+    ownerPassword: "correct horse battery staple",
+  });
+  const workspaceId = workspace.workspace_id;
+  const { key } = await createApiKey(running.db.prisma, { workspaceId, scopes: [...SCOPES] });
+  return { api: rest(`${running.url}/v1`, key), workspaceId };
+}
+
+/** Sends a webhook.test event to the endpoint and waits until its delivery has no attempt left: the delivery as GET returns it. */
+export async function testDelivery(api: Api, endpointId: string) {
+  const started = await api.post(`/webhook-endpoints/${endpointId}/test`);
+  expect(started.status, JSON.stringify(started.body)).toBe(201);
+  return eventually(
+    async () => (await api.get(`/webhook-deliveries/${started.body.id}`)).body,
+    (d) => d.status === "failed" || d.status === "succeeded",
+  );
 }
 
 export function expectRefused(res: ApiResponse, message: RegExp, param = "url") {
