@@ -6,7 +6,6 @@ import { eventually } from "../../support/receiver.ts";
 import { e2e } from "../../support/suite.ts";
 import {
   DELIVERY_ID,
-  ENV,
   expectSignedWith,
   header,
   ISO,
@@ -14,8 +13,9 @@ import {
   QUIET_MS,
   RETRY_SCHEDULE_MS,
   receiver,
+  SHORT_TIMEOUT_ENV,
+  SHORT_TIMEOUT_MS,
   sleep,
-  TIMEOUT_MS,
   useReceiver,
   webhookHelpers,
 } from "./support.ts";
@@ -161,7 +161,7 @@ e2e(
         receiver.answer = (request) => {
           if (request.path !== at("slow")) return { status: 200 };
           seen += 1;
-          if (seen === 1) return { status: 200, body: "too late", delayMs: TIMEOUT_MS + 700 };
+          if (seen === 1) return { status: 200, body: "too late", delayMs: SHORT_TIMEOUT_MS + 700 };
           if (seen === 2) return { status: 200, body: "in time", delayMs: 400 };
           return { status: 200, body: "in time" };
         };
@@ -176,7 +176,7 @@ e2e(
           response_status: null,
           response_body: null,
         });
-        expect(meanwhile.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+        expect(meanwhile.duration_ms).toBeGreaterThanOrEqual(SHORT_TIMEOUT_MS - 50);
 
         const done = await deliveryWhen(ws.api, deliveryId, finished);
         expect(done).toMatchObject({
@@ -186,7 +186,7 @@ e2e(
           response_body: "in time",
           last_error: null,
         });
-        expect(done.duration_ms).toBeLessThan(TIMEOUT_MS);
+        expect(done.duration_ms).toBeLessThan(SHORT_TIMEOUT_MS);
       });
 
       it("records connection_refused for a port nothing listens on, and retries until failed", async () => {
@@ -475,5 +475,5 @@ e2e(
       });
     });
   },
-  ENV,
+  SHORT_TIMEOUT_ENV,
 );

@@ -22,12 +22,20 @@ import type { Api } from "../../support/workspace.ts";
  */
 
 export const RETRY_SCHEDULE_MS = [300, 600];
-export const TIMEOUT_MS = 1000;
+/**
+ * The attempt time-out of the suites that count deliveries: long enough that a loaded machine
+ * (an embedded server shares its process with PGlite) never times out an answered attempt and
+ * sends it again.
+ */
+export const TIMEOUT_MS = 5000;
 export const ENV = {
   KONTOR_WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE_MS.map((ms) => `${ms}ms`).join(","),
   KONTOR_WEBHOOK_JITTER: "0",
   KONTOR_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
 };
+/** The short time-out of the suite whose subject is time-outs (retries-and-replay). */
+export const SHORT_TIMEOUT_MS = 1000;
+export const SHORT_TIMEOUT_ENV = { ...ENV, KONTOR_WEBHOOK_TIMEOUT_MS: String(SHORT_TIMEOUT_MS) };
 /** Longer than the embedded worker's poll (500 ms) plus an attempt: what did not arrive by then is not coming. */
 export const QUIET_MS = 1500;
 
