@@ -31,6 +31,7 @@ import { useRequestClient } from "./http/request-client.ts";
 import { useRequestId } from "./http/request-id.ts";
 import { type RequestState, requestState } from "./http/request-state.ts";
 import { useWellKnown } from "./http/well-known.ts";
+import { useMcp, useMcpGuard } from "./mcp/plugin.ts";
 import { useAccessLog } from "./observability/access-log.ts";
 import type { ServerMetrics } from "./observability/metrics.ts";
 import { useRequestLog } from "./observability/request-log.ts";
@@ -142,6 +143,7 @@ export function createApp(
       useGraphiQLAssets(),
       useApiReference(config),
       useDashboardStatic(),
+      useMcpGuard(config),
       useAuthentication(
         config,
         [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)],
@@ -164,6 +166,7 @@ export function createApp(
       useGraphQLErrorShape(),
       useStorage(storage, contextFor),
       useAi(ai, contextFor),
+      useMcp({ schema: () => schema, contextFor, idempotency }),
       useRest(config, [storageOpenApi, aiOpenApi]),
       useNotFound(),
       useWebhookWake(webhooks.wake),

@@ -58,6 +58,10 @@ export const RequestLog = builder.prismaObject("RequestLog", {
       description:
         "AI requests: the completion tokens the provider reported; null otherwise or when it reported none.",
     }),
+    tool: t.exposeString("tool", {
+      nullable: true,
+      description: "MCP requests (route /mcp): the tool a tools/call named; null otherwise.",
+    }),
     created_at: t.expose("createdAt", { type: "DateTime", description: "When the request arrived." }),
   }),
 });

@@ -3,6 +3,7 @@ import type { Credential } from "../../schema/context.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse, GRAPHQL_PATH } from "../http/error-response.ts";
 import { requestState } from "../http/request-state.ts";
+import { MCP_PATH, MCP_RESOURCE_METADATA_PATH } from "../mcp/path.ts";
 import { baseUrl, type Config } from "../runtime/config.ts";
 
 /** Turns a bearer token into a credential: API keys, agent tokens. */
@@ -17,9 +18,12 @@ export type SessionResolver = (
   challenge: Record<string, string>,
 ) => Promise<Credential | ApiError | null>;
 
-/** The protected resource: `/v1` and `/graphql`. Anything else is public or a 404. */
+/** The protected resources: `/v1`, `/graphql` and `/mcp`. Anything else is public or a 404. */
 const isProtected = (url: URL) =>
-  url.pathname === GRAPHQL_PATH || url.pathname === "/v1" || url.pathname.startsWith("/v1/");
+  url.pathname === GRAPHQL_PATH ||
+  url.pathname === MCP_PATH ||
+  url.pathname === "/v1" ||
+  url.pathname.startsWith("/v1/");
 
 /** Documents anyone may fetch: the OpenAPI description and GraphiQL's page. */
 function isPublic(request: Request, url: URL): boolean {
@@ -37,9 +41,13 @@ export function useAuthentication(
   resolvers: CredentialResolver[],
   sessions?: SessionResolver,
 ): Plugin {
-  const metadata = `${baseUrl(config)}/.well-known/oauth-protected-resource`;
-  const challenge = (error?: string) =>
-    `Bearer resource_metadata="${metadata}"${error ? `, error="${error}"` : ""}`;
+  const apiMetadata = `${baseUrl(config)}/.well-known/oauth-protected-resource`;
+  // An MCP client follows its resource's own document (docs/api/mcp.md).
+  const mcpMetadata = `${config.publicUrl}${MCP_RESOURCE_METADATA_PATH}`;
+  const challenge = (error?: string) => {
+    const metadata = requestState()?.route === MCP_PATH ? mcpMetadata : apiMetadata;
+    return `Bearer resource_metadata="${metadata}"${error ? `, error="${error}"` : ""}`;
+  };
 
   const unauthenticated = () =>
     new ApiError(
@@ -81,7 +89,11 @@ export function useAuthentication(
       const header = request.headers.get("authorization");
       // A Bearer credential wins over a session cookie sent along with it.
       if (!header) {
-        const session = sessions ? await sessions(request, { "WWW-Authenticate": challenge() }) : null;
+        // /mcp takes API keys and agent tokens only: a dashboard cookie never drives tools.
+        const session =
+          sessions && url.pathname !== MCP_PATH
+            ? await sessions(request, { "WWW-Authenticate": challenge() })
+            : null;
         if (session instanceof ApiError) return endResponse(errorResponse(session, url.pathname));
         if (!session) return endResponse(errorResponse(unauthenticated(), url.pathname));
         requestState()!.credential = session;

@@ -29,6 +29,8 @@ export interface RequestState {
    * Resolves to the response to send instead (a replay or a conflict), or undefined to go on.
    */
   claimIdempotency?: (bodyDigest: string) => Promise<Response | undefined>;
+  /** An MCP tool call: the tool's name, for its request log row. */
+  tool?: string;
   /** An AI request: its model and the tokens the provider reported, once its answer has ended. */
   aiUsage?: Promise<{ model: string; input_tokens: number; output_tokens: number } | null>;
 }

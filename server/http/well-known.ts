@@ -1,14 +1,15 @@
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { SCOPES } from "../../schema/lib/scopes.ts";
+import { MCP_PATH, MCP_RESOURCE_METADATA_PATH } from "../mcp/path.ts";
 import { baseUrl, type Config } from "../runtime/config.ts";
 import { errorResponse } from "./error-response.ts";
 
-/** RFC 9728 protected resource metadata, at the location the README gives and at the RFC's own. */
-export function protectedResourceMetadata(config: Config) {
+/** RFC 9728 protected resource metadata of `resource` (the API at `/v1`, the MCP server, or the deployment itself). */
+function resourceMetadata(config: Config, resource: string, name: string) {
   return {
-    resource: baseUrl(config),
-    resource_name: "Kontor API",
+    resource,
+    resource_name: name,
     authorization_servers: [config.publicUrl],
     scopes_supported: SCOPES,
     bearer_methods_supported: ["header"],
@@ -17,10 +18,23 @@ export function protectedResourceMetadata(config: Config) {
   };
 }
 
+/** RFC 9728 protected resource metadata of the API, at the location its 401 names and at the RFC's own. */
+export function protectedResourceMetadata(config: Config) {
+  return resourceMetadata(config, baseUrl(config), "Kontor API");
+}
+
 export const PROTECTED_RESOURCE_PATHS = [
   "/v1/.well-known/oauth-protected-resource",
   "/.well-known/oauth-protected-resource/v1",
 ];
+
+/** The documents of the MCP server (named by its 401) and of the deployment as a whole (the root, which agents written against the auth.md reference read first). */
+const OTHER_RESOURCE_PATHS = {
+  [MCP_RESOURCE_METADATA_PATH]: (config: Config) =>
+    resourceMetadata(config, `${config.publicUrl}${MCP_PATH}`, "Kontor MCP server"),
+  "/.well-known/oauth-protected-resource": (config: Config) =>
+    resourceMetadata(config, config.publicUrl, "Kontor"),
+} as const;
 
 export const HEALTH_PATH = "/health";
 
@@ -34,12 +48,16 @@ const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" role="
 
 /** The public documents at fixed paths: the protected-resource metadata, its logo, and the health check (200, empty). */
 export function useWellKnown(config: Config): Plugin {
-  const document = protectedResourceMetadata(config);
+  const documents = new Map<string, unknown>([
+    ...PROTECTED_RESOURCE_PATHS.map((path) => [path, protectedResourceMetadata(config)] as const),
+    ...Object.entries(OTHER_RESOURCE_PATHS).map(([path, make]) => [path, make(config)] as const),
+  ]);
   return {
     onRequest({ url, request, endResponse }) {
       const health = url.pathname === HEALTH_PATH;
       const logo = url.pathname === LOGO_PATH;
-      if (!health && !logo && !PROTECTED_RESOURCE_PATHS.includes(url.pathname)) return;
+      const document = documents.get(url.pathname);
+      if (!health && !logo && !document) return;
       if (request.method !== "GET" && request.method !== "HEAD") {
         const error = new ApiError(
           405,

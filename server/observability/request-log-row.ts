@@ -17,6 +17,7 @@ export const TEXT_LIMITS = {
   clientIp: 64,
   userAgent: 512,
   model: 256,
+  tool: 128,
 } as const satisfies Partial<Record<keyof RequestLogRow, number>>;
 
 /** NUL (PostgreSQL's text refuses it) and UTF-16 surrogates, paired or not: the slow path looks closer. */
@@ -74,6 +75,7 @@ export function storableRow(row: RequestLogRow): RequestLogRow {
     model: optionalText(row.model, TEXT_LIMITS.model),
     inputTokens: integer(row.inputTokens, null),
     outputTokens: integer(row.outputTokens, null),
+    tool: optionalText(row.tool, TEXT_LIMITS.tool),
     createdAt: storableTime(row.createdAt),
   };
 }

@@ -59,6 +59,7 @@ export interface RequestLogRow {
   model?: string | null;
   inputTokens?: number | null;
   outputTokens?: number | null;
+  tool?: string | null;
   createdAt: Date;
 }
 
@@ -101,13 +102,14 @@ const column = <K extends keyof RequestLogRow>(rows: RequestLogRow[], key: K) =>
 async function insertRows(prisma: PrismaClient, rows: RequestLogRow[]): Promise<void> {
   await prisma.$executeRaw`
     insert into request_logs
-      (id, workspace_id, credential_id, method, route, status, latency_ms, error_code, client_ip, user_agent, model, input_tokens, output_tokens, created_at)
+      (id, workspace_id, credential_id, method, route, status, latency_ms, error_code, client_ip, user_agent, model, input_tokens, output_tokens, tool, created_at)
     select * from unnest(
       ${column(rows, "id")}::text[], ${column(rows, "workspaceId")}::text[], ${column(rows, "credentialId")}::text[],
       ${column(rows, "method")}::text[], ${column(rows, "route")}::text[], ${column(rows, "status")}::int[],
       ${column(rows, "latencyMs")}::int[], ${column(rows, "errorCode")}::text[], ${column(rows, "clientIp")}::text[],
       ${column(rows, "userAgent")}::text[], ${rows.map((row) => row.model ?? null)}::text[], ${rows.map((row) => row.inputTokens ?? null)}::int[],
-      ${rows.map((row) => row.outputTokens ?? null)}::int[], ${rows.map((row) => row.createdAt.toISOString())}::timestamptz[])
+      ${rows.map((row) => row.outputTokens ?? null)}::int[], ${rows.map((row) => row.tool ?? null)}::text[],
+      ${rows.map((row) => row.createdAt.toISOString())}::timestamptz[])
     on conflict (id) do nothing`;
 }
 
@@ -347,6 +349,7 @@ export function useRequestLog(
         errorCode: state.errorCode ?? null,
         clientIp: clientAddress(serverContext, config) ?? null,
         userAgent: text(request.headers.get("user-agent"), 512),
+        tool: state.tool ?? null,
         // The request's arrival (wall clock), like the time in its id, so id order and created_at agree.
         createdAt: new Date(Date.now() - latency),
       };

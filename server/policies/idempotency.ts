@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { Kind, type OperationDefinitionNode, OperationTypeNode, parse } from "graphql";
 import type { Plugin } from "graphql-yoga";
+import type { Credential } from "../../schema/context.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { MAX_IDEMPOTENT_RESPONSE_BYTES } from "../../schema/lib/limits.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
@@ -8,6 +9,7 @@ import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 import { GRAPHQL_LIMITS } from "../graphql/limits.ts";
 import { errorResponse, GRAPHQL_PATH, noteErrorCode } from "../http/error-response.ts";
 import { type RequestState, requestState } from "../http/request-state.ts";
+import { MCP_PATH } from "../mcp/path.ts";
 import type { IdempotencyRecord, IdempotencyStore, RecordKey, StoredResponse } from "./idempotency-store.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -157,6 +159,50 @@ export function isMutation(body: Uint8Array): boolean {
   }
 }
 
+/** What claiming a key came to: it is this request's now, or an earlier one answers instead. */
+export type KeyClaim = { claim: Omit<Claim, "graphql"> } | { stored: StoredResponse } | { refused: ApiError };
+
+/**
+ * Claims `key` in the credential's workspace for a request whose payload hashes to `fingerprint`
+ * (the same key with another payload, or from another credential, is refused; one still running
+ * is "in progress"). Every surface that takes a key claims it here: REST, GraphQL, MCP tool calls.
+ *
+ * @example const claimed = await claimKey(store, credential, "order-7", sha256("create_lead\n{…}"))
+ */
+export async function claimKey(
+  store: IdempotencyStore,
+  credential: Credential,
+  key: string,
+  fingerprint: string,
+): Promise<KeyClaim> {
+  if (!VALID_KEY.test(key)) return { refused: invalidKey() };
+  const recordKey = { workspaceId: credential.workspaceId, key };
+  const record: IdempotencyRecord = { fingerprint, owner: randomUUID(), credentialId: credential.id };
+  const existing = await store.claim(recordKey, record, CLAIM_TTL_MS);
+  if (!existing) return { claim: { key: recordKey, plan: credential.plan, record } };
+  if (existing.credentialId !== undefined && existing.credentialId !== credential.id)
+    return { refused: otherCredential() };
+  if (existing.fingerprint !== fingerprint) return { refused: conflict() };
+  if (!existing.response) return { refused: inProgress() };
+  return { stored: existing.response };
+}
+
+/** Keeps what a claimed request answered for 24 h (bounded by the plan), or frees the key when it must run again (null). */
+export async function finishClaim(
+  store: IdempotencyStore,
+  claim: Omit<Claim, "graphql">,
+  stored: StoredResponse | null,
+): Promise<void> {
+  if (stored)
+    await store.complete(
+      claim.key,
+      { ...claim.record, response: stored },
+      IDEMPOTENCY_TTL_MS,
+      PLAN_LIMITS[claim.plan].idempotency_bytes,
+    );
+  else await store.release(claim.key, claim.record.owner);
+}
+
 function replay(stored: StoredResponse, pathname: string): Response {
   if (stored.notKept) return errorResponse(notReplayable(stored.status, stored.notKept.bytes), pathname);
   if (stored.errorCode) noteErrorCode(stored.errorCode);
@@ -181,28 +227,22 @@ export function useIdempotency(store: IdempotencyStore): Plugin {
     header: string,
     bodySha256: string,
   ): Promise<Response | undefined> {
-    const credential = state.credential!;
     const fingerprint = sha256(`POST ${url.pathname}${url.search}\n${bodySha256}`);
-    const key = { workspaceId: credential.workspaceId, key: header };
-    const record: IdempotencyRecord = { fingerprint, owner: randomUUID(), credentialId: credential.id };
-    const existing = await store.claim(key, record, CLAIM_TTL_MS);
-    if (!existing) {
-      claims.set(state, { key, plan: credential.plan, record, graphql: url.pathname === GRAPHQL_PATH });
-      return undefined;
-    }
-    if (existing.credentialId !== undefined && existing.credentialId !== credential.id)
-      return errorResponse(otherCredential(), url.pathname);
-    if (existing.fingerprint !== fingerprint) return errorResponse(conflict(), url.pathname);
-    if (!existing.response) return errorResponse(inProgress(), url.pathname);
-    return replay(existing.response, url.pathname);
+    const claimed = await claimKey(store, state.credential!, header, fingerprint);
+    if ("refused" in claimed) return errorResponse(claimed.refused, url.pathname);
+    if ("stored" in claimed) return replay(claimed.stored, url.pathname);
+    claims.set(state, { ...claimed.claim, graphql: url.pathname === GRAPHQL_PATH });
+    return undefined;
   }
 
   return {
     async onRequest({ request, url, endResponse }) {
       const state = requestState();
       const header = request.headers.get("idempotency-key");
-      // Without a credential there is no workspace to scope the key to (public endpoints).
-      if (request.method !== "POST" || header === null || !state?.credential) return;
+      // Without a credential there is no workspace to scope the key to (public endpoints). An MCP
+      // tool call names its key as an argument instead: one HTTP request is not one call's payload.
+      if (request.method !== "POST" || header === null || !state?.credential || url.pathname === MCP_PATH)
+        return;
       if (!VALID_KEY.test(header)) return endResponse(errorResponse(invalidKey(), url.pathname));
       const claim = (bodySha256: string) => begin(state, url, header, bodySha256);
       // A streamed body is hashed as it is stored: the route claims the key with the digest then.
@@ -218,15 +258,7 @@ export function useIdempotency(store: IdempotencyStore): Plugin {
       const claim = state && claims.get(state);
       if (!claim) return;
       claims.delete(state);
-      const stored = await storable(response, claim.graphql);
-      if (stored)
-        await store.complete(
-          claim.key,
-          { ...claim.record, response: stored },
-          IDEMPOTENCY_TTL_MS,
-          PLAN_LIMITS[claim.plan].idempotency_bytes,
-        );
-      else await store.release(claim.key, claim.record.owner);
+      await finishClaim(store, claim, await storable(response, claim.graphql));
     },
   };
 }

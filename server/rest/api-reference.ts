@@ -90,7 +90,7 @@ function page(nonce: string): string {
 <a href="/v1/openapi.json">OpenAPI document</a>
 <a href="/graphql">GraphQL (GraphiQL)</a>
 <span>SDK: <code>npm install @kontor/sdk</code></span>
-<span>MCP: coming</span>
+<span>MCP: <code>POST /mcp</code></span>
 <a href="/dashboard">Dashboard</a>
 </nav>
 <div id="reference"></div>

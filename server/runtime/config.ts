@@ -51,6 +51,11 @@ export interface Config {
    * header is ignored and the client is the socket's peer.
    */
   trustProxy: string[];
+  /**
+   * KONTOR_MCP_ALLOWED_ORIGINS: origins besides the deployment's own whose pages may call `/mcp`
+   * (comma-separated, `https://app.example.com`); a request from any other Origin gets 403.
+   */
+  mcpAllowedOrigins: string[];
   /** docs/api/limits.md#traffic-policies: what a request meets before anything else (server/policies/early-limits.ts). */
   early: EarlyLimits;
   webhooks: WebhookConfig;
@@ -444,6 +449,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey,
     metricsToken,
     trustProxy: parseTrustProxy(env.KONTOR_TRUST_PROXY),
+    mcpAllowedOrigins: parseOrigins("KONTOR_MCP_ALLOWED_ORIGINS", env.KONTOR_MCP_ALLOWED_ORIGINS),
     early: earlyLimits(env),
     webhooks: {
       timeoutMs: positive(env, "KONTOR_WEBHOOK_TIMEOUT_MS", 10_000),
@@ -456,6 +462,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storage: storageConfig(env),
     ai: aiConfig(env),
   };
+}
+
+/** A comma-separated list of origins (`scheme://host[:port]`, nothing after it), each as URL serialises it. */
+function parseOrigins(name: string, raw: string | undefined): string[] {
+  const origins: string[] = [];
+  for (const item of (raw ?? "").split(",").map((part) => part.trim())) {
+    if (!item) continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {}
+    const bare = url && url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
+    if (!url || !bare || !/^https?:$/.test(url.protocol))
+      throw new ConfigError(
+        `${name} takes origins such as https://app.example.com (no path), got '${item}'.`,
+      );
+    origins.push(url.origin);
+  }
+  return origins;
 }
 
 export const baseUrl = (config: Pick<Config, "publicUrl">) => `${config.publicUrl}/v1`;

@@ -127,7 +127,7 @@ export type RestRequestLogsQueryVariables = Exact<{
 }>;
 
 
-export type RestRequestLogsQuery = { requestLogs: { object: string, has_more: boolean, next_cursor: string | null, data: Array<{ object: string, request_id: string, key_id: string | null, method: string, route: string | null, status: number, latency_ms: number, error_code: string | null, client_ip: string | null, user_agent: string | null, model: string | null, input_tokens: number | null, output_tokens: number | null, created_at: string }> } };
+export type RestRequestLogsQuery = { requestLogs: { object: string, has_more: boolean, next_cursor: string | null, data: Array<{ object: string, request_id: string, key_id: string | null, method: string, route: string | null, status: number, latency_ms: number, error_code: string | null, client_ip: string | null, user_agent: string | null, model: string | null, input_tokens: number | null, output_tokens: number | null, tool: string | null, created_at: string }> } };
 
 export type RestRequestLogStatsQueryVariables = Exact<{
   days?: number | null | undefined;

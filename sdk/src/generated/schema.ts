@@ -1682,6 +1682,8 @@ export type RequestLog = {
   route: Maybe<Scalars['String']['output']>;
   /** The HTTP status of the response. */
   status: Scalars['Int']['output'];
+  /** MCP requests (route /mcp): the tool a tools/call named; null otherwise. */
+  tool: Maybe<Scalars['String']['output']>;
   /** The User-Agent header; null when none was sent. */
   user_agent: Maybe<Scalars['String']['output']>;
 };

@@ -23,7 +23,7 @@ e2e("API reference page", (server) => {
       expect(csp).toContain("frame-ancestors 'none'");
       expect(html).toContain('href="/graphql"');
       expect(html).toContain("@kontor/sdk");
-      expect(html).toContain("MCP: coming");
+      expect(html).toContain("MCP: <code>POST /mcp</code>");
       // Every script or stylesheet the page names is on this server.
       expect(html).not.toMatch(/(src|href)="https?:/);
     });

@@ -51,6 +51,7 @@ e2e("request logs: writing and retention", (server) => {
         model: null,
         input_tokens: null,
         output_tokens: null,
+        tool: null,
         created_at: expect.stringMatching(ISO),
       });
       expect(Number.isInteger(row.latency_ms) && row.latency_ms >= 0).toBe(true);
