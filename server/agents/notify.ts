@@ -1,4 +1,5 @@
 import { recordProviderRevocations } from "../audit/record.ts";
+import { AGENT_PATHS } from "./metadata.ts";
 import { MAX_OAUTH_BODY_BYTES } from "./oauth.ts";
 import { type AgentServices, agentErrorShape, agentRoutes } from "./plugin.ts";
 import { CLOCK_SKEW_SECONDS, consumeJti, ProviderJwtError, verifyProviderJwt } from "./provider-keys.ts";
@@ -181,4 +182,4 @@ async function revokeSubject(
   await services.revocations.revoked("agent_registration", revoked);
 }
 
-agentRoutes({ [NOTIFY_PATH]: { POST: notify } });
+agentRoutes({ [NOTIFY_PATH]: { POST: notify }, [AGENT_PATHS.revokeAlias]: { POST: notify } });

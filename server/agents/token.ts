@@ -173,7 +173,20 @@ function assertionProblem(error: unknown): string {
 
 /** RFC 7523: Kontor's own identity assertion exchanged for an access token. */
 async function jwtBearerGrant(form: Map<string, string>, services: AgentServices) {
-  const assertion = requiredString(form.get("assertion"), "assertion", 16_384);
+  return assertionGrant(
+    requiredString(form.get("assertion"), "assertion", 16_384),
+    services,
+    form.get("scope"),
+  );
+}
+
+/**
+ * The jwt-bearer grant: an access token for Kontor's identity assertion of an active registration
+ * (or an unclaimed anonymous one), at the registration's scopes or the `scope` asked for.
+ *
+ * @example const { access_token, expires_in } = await assertionGrant(identityAssertion, services)
+ */
+export async function assertionGrant(assertion: string, services: AgentServices, scope?: string) {
   let subject: string | undefined;
   try {
     ({
@@ -194,7 +207,7 @@ async function jwtBearerGrant(form: Map<string, string>, services: AgentServices
   const preClaim = registration.type === "anonymous" && registration.status === "pending";
   if (registration.status !== "active" && !preClaim)
     throw new OAuthError(400, "invalid_grant", "This registration is not active.");
-  return issue(services, registration, grantedScopes(registration.scopes, form.get("scope")));
+  return issue(services, registration, grantedScopes(registration.scopes, scope));
 }
 
 agentRoutes({
