@@ -28,10 +28,17 @@ export default defineConfig({
         },
       },
       {
+        // Suites about processes (the CLI, cluster mode, shutdown) keep module-level registries of
+        // the children they start: each file gets its own, as with any isolated file.
+        extends: true,
+        test: { name: "processes", include: ["test/e2e/operations/**/*.test.ts"] },
+      },
+      {
         extends: true,
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
+          exclude: ["test/e2e/operations/**"],
           // Each worker imports the server once for all its files, not once per file (a third of
           // the suite's time went to imports). Every suite starts its own servers and workspaces, so
           // nothing of one file's state reaches the next; unit tests that mock modules stay isolated.

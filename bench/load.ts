@@ -3,10 +3,11 @@ import type autocannon from "autocannon";
 
 /** The requests the bench sends (bench/run.ts measures them one kind at a time, bench/soak.ts mixed). */
 
-export type Kind = "get" | "graphql" | "list" | "post";
+export type Kind = "get" | "graphql" | "mcp" | "list" | "post";
 export const KIND_LABEL: Record<Kind, string> = {
   get: "GET /v1/leads/{id}",
   graphql: "POST /graphql lead(id)",
+  mcp: "POST /mcp tools/call get_lead",
   list: "GET /v1/leads",
   post: "POST /v1/leads",
 };
@@ -22,6 +23,33 @@ export const POST_BODY = JSON.stringify({
   estimated_value: 2500.5,
   expected_close_date: "2027-03-01",
 });
+
+/** The headers of an MCP request over Streamable HTTP. */
+export const MCP_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2025-06-18",
+};
+
+/** The JSON-RPC body of `tools/call get_lead` for `leadId`. */
+export const mcpCall = (leadId: string) =>
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "get_lead", arguments: { id: leadId } },
+  });
+
+/** The `structuredContent` of an MCP answer, sent as JSON or as one server-sent event. */
+export function mcpStructured(text: string): unknown {
+  const data = text.trimStart().startsWith("{")
+    ? text
+    : (text
+        .split("\n")
+        .find((line) => line.startsWith("data:"))
+        ?.slice(5) ?? "null");
+  return (JSON.parse(data) as { result?: { structuredContent?: unknown } } | null)?.result?.structuredContent;
+}
 
 export interface Fixture {
   keys: string[];
@@ -55,6 +83,17 @@ export function requestOf(kind: Kind, fx: Fixture): autocannon.Request {
         setupRequest: (req) => ({
           ...req,
           headers: { ...req.headers, authorization: auth(), "content-type": "application/json" },
+        }),
+      };
+    case "mcp":
+      // A stateless 2025-era call, as any client sends after its handshake (which may have reached another process).
+      return {
+        method: "POST",
+        path: "/mcp",
+        body: mcpCall(fx.leadId),
+        setupRequest: (req) => ({
+          ...req,
+          headers: { ...req.headers, authorization: auth(), ...MCP_HEADERS },
         }),
       };
     case "post":

@@ -52,7 +52,18 @@ import { performance } from "node:perf_hooks";
 import autocannon from "autocannon";
 import pg from "pg";
 import { PLAN_LIMITS } from "../schema/lib/plans.ts";
-import { call, createFixture, type Fixture, KIND_LABEL, type Kind, POST_BODY, requestOf } from "./load.ts";
+import {
+  call,
+  createFixture,
+  type Fixture,
+  KIND_LABEL,
+  type Kind,
+  MCP_HEADERS,
+  mcpCall,
+  mcpStructured,
+  POST_BODY,
+  requestOf,
+} from "./load.ts";
 import { cpuDelta, cpuTimes, machineCpu, processesNamed, processTree, treeMemory } from "./proc.ts";
 import {
   LIBRARIES,
@@ -93,7 +104,7 @@ for (const c of CASES)
     throw new Error(`BENCH_CASES: unknown case '${c}' (known: ${ALL_CASES.join(", ")}).`);
 const BENCH_SECRET_KEY = randomBytes(32).toString("base64url");
 
-const TARGETS = { get: 0.5, list: 0.5, post: 0.4, graphql: 0.9, cluster: 1.7, policies: 0.15 };
+const TARGETS = { get: 0.5, list: 0.5, post: 0.4, graphql: 0.9, mcp: 1 / 1.2, cluster: 1.7, policies: 0.15 };
 const PROFILE = process.env.BENCH_PROFILE ?? "auto";
 if (!["auto", "always", "off"].includes(PROFILE))
   throw new Error(`BENCH_PROFILE must be auto, always or off, got '${PROFILE}'.`);
@@ -343,6 +354,14 @@ async function checkBodies(kontor: Server[], bare: Server, fx: Fixture, db: pg.C
     const gqlLead = JSON.stringify((JSON.parse(gql.text) as { data?: { lead?: unknown } }).data?.lead);
     if (gql.status !== 200 || gqlLead !== rest.text)
       throw new Error(`GraphQL and REST differ on ${k.name}: ${rest.text} vs ${gql.text}`);
+    const mcp = await call(k.url, "/mcp", key, {
+      method: "POST",
+      body: mcpCall(fx.leadId),
+      headers: MCP_HEADERS,
+    });
+    const mcpLead = JSON.stringify(mcpStructured(mcp.text));
+    if (mcp.status !== 200 || mcpLead !== rest.text)
+      throw new Error(`MCP and REST differ on ${k.name}: ${rest.text} vs ${mcp.text}`);
   }
   // A create through each: the same answer and the same lead.created event in the outbox.
   const kontorPost = await call(kontor[0]!.url, "/v1/leads", key, { method: "POST", body: POST_BODY });
@@ -691,7 +710,9 @@ async function main() {
 
     // Warm every server up on every kind it serves, then its idle memory.
     for (const server of servers) {
-      const kinds: Kind[] = server.kontor ? ["get", "list", "graphql", "post"] : ["get", "list", "post"];
+      const kinds: Kind[] = server.kontor
+        ? ["get", "list", "graphql", "mcp", "post"]
+        : ["get", "list", "post"];
       await autocannon({
         url: server.url,
         connections: CONNECTIONS,
@@ -720,10 +741,11 @@ async function main() {
       v.bareGet = variant("bareGet", "bare GET /v1/leads/{id}", bare, "get");
       v.rest = variant("rest", "Kontor REST GET /v1/leads/{id}", on, "get");
       v.graphql = variant("graphql", "Kontor GraphQL lead(id), same fields", on, "graphql");
+      v.mcp = variant("mcp", "Kontor MCP tools/call get_lead", on, "mcp");
       v.restOff = variant("restOff", "Kontor REST GET, policies off", off!, "get");
       await runCase(
-        "GET /v1/leads/{id}: bare, Kontor REST, Kontor GraphQL, Kontor REST with policies off",
-        [v.bareGet, v.rest, v.graphql, v.restOff],
+        "GET /v1/leads/{id}: bare, Kontor REST, Kontor GraphQL, Kontor MCP, Kontor REST with policies off",
+        [v.bareGet, v.rest, v.graphql, v.mcp, v.restOff],
         fx,
         db,
       );
@@ -807,6 +829,13 @@ async function main() {
     ratioTarget("1. `GET /v1/leads` (20 per page): Kontor ÷ bare", v.list, v.bareList, TARGETS.list);
     ratioTarget("1. `POST /v1/leads` (+ outbox event): Kontor ÷ bare", v.post, v.barePost, TARGETS.post);
     ratioTarget("2. GraphQL `lead(id)` (same 21 fields) ÷ REST", v.graphql, v.rest, TARGETS.graphql);
+    // Throughput at the same connections: ≥ 1/1.2 of GraphQL's is an MCP call's latency within 1.2× of it.
+    ratioTarget(
+      "2b. MCP `tools/call get_lead` ÷ GraphQL `lead(id)` (latency ≤ 1.2×)",
+      v.mcp,
+      v.graphql,
+      TARGETS.mcp,
+    );
     let clusterVerdict = "";
     if (v.cluster) {
       const r = ratio(v.cluster, v.single!);

@@ -31,6 +31,7 @@ import { useRequestClient } from "./http/request-client.ts";
 import { useRequestId } from "./http/request-id.ts";
 import { type RequestState, requestState } from "./http/request-state.ts";
 import { useWellKnown } from "./http/well-known.ts";
+import { mcpResources } from "./mcp/documents.ts";
 import { useMcp, useMcpGuard } from "./mcp/plugin.ts";
 import { useAccessLog } from "./observability/access-log.ts";
 import type { ServerMetrics } from "./observability/metrics.ts";
@@ -89,6 +90,7 @@ export function createApp(
     ? new RedisIdempotencyStore(redis, redisNamespace, IDEMPOTENCY_TTL_MS)
     : new MemoryIdempotencyStore();
   const dataQuota = new DataQuota(db.prisma, idempotency, config.dataQuotaCapBytes);
+  const openApiExtensions = [storageOpenApi, aiOpenApi];
   const contextFor = (state: RequestState): Context => {
     if (!state.credential) throw new Error("GraphQL context built without a credential.");
     return {
@@ -166,8 +168,13 @@ export function createApp(
       useGraphQLErrorShape(),
       useStorage(storage, contextFor),
       useAi(ai, contextFor),
-      useMcp({ schema: () => schema, contextFor, idempotency }),
-      useRest(config, [storageOpenApi, aiOpenApi]),
+      useMcp({
+        schema: () => schema,
+        contextFor,
+        idempotency,
+        resources: mcpResources(config, openApiExtensions),
+      }),
+      useRest(config, openApiExtensions),
       useNotFound(),
       useWebhookWake(webhooks.wake),
       // Last, so its onResponse sees the response every other plugin settled on (a 401 turned 429).

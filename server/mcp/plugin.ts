@@ -11,6 +11,7 @@ import type { IdempotencyStore } from "../policies/idempotency-store.ts";
 import type { Config } from "../runtime/config.ts";
 import { callTool } from "./calls.ts";
 import { MCP_PATH } from "./path.ts";
+import { listResources, type McpResource, readResource } from "./resources.ts";
 import {
   describeTool,
   narrowedTools,
@@ -72,13 +73,22 @@ interface McpServices {
   schema: () => GraphQLSchema;
   contextFor: (state: RequestState) => Context;
   idempotency: IdempotencyStore;
+  /** The documents `resources/read` serves. */
+  resources: readonly McpResource[];
 }
 
 /** An MCP server for one request: the caller's tools, narrowed by the URL, over the GraphQL schema. */
 function serverFor(state: RequestState, narrowing: ToolNarrowing, services: McpServices): Server {
   const schema = services.schema();
   const credential = state.credential!;
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: {}, resources: {} },
+    instructions: INSTRUCTIONS,
+  });
+  server.setRequestHandler("resources/list", async () => listResources(services.resources));
+  server.setRequestHandler("resources/read", async (request) =>
+    readResource(services.resources, request.params.uri),
+  );
   server.setRequestHandler("tools/list", async (request) => {
     const tools = offeredTools(schema, credential.scopes, narrowing);
     try {

@@ -13,6 +13,8 @@ export type ClientKind = (typeof CLIENTS)[number];
 export interface McpClient {
   listTools(params?: { cursor?: string }): Promise<{ tools: any[]; nextCursor?: string }>;
   callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<any>;
+  listResources(): Promise<{ resources: any[] }>;
+  readResource(params: { uri: string }): Promise<{ contents: any[] }>;
   close(): Promise<void>;
 }
 

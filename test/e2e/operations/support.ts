@@ -187,7 +187,7 @@ export async function startServer(scratch: Scratch, extra: NodeJS.ProcessEnv = {
   for (;;) {
     if (done)
       throw new Error(
-        `server exited with ${child.exitCode} before it was ready.\nstdout: ${stdout()}\nstderr: ${stderr()}`,
+        `server exited with ${child.exitCode ?? child.signalCode} before it was ready.\nstdout: ${stdout()}\nstderr: ${stderr()}`,
       );
     if (Date.now() > deadline) {
       killGroup(child);
