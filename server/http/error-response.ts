@@ -57,8 +57,21 @@ export function errorResponse(error: ApiError, pathname: string): Response {
     noteErrorCode(error.code);
     return family.render(error, pathname, requestState()?.id ?? null);
   }
-  const body = pathname === GRAPHQL_PATH ? graphqlErrorBody(error) : restErrorBody(error);
-  return Response.json(body, { status: error.status, headers: error.headers });
+  if (pathname === GRAPHQL_PATH)
+    return Response.json(graphqlErrorBody(error), { status: error.status, headers: error.headers });
+  return Response.json(restErrorBody(error), { status: error.status, headers: restErrorHeaders(error) });
+}
+
+/**
+ * The headers of a REST error: its own, and for `insufficient_scope` the RFC 6750 §3.1 challenge
+ * naming the scope, which a client that can ask for more (an agent) reads to step up.
+ *
+ * @example restErrorHeaders(insufficientScope("leads.write"))["WWW-Authenticate"] // 'Bearer error="insufficient_scope", scope="leads.write"'
+ */
+export function restErrorHeaders(error: ApiError): Record<string, string> {
+  const scope = error.details.required_scope;
+  if (error.code !== "insufficient_scope" || typeof scope !== "string") return error.headers;
+  return { ...error.headers, "WWW-Authenticate": `Bearer error="insufficient_scope", scope="${scope}"` };
 }
 
 /** The ApiError behind an error (itself, or the one a resolver threw), if there is one. */

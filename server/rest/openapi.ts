@@ -506,6 +506,7 @@ const addressLimitHeaders = () => {
 
 const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
   401: { "WWW-Authenticate": headerRef("WWWAuthenticate") },
+  403: { "WWW-Authenticate": headerRef("WWWAuthenticateScope") },
   405: { Allow: headerRef("Allow") },
   429: { "Retry-After": headerRef("RetryAfter") },
   503: { "Retry-After": headerRef("RetryAfter") },
@@ -720,6 +721,12 @@ function headers(config: Config) {
         type: "string",
         pattern: "^(GET|HEAD|POST|PUT|PATCH|DELETE)(, (GET|HEAD|POST|PUT|PATCH|DELETE))*$",
       },
+    },
+    WWWAuthenticateScope: {
+      description:
+        'With `insufficient_scope` only: the RFC 6750 challenge naming the scope the credential lacks, `Bearer error="insufficient_scope", scope="leads.write"`.',
+      required: false,
+      schema: { type: "string", pattern: '^Bearer error="insufficient_scope", scope="[a-z_]+\\.[a-z_]+"$' },
     },
     WWWAuthenticate: {
       description:

@@ -9,7 +9,7 @@ import type { FetchAPI, Plugin } from "graphql-yoga";
 import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts";
 import { MAX_JSON_DEPTH } from "../../schema/lib/limits.ts";
 import { restView } from "../../schema/lib/rest.ts";
-import { errorResponse, findApiError, restErrorBody } from "../http/error-response.ts";
+import { errorResponse, findApiError, restErrorBody, restErrorHeaders } from "../http/error-response.ts";
 import { requestState } from "../http/request-state.ts";
 import { describeError, log } from "../observability/log.ts";
 import type { Config } from "../runtime/config.ts";
@@ -38,7 +38,7 @@ function sofaErrorResponse(errors: ReadonlyArray<Error>): Response {
   const worst = known.sort((a, b) => b.status - a.status)[0];
   if (!worst) log("error", "unhandled error", describeError(errors[0]));
   const error = worst ?? internalError();
-  return Response.json(restErrorBody(error), { status: error.status, headers: error.headers });
+  return Response.json(restErrorBody(error), { status: error.status, headers: restErrorHeaders(error) });
 }
 
 /** How deeply objects and arrays nest in a parsed JSON value (walked without recursion). */

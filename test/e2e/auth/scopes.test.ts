@@ -111,6 +111,10 @@ e2e("authentication, discovery and scopes: scopes", (server) => {
             request_id: res.headers.get("x-request-id"),
           },
         });
+        // RFC 6750 §3.1: the challenge names the scope, for a client that can ask for more.
+        expect(res.headers.get("www-authenticate")).toBe(
+          `Bearer error="insufficient_scope", scope="${scope}"`,
+        );
         expect(await snapshot()).toEqual(before);
       },
     );
