@@ -109,23 +109,16 @@ function serverFor(state: RequestState, narrowing: ToolNarrowing, services: McpS
   return server;
 }
 
-/** Whether the (buffered) body is a JSON array: a JSON-RPC batch, which the 2025-06-18 revision dropped and no client sends. */
-async function isBatch(request: Request): Promise<boolean> {
-  const bytes = new Uint8Array(await request.clone().arrayBuffer());
-  for (const byte of bytes) {
-    if (
-      byte === 0x20 ||
-      byte === 0x09 ||
-      byte === 0x0a ||
-      byte === 0x0d ||
-      byte === 0xef ||
-      byte === 0xbb ||
-      byte === 0xbf
-    )
-      continue;
-    return byte === 0x5b;
+/**
+ * The (buffered) body parsed once, so the SDK reads it no more (`parsedBody`); undefined when it is not
+ * JSON, which the SDK then answers itself (-32700).
+ */
+async function parsedBody(request: Request): Promise<{ value: unknown } | undefined> {
+  try {
+    return { value: JSON.parse(await request.clone().text()) };
+  } catch {
+    return undefined;
   }
-  return false;
 }
 
 /**
@@ -156,7 +149,9 @@ export function useMcp(services: McpServices): Plugin {
         if (isApiError(error)) return endResponse(errorResponse(error, url.pathname));
         throw error;
       }
-      if (await isBatch(request))
+      const body = await parsedBody(request);
+      // A batch (a JSON array): the 2025-06-18 revision dropped them, and no client sends one.
+      if (Array.isArray(body?.value))
         return endResponse(
           Response.json(
             {
@@ -172,9 +167,9 @@ export function useMcp(services: McpServices): Plugin {
         );
       // Read to its end here: the call has then run, so its log row, error code and webhook wake-up
       // (set as it runs) are known when the response hooks see it. Results are bounded (64 KiB a call).
-      const response = await handler.fetch(request);
-      const body = response.body ? await response.arrayBuffer() : null;
-      endResponse(new Response(body, { status: response.status, headers: response.headers }));
+      const response = await handler.fetch(request, body && { parsedBody: body.value });
+      const answer = response.body ? await response.arrayBuffer() : null;
+      endResponse(new Response(answer, { status: response.status, headers: response.headers }));
     },
   };
 }
