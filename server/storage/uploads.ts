@@ -156,6 +156,7 @@ class Ticket implements UploadTicket {
 
   async cover(total: number): Promise<void> {
     const deadline = Date.now() + PREEMPT_WAIT_MS;
+    let lastLook = false;
     for (let pause = 5; total > this.reserved; pause = Math.min(2 * pause, 200)) {
       this.preemption.signal.throwIfAborted();
       const need = total - this.reserved;
@@ -181,10 +182,16 @@ class Ticket implements UploadTicket {
         Date.now() < deadline
           ? await preemptYounger(this.db, { ...this.where, shortfall: grown.short })
           : null;
+      if (asked) {
+        this.uploads.preempt(asked);
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        continue;
+      }
+      // No one left to give way, but a younger upload may have released its room between the two
+      // looks (it gave way to the last round): look at the room once more before refusing.
       // What this upload could have had in all: the room the others left, plus what it holds.
-      if (!asked) throw quotaExceeded(grown.room.left + this.reserved, this.quotaBytes);
-      this.uploads.preempt(asked);
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      if (lastLook) throw quotaExceeded(grown.room.left + this.reserved, this.quotaBytes);
+      lastLook = true;
     }
   }
 
