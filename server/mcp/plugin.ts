@@ -1,4 +1,11 @@
-import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import type { GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { Context } from "../../schema/context.ts";
@@ -129,16 +136,33 @@ async function parsedBody(request: Request): Promise<{ value: unknown } | undefi
  */
 export function useMcp(services: McpServices): Plugin {
   const narrowings = new WeakMap<RequestState, ToolNarrowing>();
-  const handler = createMcpHandler(
-    () => {
-      const state = requestState()!;
-      return serverFor(state, narrowings.get(state)!, services);
-    },
-    {
+  const factory = () => {
+    const state = requestState()!;
+    return serverFor(state, narrowings.get(state)!, services);
+  };
+  // The 2026-07-28 revision through the SDK's entry; 2025-era requests (classified by the SDK's own
+  // isLegacyRequest) as its stateless fallback serves them, but answered as JSON rather than as a
+  // server-sent event, which a 2025 client accepts and costs less to write and read back.
+  const modern = createMcpHandler(factory, {
+    legacy: "reject",
+    maxRequestBodySize: BODY_LIMITS.api,
+    onerror: (error) => log("warn", "mcp request refused", { error: error.message }),
+  });
+  async function legacy(request: Request, parsed: { value: unknown } | undefined): Promise<Response> {
+    const server = factory();
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
       maxRequestBodySize: BODY_LIMITS.api,
-      onerror: (error) => log("warn", "mcp request refused", { error: error.message }),
-    },
-  );
+    });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, parsed && { parsedBody: parsed.value });
+    } finally {
+      void transport.close().catch(() => {});
+      void server.close().catch(() => {});
+    }
+  }
   return {
     async onRequest({ request, url, endResponse }) {
       if (url.pathname !== MCP_PATH) return;
@@ -167,7 +191,9 @@ export function useMcp(services: McpServices): Plugin {
         );
       // Read to its end here: the call has then run, so its log row, error code and webhook wake-up
       // (set as it runs) are known when the response hooks see it. Results are bounded (64 KiB a call).
-      const response = await handler.fetch(request, body && { parsedBody: body.value });
+      const response = (await isLegacyRequest(request, body?.value))
+        ? await legacy(request, body)
+        : await modern.fetch(request, body && { parsedBody: body.value });
       const answer = response.body ? await response.arrayBuffer() : null;
       endResponse(new Response(answer, { status: response.status, headers: response.headers }));
     },
