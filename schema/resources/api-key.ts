@@ -128,9 +128,20 @@ async function newKey(tx: Tx, ctx: Context, name: string | null, scopes: string[
 }
 
 /** Serializes key changes per workspace (so two creations at once cannot both pass the cap), then counts live keys. */
-async function liveKeys(tx: Tx, workspaceId: string, now: Date): Promise<number> {
+/**
+ * Locks the workspace's row, so that the key changes of one workspace run one at a time, and answers
+ * the time read once the lock is held: a change that waited for it sees the one before as past (a key
+ * rotated or revoked a moment ago is revoked, not "still in its grace period").
+ */
+async function lockKeyChanges(tx: Tx, workspaceId: string): Promise<Date> {
   await tx.$queryRaw`select id from workspaces where id = ${workspaceId} for update`;
-  return tx.apiKey.count({ where: { workspaceId, ...live(now) } });
+  return new Date();
+}
+
+/** Locks the key changes (lockKeyChanges), then counts the workspace's live keys. */
+async function liveKeys(tx: Tx, workspaceId: string): Promise<{ count: number; now: Date }> {
+  const now = await lockKeyChanges(tx, workspaceId);
+  return { count: await tx.apiKey.count({ where: { workspaceId, ...live(now) } }), now };
 }
 
 const tooMany = () =>
@@ -174,8 +185,7 @@ builder.mutationFields((t) => ({
       const name = requiredText("input.name", input.name);
       const scopes = checkedScopes(input.scopes);
       return ctx.db.$transaction(async (tx) => {
-        if ((await liveKeys(tx, ctx.credential.workspaceId, new Date())) >= MAX_LIVE_API_KEYS)
-          throw tooMany();
+        if ((await liveKeys(tx, ctx.credential.workspaceId)).count >= MAX_LIVE_API_KEYS) throw tooMany();
         const created = await newKey(tx, ctx, name, scopes);
         await recordAudit(tx, ctx, { action: "api_key.created", targetId: created.api_key.id });
         return created;
@@ -189,8 +199,8 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: "The key's id (`key_…`)." }) },
     resolve: async (_root, { id }, ctx) => {
       const where = { id: String(id), workspaceId: ctx.credential.workspaceId };
-      const now = new Date();
       const count = await ctx.db.$transaction(async (tx) => {
+        const now = await lockKeyChanges(tx, ctx.credential.workspaceId);
         const { count } = await tx.apiKey.updateMany({
           where: { ...where, ...live(now) },
           data: { revokedAt: now },
@@ -226,8 +236,7 @@ builder.mutationFields((t) => ({
       const id = String(args.id);
       const workspaceId = ctx.credential.workspaceId;
       const rotated = await ctx.db.$transaction(async (tx) => {
-        const now = new Date();
-        const count = await liveKeys(tx, workspaceId, now);
+        const { count, now } = await liveKeys(tx, workspaceId);
         const old = found("api_key", id, await tx.apiKey.findFirst({ where: { id, workspaceId } }));
         if (old.revokedAt && old.revokedAt <= now)
           throw invalidState("This key is revoked: create a new one instead.");

@@ -437,6 +437,22 @@ e2e("concurrent requests", (server) => {
       others: { status: 200, code: "invalid_state" },
       once: (key) => [audits("api_key.rotated", key.id, key.audit)],
     }),
+    action({
+      name: "revokeApiKey (dashboard GraphQL)",
+      setup: async () => {
+        const owner = await createUser(server(), { label: "race-revoke", plan: "plus" });
+        const key = await server().key(owner.workspaceId, ["leads.read"]);
+        const audit = rest(server().api, (await server().key(owner.workspaceId, ["audit.read"])).key);
+        return { owner, session: await signInApi(server(), owner.email), id: key.id, audit };
+      },
+      act: (key) =>
+        sessionMutation(key.owner, key.session, "mutation($id: ID!) { revokeApiKey(id: $id) { id } }", {
+          id: key.id,
+        }),
+      status: 200,
+      others: "same",
+      once: (key) => [audits("api_key.revoked", key.id, key.audit)],
+    }),
   ];
 
   describe("a state change made N times at once happens once", () => {
