@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Redis } from "ioredis";
 import { agentKeyBox, SigningKeys } from "../agents/keys.ts";
@@ -92,6 +92,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   server.keepAliveTimeout = 5_000;
   const early = new EarlyLimitsGuard(config);
   server.on("connection", early.connection);
+  // The port is known only once listening, and the app needs it; a request that arrives before the
+  // app is made (a cluster's primary hands connections to a worker as soon as it listens) waits for
+  // it instead of going unanswered.
+  let serve: RequestListener | undefined;
+  let ready!: () => void;
+  const made = new Promise<void>((resolve) => (ready = resolve));
+  server.on("request", (req, res) => (serve ? serve(req, res) : void made.then(() => serve?.(req, res))));
   const requests = new RequestTracker(server);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -138,15 +145,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // The request line and Host are settled first (server/http/request-target.ts); GET /metrics is answered
   // next, before any API policy (limits, logs) sees it.
   // A connection over its address's cap is answered first (server/policies/early-limits.ts), and every body watched for idling.
-  server.on("request", (req, res) =>
+  serve = (req, res) =>
     withRequestState(
       () =>
         early.admit(req, res) ||
         answerRequestTarget(req, res) ||
         metrics.serveScrape(req, res) ||
         app(req, res),
-    ),
-  );
+    );
+  ready();
   const control = await openControlSocket(db, config.dataDir, agentKeys, revocations);
   server.on("clientError", answerClientError);
   server.on("connect", answerConnect);
