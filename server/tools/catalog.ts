@@ -3,6 +3,7 @@ import { type DocumentNode, type GraphQLSchema, Kind, OperationTypeNode } from "
 import { createSofa } from "sofa-api";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../../schema/lib/cursor.ts";
 import { restView } from "../../schema/lib/rest.ts";
+import type { Resource } from "../../schema/lib/scopes.ts";
 import { isListRoute } from "../rest/operations.ts";
 import { type RouteEntry, routeTable } from "../rest/view.ts";
 import { argumentsSchema, type JsonSchema, outputSchema } from "./json-schema.ts";
@@ -21,8 +22,8 @@ export const TOOL_AREAS = [
 ] as const;
 export type ToolArea = (typeof TOOL_AREAS)[number];
 
-/** A scope's resource (`leads` of `leads.read`) → its area. */
-const AREA_OF: Record<string, ToolArea> = {
+/** A scope's resource (`leads` of `leads.read`) → its area: a new resource of the catalog fails to compile until it has one. */
+const AREA_OF: Record<Resource | "payments" | "audit", ToolArea> = {
   clients: "crm",
   leads: "crm",
   invoices: "invoicing",
@@ -146,7 +147,7 @@ export function toolCatalog(schema: GraphQLSchema): CatalogTool[] {
       description:
         field.description ?? `${route.route.summary} (${route.route.method} /v1${route.route.path}).`,
       // A resource with no area of its own (a new one) makes one under its own name.
-      area: resource ? (AREA_OF[resource] ?? resource) : undefined,
+      area: resource ? (AREA_OF[resource as keyof typeof AREA_OF] ?? resource) : undefined,
       scopes,
       parameters,
       output: outputSchema(view, operation),

@@ -45,23 +45,13 @@ const INPUT_SCALARS: Record<string, JsonSchema> = {
 };
 
 /**
- * JSON Schemas of the scalars as answered. No `format` and no bounds: a client validates a result
- * against them, and a validator that knows no formats refuses the schema instead.
+ * JSON Schemas of the scalars as answered: their argument schemas' bare types. No `format` and no
+ * bounds: a client validates a result against them, and a validator that knows no formats refuses
+ * the schema instead.
  */
-const OUTPUT_SCALARS: Record<string, JsonSchema> = {
-  String: { type: "string" },
-  ID: { type: "string" },
-  Int: { type: "integer" },
-  Float: { type: "number" },
-  Boolean: { type: "boolean" },
-  DateTime: { type: "string" },
-  Date: { type: "string" },
-  Money: { type: "number" },
-  Quantity: { type: "number" },
-  Percent: { type: "number" },
-  JSONObject: { type: "object" },
-  ByteCount: { type: "integer" },
-};
+const OUTPUT_SCALARS: Record<string, JsonSchema> = Object.fromEntries(
+  Object.entries(INPUT_SCALARS).map(([name, schema]) => [name, { type: schema.type }]),
+);
 
 /** The default of an argument as JSON (enums by name), or undefined when there is none. */
 function jsonDefault(input: GraphQLArgument | GraphQLInputField): unknown {
