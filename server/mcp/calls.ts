@@ -45,12 +45,20 @@ async function execute(
 ): Promise<{ result: CallResult; status: number }> {
   const outcome = await runCatalogTool(tool, args, context, schema);
   if (!outcome.ok) return { result: errorResult(outcome.error), status: outcome.error.status };
+  const json = JSON.stringify(outcome.data);
+  // Most answers fit: serialized once. A list that does not keeps the items that do.
+  if (Buffer.byteLength(json) <= TOOL_OUTPUT_MAX_BYTES) return answer(outcome.data, json);
   const capped = capResult(outcome);
   if (!capped.ok || !("data" in capped))
-    return { result: errorResult(tooLarge(Buffer.byteLength(JSON.stringify(outcome.data)))), status: 400 };
-  const data = capped.data as Record<string, unknown>;
-  const text = JSON.stringify(data) + (capped.note ? `\n\n${capped.note}` : "");
-  return { result: { content: [{ type: "text", text }], structuredContent: data }, status: 200 };
+    return { result: errorResult(tooLarge(Buffer.byteLength(json))), status: 400 };
+  return answer(capped.data, JSON.stringify(capped.data) + (capped.note ? `\n\n${capped.note}` : ""));
+}
+
+function answer(data: unknown, text: string): { result: CallResult; status: number } {
+  return {
+    result: { content: [{ type: "text", text }], structuredContent: data as Record<string, unknown> },
+    status: 200,
+  };
 }
 
 /** Key order never changes a payload's fingerprint. */

@@ -4,7 +4,6 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
-  WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
@@ -17,6 +16,7 @@ import { BODY_LIMITS } from "../policies/body-limits.ts";
 import type { IdempotencyStore } from "../policies/idempotency-store.ts";
 import type { Config } from "../runtime/config.ts";
 import { callTool } from "./calls.ts";
+import { serveJsonExchange } from "./json-exchange.ts";
 import { MCP_PATH } from "./path.ts";
 import { listResources, type McpResource, readResource } from "./resources.ts";
 import {
@@ -122,7 +122,7 @@ function serverFor(state: RequestState, narrowing: ToolNarrowing, services: McpS
  */
 async function parsedBody(request: Request): Promise<{ value: unknown } | undefined> {
   try {
-    return { value: JSON.parse(await request.clone().text()) };
+    return { value: JSON.parse(await request.text()) };
   } catch {
     return undefined;
   }
@@ -141,30 +141,14 @@ export function useMcp(services: McpServices): Plugin {
     return serverFor(state, narrowings.get(state)!, services);
   };
   // The 2026-07-28 revision through the SDK's entry; 2025-era requests (classified by the SDK's own
-  // isLegacyRequest) as its stateless fallback serves them, but answered as JSON rather than as a
-  // server-sent event, which a 2025 client accepts and costs less to write and read back.
+  // isLegacyRequest) statelessly, answered as JSON (./json-exchange.ts).
   const modern = createMcpHandler(factory, {
     legacy: "reject",
     maxRequestBodySize: BODY_LIMITS.api,
     onerror: (error) => log("warn", "mcp request refused", { error: error.message }),
   });
-  async function legacy(request: Request, parsed: { value: unknown } | undefined): Promise<Response> {
-    const server = factory();
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-      maxRequestBodySize: BODY_LIMITS.api,
-    });
-    await server.connect(transport);
-    try {
-      return await transport.handleRequest(request, parsed && { parsedBody: parsed.value });
-    } finally {
-      void transport.close().catch(() => {});
-      void server.close().catch(() => {});
-    }
-  }
   return {
-    async onRequest({ request, url, endResponse }) {
+    async onRequest({ request, url, endResponse, fetchAPI }) {
       if (url.pathname !== MCP_PATH) return;
       const state = requestState()!;
       try {
@@ -191,11 +175,18 @@ export function useMcp(services: McpServices): Plugin {
         );
       // Read to its end here: the call has then run, so its log row, error code and webhook wake-up
       // (set as it runs) are known when the response hooks see it. Results are bounded (64 KiB a call).
-      const response = (await isLegacyRequest(request, body?.value))
-        ? await legacy(request, body)
-        : await modern.fetch(request, body && { parsedBody: body.value });
-      const answer = response.body ? await response.arrayBuffer() : null;
-      endResponse(new Response(answer, { status: response.status, headers: response.headers }));
+      if (await isLegacyRequest(request, body?.value)) {
+        const answer = await serveJsonExchange(request, body?.value, factory());
+        return endResponse(
+          new fetchAPI.Response(answer.body === null ? null : JSON.stringify(answer.body), {
+            status: answer.status,
+            headers: { "content-type": "application/json" },
+          }),
+        );
+      }
+      const response = await modern.fetch(request, body && { parsedBody: body.value });
+      const answer = response.body ? await response.text() : null;
+      endResponse(new fetchAPI.Response(answer, { status: response.status, headers: response.headers }));
     },
   };
 }

@@ -176,6 +176,25 @@ e2e(
         expect((await api.get("/leads?limit=100")).body.data.length).toBe(before);
       });
 
+      it("refuses what Streamable HTTP does not allow, and takes a notification with 202", async () => {
+        const call = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "list_leads" } };
+        const jsonOnly = await post(call, { accept: "application/json" });
+        expect(jsonOnly.status).toBe(406);
+        expect(rpcOf(jsonOnly).error.message).toMatch(/^Not Acceptable/);
+        const text = await post(call, { "content-type": "text/plain" });
+        expect(text.status).toBe(415);
+        expect(rpcOf(text).error.message).toMatch(/Content-Type must be application\/json/);
+        const notRpc = await post({ jsonrpc: "1.0", id: 1, method: "tools/list" });
+        expect(notRpc.status).toBe(400);
+        expect([-32700, -32600]).toContain(rpcOf(notRpc).error.code);
+        expect(rpcOf(notRpc).error.message).toMatch(/JSON-RPC/);
+        const notification = await post({ jsonrpc: "2.0", method: "notifications/initialized" });
+        expect(notification.status).toBe(202);
+        expect(notification.text).toBe("");
+        // A JSON-RPC response posted by a client (to a request the server never sent) has nothing to answer.
+        expect((await post({ jsonrpc: "2.0", id: 99, result: {} })).status).toBe(202);
+      });
+
       it("answers a protocol version it does not speak with one it does, and refuses it in the header", async () => {
         const res = await post({
           ...INITIALIZE,
