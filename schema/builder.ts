@@ -56,7 +56,7 @@ export const builder = new SchemaBuilder<{
     unauthorizedError: (_parent, ctx, _info, result) => {
       const credential = ctx.credential;
       if (credential.kind !== "session" && needsSession(result.failure)) return sessionRequired();
-      // A member holds every read scope: whatever else it was refused, only an owner may do.
+      // A member holds every read scope and the business writes: whatever else it was refused, only an owner may do.
       if (credential.kind === "session" && credential.role !== "owner") return ownerRequired();
       return insufficientScope(requiredScope(result.failure, credential.scopes) ?? "unknown");
     },

@@ -23,7 +23,7 @@ export type Credential =
   | (CredentialBase & {
       kind: "session";
       userId: string;
-      /** The user's role in `workspaceId`: owners hold every scope, members every `.read` scope but audit.read. */
+      /** The user's role in `workspaceId`: owners hold every scope, members every `.read` scope but audit.read and the business writes. */
       role: MembershipRole;
     });
 

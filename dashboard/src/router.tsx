@@ -67,3 +67,32 @@ export function Link({ to, onClick, ...rest }: LinkProps) {
   };
   return <a href={to} aria-current={path === to ? "page" : undefined} {...rest} onClick={handle} />;
 }
+
+/**
+ * A screen's filters kept in the URL query, so a filtered list can be bookmarked, shared and
+ * reached again with Back. Setting one replaces the history entry (typing in a filter is not a
+ * step of its own) and drops the empty ones.
+ *
+ * @example
+ * const [filters, setFilters] = useQueryState(["status", "client_id"]);
+ * // filters.status === "" when the URL has none; setFilters({ status: "paid" }) keeps client_id
+ */
+export function useQueryState<Name extends string>(
+  names: readonly Name[],
+): [Record<Name, string>, (changes: Partial<Record<Name, string>>) => void] {
+  const { path, query } = useLocation();
+  const values = Object.fromEntries(names.map((name) => [name, query.get(name) ?? ""])) as Record<
+    Name,
+    string
+  >;
+  const set = (changes: Partial<Record<Name, string>>) => {
+    const next = new URLSearchParams(location.search);
+    for (const [name, value] of Object.entries(changes) as [Name, string | undefined][]) {
+      if (value) next.set(name, value);
+      else next.delete(name);
+    }
+    const search = next.toString();
+    navigate(`${path}${search ? `?${search}` : ""}`, { replace: true });
+  };
+  return [values, set];
+}

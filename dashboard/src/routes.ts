@@ -7,6 +7,7 @@ import { BASE } from "./router.tsx";
  * and comes back), `any` screens work both ways. `nav` puts the screen in the side navigation.
  */
 export interface Route {
+  /** A full path; a segment `:name` matches any one segment (`/dashboard/invoices/:id`), read with `routeParam`. */
   path: string;
   title: string;
   access: "guest" | "user" | "any";
@@ -93,6 +94,25 @@ export const ROUTES: readonly Route[] = [
 
 export const NOT_FOUND = lazy(() => import("./screens/NotFound.tsx"));
 
+const matches = (pattern: string, path: string) => {
+  const want = pattern.split("/");
+  const have = path.split("/");
+  return (
+    want.length === have.length &&
+    want.every((segment, i) => (segment.startsWith(":") ? have[i] !== "" : segment === have[i]))
+  );
+};
+
 export function findRoute(path: string): Route | undefined {
-  return ROUTES.find((route) => route.path === path);
+  return ROUTES.find((route) => route.path === path) ?? ROUTES.find((route) => matches(route.path, path));
+}
+
+/**
+ * The segment of `path` that the route's `:name` stands for, decoded.
+ *
+ * @example routeParam("/dashboard/invoices/:id", "/dashboard/invoices/inv_01") // "inv_01"
+ */
+export function routeParam(pattern: string, path: string, name = "id"): string {
+  const index = pattern.split("/").indexOf(`:${name}`);
+  return decodeURIComponent(path.split("/")[index] ?? "");
 }

@@ -1,4 +1,5 @@
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
+import { roleScopes } from "../../schema/lib/roles.ts";
 import { accounts, type Role, type SessionBody, type WorkspaceSummary } from "./api/accounts.ts";
 import { onExpired, onMembershipLost, setAuth } from "./api/auth-state.ts";
 
@@ -17,6 +18,8 @@ export interface Session {
   workspace: WorkspaceSummary | null;
   role: Role | null;
   isOwner: boolean;
+  /** Whether the role may use `scope` in this workspace (roleScopes): what a screen greys out. */
+  can(scope: string): boolean;
   /** Takes a session body (sign-in, sign-up, invitation accept), acting in `workspaceId` when given. */
   apply(body: SessionBody, workspaceId?: string): void;
   reload(): Promise<void>;
@@ -114,6 +117,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   const value = useMemo<Session>(() => {
     const workspace = body?.workspaces.find((w) => w.id === workspaceId) ?? null;
+    const scopes = workspace ? roleScopes(workspace.role) : new Set<string>();
     return {
       status,
       body,
@@ -123,6 +127,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       workspace,
       role: workspace?.role ?? null,
       isOwner: workspace?.role === "owner",
+      can: (scope) => scopes.has(scope),
       apply,
       reload,
       switchWorkspace,

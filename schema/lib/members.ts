@@ -1,7 +1,5 @@
 import { createHash } from "node:crypto";
-import type { MembershipRole } from "../generated/prisma/enums.ts";
 import { randomBase62 } from "./api-key-secret.ts";
-import { AUDIT_SCOPE, SCOPES } from "./scopes.ts";
 
 /** Members a workspace may have, counting its pending invitations. */
 export const MAX_MEMBERS = 100;
@@ -14,10 +12,3 @@ const INVITATION_TOKEN = /^inv_[0-9A-Za-z]{43}$/;
 export const newInvitationToken = () => `inv_${randomBase62(43)}`;
 export const isInvitationToken = (token: string) => INVITATION_TOKEN.test(token);
 export const hashInvitationToken = (token: string) => createHash("sha256").update(token).digest("hex");
-
-/** What a signed-in user may do in a workspace: an owner everything, a member every read but the audit log's. */
-export function roleScopes(role: MembershipRole): ReadonlySet<string> {
-  return new Set(
-    role === "owner" ? SCOPES : SCOPES.filter((scope) => scope.endsWith(".read") && scope !== AUDIT_SCOPE),
-  );
-}

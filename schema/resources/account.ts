@@ -37,7 +37,10 @@ export const MembershipRoleEnum = builder.enumType(MembershipRole, {
   description: "What a user may do in a workspace.",
   values: {
     owner: { description: "Everything: every scope, and managing keys, members and invitations." },
-    member: { description: "Reading: every `.read` scope but audit.read (the audit log is for owners)." },
+    member: {
+      description:
+        "The business: every `.read` scope but audit.read, and writing clients, leads, invoices and quotes with payments, inventory, projects and tasks, and stored files; not keys, webhooks, agents, members or settings.",
+    },
   },
 });
 

@@ -1,7 +1,7 @@
 import type { Credential } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
-import { roleScopes } from "../../schema/lib/members.ts";
+import { roleScopes } from "../../schema/lib/roles.ts";
 import { crossOriginRefusal } from "../dashboard/same-origin.ts";
 import type { Config } from "../runtime/config.ts";
 import { findSession, readCookie, SESSION_COOKIE, sameSecret } from "./sessions.ts";

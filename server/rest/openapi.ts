@@ -142,7 +142,7 @@ const ERROR_CODES: ErrorCode[] = [
   {
     status: 403,
     code: "owner_required",
-    when: "a workspace member signed in to the dashboard asked to write, or to read the audit log; `required_role` is `owner`",
+    when: "a workspace member signed in to the dashboard asked for what only owners do (keys, webhooks, agents, members, settings, the audit log); `required_role` is `owner`",
     on: writes,
   },
   {

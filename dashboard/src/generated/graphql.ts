@@ -42,7 +42,7 @@ export type InviteMemberInput = {
 
 /** What a user may do in a workspace. */
 export type MembershipRole =
-  /** Reading: every `.read` scope but audit.read (the audit log is for owners). */
+  /** The business: every `.read` scope but audit.read, and writing clients, leads, invoices and quotes with payments, inventory, projects and tasks, and stored files; not keys, webhooks, agents, members or settings. */
   | 'member'
   /** Everything: every scope, and managing keys, members and invitations. */
   | 'owner';

@@ -93,7 +93,7 @@ function PasswordForm() {
   return (
     <Panel title="Change password">
       <Notice>{done && "Password changed. Your other sessions were signed out."}</Notice>
-      <ErrorBanner error={error} />
+      <ErrorBanner error={error} fields={["current_password", "new_password"]} />
       <Form onSubmit={submit} aria-label="Change password">
         <TextField
           label="Current password"

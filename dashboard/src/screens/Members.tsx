@@ -204,7 +204,7 @@ function InvitePanel({ disabled, onInvited }: { disabled: boolean; onInvited(): 
   return (
     <Panel title="Invite someone">
       {disabled && <p className="muted">{ONLY_OWNERS}</p>}
-      <ErrorBanner error={state.error} />
+      <ErrorBanner error={state.error} fields={["email"]} />
       {sent && (
         <SecretBox
           label={`Invitation link for ${sent.email}`}
@@ -220,7 +220,7 @@ function InvitePanel({ disabled, onInvited }: { disabled: boolean; onInvited(): 
           maxLength={254}
           value={email}
           disabled={disabled}
-          error={fieldError(state.error, "email") ?? fieldError(state.error, "input.email")}
+          error={fieldError(state.error, "email")}
           onChange={(event) => setEmail(event.target.value)}
         />
         <SelectField

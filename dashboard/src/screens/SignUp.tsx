@@ -46,7 +46,7 @@ export default function SignUp() {
           Use the e-mail address the invitation was sent to: you join its workspace as you sign up.
         </p>
       )}
-      <ErrorBanner error={error} />
+      <ErrorBanner error={error} fields={["email", "password", "workspace_name"]} />
       <Form onSubmit={submit} aria-label="Sign up">
         <TextField
           label="E-mail"

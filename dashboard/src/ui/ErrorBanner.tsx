@@ -2,27 +2,41 @@ import type { ReactNode } from "react";
 import { ApiError, describe } from "../api/errors.ts";
 
 /**
- * An error as the API said it: its message, its code, and the request id to quote to support.
- * `role="alert"` has it read out when it appears. Renders nothing without an error.
+ * An error as the API said it: one plain message, with its code and the request id to quote to
+ * support behind a "Details" toggle. `role="alert"` has it read out when it appears. Renders
+ * nothing without an error, or when `fields` names the field the error is about: that field shows
+ * it under itself (`fieldError`), and an error is never shown twice.
+ *
+ * @example <ErrorBanner error={state.error} fields={["name", "email"]} />
  */
-export function ErrorBanner({ error, title }: { error: unknown; title?: string }) {
+export function ErrorBanner({
+  error,
+  title,
+  fields = [],
+}: {
+  error: unknown;
+  title?: string;
+  fields?: readonly string[];
+}) {
   if (error === undefined || error === null) return null;
+  if (fields.some((field) => fieldError(error, field) !== undefined)) return null;
   const api = error instanceof ApiError ? error : undefined;
   return (
     <div className="banner banner-error" role="alert" data-code={api?.code}>
       {title && <strong>{title} </strong>}
       <span className="banner-message">{describe(error)}</span>
       {api && api.code !== "network_error" && (
-        <span className="banner-meta">
-          {" "}
-          (<code>{api.code}</code>
-          {api.requestId && (
-            <>
-              , request <code>{api.requestId}</code>
-            </>
-          )}
-          )
-        </span>
+        <details className="banner-details">
+          <summary>Details</summary>
+          <span className="banner-meta">
+            Code <code>{api.code}</code>
+            {api.requestId && (
+              <>
+                , request <code>{api.requestId}</code>
+              </>
+            )}
+          </span>
+        </details>
       )}
     </div>
   );
@@ -38,7 +52,12 @@ export function Notice({ children }: { children: ReactNode }) {
   );
 }
 
-/** The error of one field, when an API error's `param` names it. */
+/**
+ * The error of one field, when an API error's `param` names it (a GraphQL argument's own name, or
+ * the field of an `input` object: `input.name` is the field `name`).
+ */
 export function fieldError(error: unknown, param: string): string | undefined {
-  return error instanceof ApiError && error.param === param ? error.message : undefined;
+  return error instanceof ApiError && (error.param === param || error.param === `input.${param}`)
+    ? error.message
+    : undefined;
 }

@@ -24,7 +24,7 @@ export function TextField({ label, hint, error, className, ...input }: TextField
         </p>
       )}
       {error && (
-        <p className="field-error" id={`${id}-error`}>
+        <p className="field-error" id={`${id}-error`} role="alert">
           {error}
         </p>
       )}
@@ -56,7 +56,7 @@ export function SelectField({ label, hint, error, options, className, ...select 
         </p>
       )}
       {error && (
-        <p className="field-error" id={`${id}-error`}>
+        <p className="field-error" id={`${id}-error`} role="alert">
           {error}
         </p>
       )}
@@ -113,7 +113,7 @@ export function CheckboxGroup({
         ))}
       </div>
       {error && (
-        <p className="field-error" id={`${id}-error`}>
+        <p className="field-error" id={`${id}-error`} role="alert">
           {error}
         </p>
       )}

@@ -230,7 +230,10 @@ e2e("dashboard GraphQL", (server) => {
         'mutation { updateMember(user_id: "usr_01JAAAAAAAAAAAAAAAAAAAAAAA", role: owner) { role } }',
       ],
       ["removeMember", 'mutation { removeMember(user_id: "usr_01JAAAAAAAAAAAAAAAAAAAAAAA") { role } }'],
-      ["createLead", 'mutation { createLead(first_name: "Nope") { id } }'],
+      [
+        "createWebhookEndpoint",
+        'mutation { createWebhookEndpoint(url: "http://127.0.0.1:9/hook", events: ["lead.created"]) { id } }',
+      ],
       [
         "updateAgentSettings",
         "mutation { updateAgentSettings(agent_auth_enabled: false) { agent_auth_enabled } }",
@@ -256,7 +259,7 @@ e2e("dashboard GraphQL", (server) => {
       },
     );
 
-    it("a member reads: members, the workspace's data, request logs; on /v1 a write is 403 owner_required", async () => {
+    it("a member reads everything but the audit log and writes the business data; on /v1 a webhook endpoint is 403 owner_required", async () => {
       const headers = { "kontor-workspace": alice.workspaceId };
       const read = await bob.dashboard.graphql(
         "{ members { user_id email role created_at } leads { data { id } } requestLogStats(days: 1) { total } }",
@@ -271,15 +274,28 @@ e2e("dashboard GraphQL", (server) => {
       bob.dashboard.workspace = alice.workspaceId;
       try {
         expect((await bob.dashboard.v1("GET", "/leads")).status).toBe(200);
-        const write = await bob.dashboard.v1("POST", "/leads", { first_name: "Nope" });
-        expect(write.status).toBe(403);
-        expect(write.json.error).toMatchObject({
+        const lead = await bob.dashboard.v1("POST", "/leads", { first_name: "By a member" });
+        expect(lead.status).toBe(201);
+        const client = await bob.dashboard.v1("POST", `/leads/${lead.json.id}/convert`, {});
+        expect(client.status, JSON.stringify(client.json)).toBe(200);
+        expect(client.json.client_id).toMatch(/^cli_/);
+        const bucket = await bob.dashboard.v1("POST", "/buckets", { name: "member-bucket" });
+        expect(bucket.status).toBe(201);
+        expect((await bob.dashboard.v1("DELETE", `/buckets/${bucket.json.id}`)).status).toBe(200);
+        const hooks = await db().webhookEndpoint.count({ where: { workspaceId: alice.workspaceId } });
+        const endpoint = await bob.dashboard.v1("POST", "/webhook-endpoints", {
+          url: "http://127.0.0.1:9/hook",
+          events: ["lead.created"],
+        });
+        expect(endpoint.status).toBe(403);
+        expect(endpoint.json.error).toMatchObject({
           type: "permission_error",
           code: "owner_required",
           required_role: "owner",
         });
-        const upload = await bob.dashboard.v1("POST", "/buckets", { name: "member-bucket" });
-        expect(upload.json.error).toMatchObject({ code: "owner_required" });
+        expect(await db().webhookEndpoint.count({ where: { workspaceId: alice.workspaceId } })).toBe(hooks);
+        const audit = await bob.dashboard.v1("GET", "/audit-events");
+        expect(audit.json.error).toMatchObject({ code: "owner_required" });
       } finally {
         bob.dashboard.workspace = undefined;
       }

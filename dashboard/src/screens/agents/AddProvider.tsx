@@ -51,7 +51,7 @@ export function AddProvider({
             : `The ${settings.plan} plan allows ${formatNumber(cap)} trusted provider${cap === 1 ? "" : "s"}; ${formatNumber(settings.trusted_providers)} in use.`}
         </p>
       )}
-      <ErrorBanner error={state.error && !fieldOf(state.error) ? state.error : undefined} />
+      <ErrorBanner error={state.error} fields={["issuer", "jwks_url", "max_auth_age"]} />
       <Form onSubmit={submit} aria-label="Trust a provider" className="agents-provider-form">
         <TextField
           label="Issuer"
@@ -104,9 +104,4 @@ export function AddProvider({
       </Form>
     </section>
   );
-}
-
-/** Whether the error belongs under one of the form's fields (then it is shown there only). */
-function fieldOf(error: unknown): boolean {
-  return ["issuer", "jwks_url", "max_auth_age"].some((param) => fieldError(error, param) !== undefined);
 }

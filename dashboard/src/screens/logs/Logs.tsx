@@ -161,7 +161,7 @@ export default function Logs() {
           onClear={() => apply({ key: "", status: "", route: "", from: "", to: "" })}
           filtering={filtering}
         />
-        <ErrorBanner error={list.error} />
+        <ErrorBanner error={list.error} fields={["key_id", "status", "route", "from", "to"]} />
         {firstPageLoading && <Loading label="Loading requests…" />}
         {showRows && (
           <>

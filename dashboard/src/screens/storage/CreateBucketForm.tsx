@@ -34,7 +34,7 @@ export function CreateBucketForm({
         spellCheck={false}
         hint={
           disabled
-            ? "Only owners can create buckets."
+            ? "Your role cannot create buckets."
             : "3–63 characters: lower-case letters a–z, digits and -. Unique in the workspace."
         }
         value={name}

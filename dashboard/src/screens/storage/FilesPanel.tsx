@@ -18,13 +18,13 @@ export function FilesPanel({
   bucket,
   free,
   limitLabel,
-  isOwner,
+  canWrite,
   onChanged,
 }: {
   bucket: Bucket;
   free: number | undefined;
   limitLabel: string | undefined;
-  isOwner: boolean;
+  canWrite: boolean;
   onChanged(message?: string): void;
 }) {
   const [search, setSearch] = useState("");
@@ -69,7 +69,7 @@ export function FilesPanel({
         bucket={bucket}
         free={free}
         limitLabel={limitLabel}
-        disabled={!isOwner}
+        disabled={!canWrite}
         onUploaded={() => {
           restart();
           onChanged();
@@ -94,7 +94,7 @@ export function FilesPanel({
           empty={
             applied
               ? `No file name contains “${applied}”.`
-              : isOwner
+              : canWrite
                 ? "No files yet. Upload some above."
                 : "No files yet."
           }
@@ -122,7 +122,7 @@ export function FilesPanel({
                     </Button>
                     <Button
                       variant="danger"
-                      disabled={!isOwner}
+                      disabled={!canWrite}
                       onClick={() => setDeleting(file)}
                       aria-label={`Delete ${file.file_name}`}
                     >

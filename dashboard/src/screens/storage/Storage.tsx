@@ -17,7 +17,7 @@ import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
 import { CreateBucketForm } from "./CreateBucketForm.tsx";
 import { FilesPanel } from "./FilesPanel.tsx";
-import { type Bucket, ONLY_OWNERS, PATH } from "./storage-shared.ts";
+import { type Bucket, ONLY_WRITERS, PATH } from "./storage-shared.ts";
 import { PlanPanel, UsagePanel } from "./UsagePanels.tsx";
 
 /**
@@ -26,7 +26,7 @@ import { PlanPanel, UsagePanel } from "./UsagePanels.tsx";
  * progress, download, delete). The chosen bucket is in the URL (`?bucket=bkt_…`).
  */
 export default function Storage() {
-  const { isOwner } = useSession();
+  const canWrite = useSession().can("storage.write");
   const { query } = useLocation();
   const overview = useQuery(StorageOverviewDocument, {});
   const bucketList = usePaged(StorageBucketsDocument, {}, (data) => data.buckets);
@@ -43,9 +43,9 @@ export default function Storage() {
 
   return (
     <Page title="Storage">
-      {!isOwner && (
+      {!canWrite && (
         <div className="banner banner-info" role="note">
-          {ONLY_OWNERS} Members see and download them.
+          {ONLY_WRITERS} You can see and download them.
         </div>
       )}
       <Notice>{notice}</Notice>
@@ -59,7 +59,7 @@ export default function Storage() {
       )}
       <Panel title="Buckets">
         <CreateBucketForm
-          disabled={!isOwner}
+          disabled={!canWrite}
           onCreated={(bucket) => {
             setNotice(`Bucket ${bucket.name} created.`);
             reloadBuckets();
@@ -74,7 +74,7 @@ export default function Storage() {
             caption="Buckets"
             rows={buckets}
             rowKey={(bucket) => bucket.id}
-            empty={isOwner ? "No buckets yet. Create one to upload files." : "No buckets yet."}
+            empty={canWrite ? "No buckets yet. Create one to upload files." : "No buckets yet."}
             columns={[
               {
                 header: "Name",
@@ -95,7 +95,7 @@ export default function Storage() {
                   <div className="row-actions">
                     <Button
                       variant="danger"
-                      disabled={!isOwner}
+                      disabled={!canWrite}
                       onClick={() => setDeletingBucket(bucket)}
                       aria-label={`Delete bucket ${bucket.name}`}
                     >
@@ -121,7 +121,7 @@ export default function Storage() {
           bucket={selected}
           free={free}
           limitLabel={usage?.limit_label}
-          isOwner={isOwner}
+          canWrite={canWrite}
           onChanged={(message) => {
             if (message) setNotice(message);
             overview.reload();

@@ -167,7 +167,7 @@ export function UploadForm({
         />
         <p className="field-hint" id={`${inputId}-hint`}>
           {disabled
-            ? "Only owners can upload files."
+            ? "Your role cannot upload files."
             : `Choose one or more files, or drop them here. Each is sent as it is, up to the space left${free === undefined ? "" : ` (${formatBytes(free)})`}.`}
         </p>
       </div>

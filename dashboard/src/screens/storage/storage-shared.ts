@@ -14,6 +14,5 @@ export type Usage = StorageOverviewQuery["storageUsage"];
 /** The screen's path; `?bucket=bkt_…` picks the bucket shown. */
 export const PATH = `${BASE}/storage`;
 
-/** Why a member's buttons are disabled. */
-export const ONLY_OWNERS =
-  "Only owners of the workspace can create and delete buckets, and upload and delete files.";
+/** Why the buttons are disabled for a role without storage.write. */
+export const ONLY_WRITERS = "Your role cannot create or delete buckets, or upload or delete files.";
