@@ -9,6 +9,7 @@ import "./resources/payment.ts";
 import "./resources/inventory.ts";
 import "./resources/project.ts";
 import "./resources/task.ts";
+import "./resources/summary.ts";
 import "./resources/request-log.ts";
 import "./resources/event.ts";
 import "./resources/webhook-endpoint.ts";

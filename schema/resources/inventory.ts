@@ -24,7 +24,7 @@ interface SupplierShape {
   cost_price: string | null;
 }
 
-const StockStatusEnum = builder.enumType(StockStatus, {
+export const StockStatusEnum = builder.enumType(StockStatus, {
   name: "StockStatus",
   description: "An item's stock level, recomputed on every write from quantity and min_stock_threshold.",
   values: {

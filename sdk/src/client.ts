@@ -15,6 +15,7 @@ import { Leads } from "./resources/leads.js";
 import { Projects, Tasks } from "./resources/projects.js";
 import { RequestLogs } from "./resources/request-logs.js";
 import { Buckets, Objects, Storage } from "./resources/storage.js";
+import { SummaryResource } from "./resources/summary.js";
 import { Events, WebhookDeliveries, WebhookEndpoints } from "./resources/webhook-resources.js";
 import { WorkspaceResource } from "./resources/workspace.js";
 import type { ListItem, Result, Route } from "./types.js";
@@ -95,6 +96,8 @@ export class Kontor extends BaseClient {
 
   /** `/v1/workspace`. */
   readonly workspace: WorkspaceResource = new WorkspaceResource(this);
+  /** `/v1/summary`: how the business is doing. */
+  readonly summary: SummaryResource = new SummaryResource(this);
   readonly leads: Leads = new Leads(this);
   readonly clients: Clients = new Clients(this);
   /** `inventory.items`. */

@@ -5,6 +5,7 @@
  */
 export const ROUTE_METHODS = {
   "GET /workspace": "workspace.retrieve",
+  "GET /summary": "summary.retrieve",
 
   "GET /leads": "leads.list",
   "POST /leads": "leads.create",

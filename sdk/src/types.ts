@@ -26,6 +26,7 @@ export type ListParams<R extends Route> = Simplify<
 >;
 
 export type Workspace = Result<"GET /workspace">;
+export type BusinessSummary = Result<"GET /summary">;
 export type Client = Result<"GET /clients/{id}">;
 export type Lead = Result<"GET /leads/{id}">;
 export type ConvertedLead = Result<"POST /leads/{id}/convert">;

@@ -116,6 +116,11 @@ export type RestTaskQueryVariables = Exact<{
 
 export type RestTaskQuery = { task: { object: string, id: string, project_id: string, title: string, description: string | null, status: Types.TaskStatus, priority: Types.Priority, assignee_email: string | null, due_date: string | null, completed_at: string | null, created_at: string, updated_at: string } | null };
 
+export type RestSummaryQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type RestSummaryQuery = { summary: { object: string, as_of: string, today: string, month_start: string, open_tasks: number, overdue_tasks: number, invoices_by_status: Array<{ status: Types.InvoiceStatus, count: number }>, quotes_by_status: Array<{ status: Types.InvoiceStatus, count: number }>, outstanding: Array<{ currency: string, amount: number, count: number }>, overdue: Array<{ currency: string, amount: number, count: number }>, paid_this_month: Array<{ currency: string, amount: number, count: number }>, leads_by_stage: Array<{ stage: Types.LeadStage, count: number, value: Array<{ currency: string, amount: number, count: number }> }>, pipeline: Array<{ currency: string, amount: number, count: number }>, stock: Array<{ status: Types.StockStatus, count: number }> } };
+
 export type RestRequestLogsQueryVariables = Exact<{
   key_id?: string | null | undefined;
   status?: number | null | undefined;

@@ -107,6 +107,14 @@ export interface RestRoutes {
     result: NonNullable<R.RestTaskQuery["task"]>;
     variables: R.RestTaskQueryVariables;
   };
+  /** Retrieve the business summary (GraphQL `summary`). */
+  "GET /summary": {
+    field: "summary";
+    status: 200;
+    pathParams: never;
+    result: NonNullable<R.RestSummaryQuery["summary"]>;
+    variables: R.RestSummaryQueryVariables;
+  };
   /** List request logs (GraphQL `requestLogs`). */
   "GET /request-logs": {
     field: "requestLogs";

@@ -269,6 +269,38 @@ export type BucketList = {
   object: Scalars['String']['output'];
 };
 
+/** How the business is doing now: money owed, overdue and received, the sales pipeline, stock and open tasks. Every amount is exact and per currency. */
+export type BusinessSummary = {
+  /** When these figures were computed. */
+  as_of: Scalars['DateTime']['output'];
+  /** Invoices (not quotes) per status, every invoice status listed. */
+  invoices_by_status: Array<InvoiceStatusCount>;
+  /** Leads per stage, every stage listed in pipeline order. */
+  leads_by_stage: Array<LeadStageSummary>;
+  /** The first day (UTC) of the month paid_this_month counts from. */
+  month_start: Scalars['Date']['output'];
+  /** Always `summary`. */
+  object: Scalars['String']['output'];
+  /** Tasks not done (todo or in_progress). */
+  open_tasks: Scalars['Int']['output'];
+  /** What clients owe: the balance_due of invoices sent or partially_paid, per currency. */
+  outstanding: Array<CurrencyTotal>;
+  /** The balance_due of the invoices whose `overdue` is true (due date passed, balance due, not void), per currency. */
+  overdue: Array<CurrencyTotal>;
+  /** Of the open tasks, those whose due_date is before today (UTC). */
+  overdue_tasks: Scalars['Int']['output'];
+  /** Payments recorded with paid_at in this UTC month, per currency. */
+  paid_this_month: Array<CurrencyTotal>;
+  /** The estimated_value of the leads still in play (new, contacted, qualified, proposal), per currency. */
+  pipeline: Array<CurrencyTotal>;
+  /** Quotes per status, every quote status listed. */
+  quotes_by_status: Array<InvoiceStatusCount>;
+  /** Inventory items per stock status, every status listed. */
+  stock: Array<StockStatusCount>;
+  /** The UTC day the overdue figures are relative to. */
+  today: Scalars['Date']['output'];
+};
+
 /** A customer of the workspace, billed by invoices. Visible with clients.read or clients.write. */
 export type Client = {
   /** Postal address; always present, its parts null when not given. */
@@ -331,6 +363,16 @@ export type CreatedInvitation = {
   accept_url: Scalars['String']['output'];
   /** The invitation. */
   invitation: Invitation;
+};
+
+/** A sum of money in one currency, and how many objects it sums. */
+export type CurrencyTotal = {
+  /** The exact sum. */
+  amount: Scalars['Money']['output'];
+  /** The objects summed. */
+  count: Scalars['Int']['output'];
+  /** ISO 4217 code, e.g. EUR. */
+  currency: Scalars['String']['output'];
 };
 
 /** The answer to a deletion. */
@@ -633,6 +675,14 @@ export type InvoiceStatus =
   /** Invoice: cancelled (voided_at); it takes no more payments. */
   | 'void';
 
+/** How many invoices or quotes are in one status. */
+export type InvoiceStatusCount = {
+  /** Documents in this status. */
+  count: Scalars['Int']['output'];
+  /** The status. */
+  status: InvoiceStatus;
+};
+
 /** A prospective client moving through the sales stages. Visible with leads.read or leads.write. */
 export type Lead = {
   /** The client this lead was converted into (needs clients.read). */
@@ -707,6 +757,16 @@ export type LeadStage =
   | 'qualified'
   /** Closed with a deal; converting a lead into a client also moves it here. */
   | 'won';
+
+/** The leads in one stage. */
+export type LeadStageSummary = {
+  /** Leads in this stage. */
+  count: Scalars['Int']['output'];
+  /** The stage. */
+  stage: LeadStage;
+  /** Their estimated_value, summed per currency (count: the leads that have one). */
+  value: Array<CurrencyTotal>;
+};
 
 /** A user who belongs to the workspace. */
 export type Member = {
@@ -1394,6 +1454,8 @@ export type Query = {
   requestLogs: RequestLogList;
   /** The workspace's storage use against its plan's quota. Needs storage.read. */
   storageUsage: StorageUsage;
+  /** How the business is doing: amounts owed and overdue, payments this month, leads per stage and the pipeline's value, stock and open tasks. Needs invoices.read, leads.read, inventory.read and projects.read. */
+  summary: BusinessSummary;
   /** One task by id; an unknown id is a not_found error. Needs projects.read. */
   task: Maybe<Task>;
   /** The tasks of one project, newest first; an unknown project is a not_found error (param project_id). Needs projects.read. */
@@ -1772,6 +1834,14 @@ export type StockStatus =
   | 'low_stock'
   /** quantity is 0. */
   | 'out_of_stock';
+
+/** How many inventory items are in one stock status. */
+export type StockStatusCount = {
+  /** Items in this status. */
+  count: Scalars['Int']['output'];
+  /** The stock status. */
+  status: StockStatus;
+};
 
 /** How much of its storage quota the workspace uses. Needs storage.read. */
 export type StorageUsage = {

@@ -196,6 +196,7 @@ e2e("mcp: tools", (server) => {
           "get_project",
           "list_tasks",
           "get_task",
+          "get_summary",
         ]);
         await expect(reading.callTool({ name: "create_project", arguments: { name: "No" } })).rejects.toThrow(
           /Unknown tool: create_project/,
