@@ -24,6 +24,32 @@ export const ROUTES: readonly Route[] = [
     screen: lazy(() => import("./screens/Overview.tsx")),
   },
   {
+    path: `${BASE}/leads`,
+    title: "Leads",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/leads/Leads.tsx")),
+  },
+  {
+    path: `${BASE}/leads/:id`,
+    title: "Lead",
+    access: "user",
+    screen: lazy(() => import("./screens/leads/LeadDetail.tsx")),
+  },
+  {
+    path: `${BASE}/clients`,
+    title: "Clients",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/clients/Clients.tsx")),
+  },
+  {
+    path: `${BASE}/clients/:id`,
+    title: "Client",
+    access: "user",
+    screen: lazy(() => import("./screens/clients/ClientDetail.tsx")),
+  },
+  {
     path: `${BASE}/keys`,
     title: "API keys",
     access: "user",

@@ -4,6 +4,22 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** A postal address. In an update, only the parts sent change; null or an empty string clears a part. */
+export type AddressInput = {
+  /** City or town. */
+  city?: string | null | undefined;
+  /** Country (free text). */
+  country?: string | null | undefined;
+  /** Street and number. */
+  line1?: string | null | undefined;
+  /** Apartment, suite, building or the like. */
+  line2?: string | null | undefined;
+  /** Postal or ZIP code. */
+  postal_code?: string | null | undefined;
+  /** State, province or county. */
+  region?: string | null | undefined;
+};
+
 /** Where the registration is. */
 export type AgentRegistrationStatus =
   /** Confirmed: the agent may get tokens. */
@@ -32,6 +48,13 @@ export type CreateApiKeyInput = {
   scopes: Array<string>;
 };
 
+/** Whether a document is an invoice or a quote; fixed when it is created. */
+export type DocumentType =
+  /** A bill, numbered INV-<year>-<seq>; it takes payments. */
+  | 'invoice'
+  /** An offer, numbered QUO-<year>-<seq>; once accepted it converts into an invoice. */
+  | 'quote';
+
 /** Who to invite, and as what. */
 export type InviteMemberInput = {
   /** Their e-mail address (at most 254 characters). */
@@ -39,6 +62,40 @@ export type InviteMemberInput = {
   /** The role they get on accepting. */
   role: MembershipRole;
 };
+
+/** Invoices: draft, sent, partially_paid, paid, void. Quotes: draft, sent, accepted, declined, converted. */
+export type InvoiceStatus =
+  /** Quote: accepted (accepted_at); it can now be converted into an invoice. */
+  | 'accepted'
+  /** Quote: converted into an invoice (converted_invoice_id). */
+  | 'converted'
+  /** Quote: declined (declined_at). */
+  | 'declined'
+  /** Being prepared: the only status in which the document can be edited. */
+  | 'draft'
+  /** Invoice: paid in full (paid_at). */
+  | 'paid'
+  /** Invoice: paid in part; balance_due remains. */
+  | 'partially_paid'
+  /** Sent to the client (sent_at). */
+  | 'sent'
+  /** Invoice: cancelled (voided_at); it takes no more payments. */
+  | 'void';
+
+/** Where a lead is in the sales process. An update may move a lead from any stage to any other. */
+export type LeadStage =
+  /** First contact made. */
+  | 'contacted'
+  /** Closed without a deal. */
+  | 'lost'
+  /** Not contacted yet (the default). */
+  | 'new'
+  /** An offer has been made. */
+  | 'proposal'
+  /** Confirmed as a real opportunity. */
+  | 'qualified'
+  /** Closed with a deal; converting a lead into a client also moves it here. */
+  | 'won';
 
 /** What a user may do in a workspace. */
 export type MembershipRole =
@@ -57,6 +114,28 @@ export type Plan =
   | 'plus'
   /** 600 requests and 60 AI requests per minute, 100 GB of storage. */
   | 'pro';
+
+/** How urgent a lead or a task is. */
+export type Priority =
+  /** Before medium and low. */
+  | 'high'
+  /** Can wait. */
+  | 'low'
+  /** Normal (the default). */
+  | 'medium'
+  /** Before everything else. */
+  | 'urgent';
+
+/** Where a project stands; set freely by an update. */
+export type ProjectStatus =
+  /** Work is going on (the default). */
+  | 'active'
+  /** Kept for the record only. */
+  | 'archived'
+  /** Finished. */
+  | 'completed'
+  /** Paused for now. */
+  | 'on_hold';
 
 /** Where a delivery stands. */
 export type WebhookDeliveryStatus =
@@ -130,6 +209,76 @@ export type RevokeAgentRegistrationMutationVariables = Exact<{
 
 export type RevokeAgentRegistrationMutation = { revokeAgentRegistration: { id: string, type: AgentRegistrationType, status: AgentRegistrationStatus, agent_name: string | null, login_hint: string | null, scopes: Array<string>, provider_issuer: string | null, provider_subject: string | null, live_tokens: number, last_used_at: string | null, claimed_at: string | null, revoked_at: string | null, created_at: string } };
 
+export type CrmClientFieldsFragment = { id: string, name: string, email: string | null, phone: string | null, company_name: string | null, tax_id: string | null, currency: string, notes: string | null, created_at: string, updated_at: string, address: { line1: string | null, line2: string | null, city: string | null, region: string | null, postal_code: string | null, country: string | null } };
+
+export type ClientListQueryVariables = Exact<{
+  search?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type ClientListQuery = { clients: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, name: string, email: string | null, phone: string | null, company_name: string | null, tax_id: string | null, currency: string, notes: string | null, created_at: string, updated_at: string, address: { line1: string | null, line2: string | null, city: string | null, region: string | null, postal_code: string | null, country: string | null } }> } };
+
+export type ClientDetailQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ClientDetailQuery = { client: { id: string, name: string, email: string | null, phone: string | null, company_name: string | null, tax_id: string | null, currency: string, notes: string | null, created_at: string, updated_at: string, address: { line1: string | null, line2: string | null, city: string | null, region: string | null, postal_code: string | null, country: string | null } } | null };
+
+export type ClientDocumentsQueryVariables = Exact<{
+  client_id: string;
+  document_type?: DocumentType | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type ClientDocumentsQuery = { invoices: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean }> } };
+
+export type ClientProjectsQueryVariables = Exact<{
+  client_id: string;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type ClientProjectsQuery = { projects: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, name: string, status: ProjectStatus, start_date: string | null, due_date: string | null, budget: number | null, currency: string }> } };
+
+export type CreateClientMutationVariables = Exact<{
+  name: string;
+  email?: string | null | undefined;
+  phone?: string | null | undefined;
+  company_name?: string | null | undefined;
+  tax_id?: string | null | undefined;
+  address?: AddressInput | null | undefined;
+  currency?: string | null | undefined;
+  notes?: string | null | undefined;
+}>;
+
+
+export type CreateClientMutation = { createClient: { id: string, name: string, email: string | null, phone: string | null, company_name: string | null, tax_id: string | null, currency: string, notes: string | null, created_at: string, updated_at: string, address: { line1: string | null, line2: string | null, city: string | null, region: string | null, postal_code: string | null, country: string | null } } };
+
+export type UpdateClientMutationVariables = Exact<{
+  id: string;
+  name?: string | null | undefined;
+  email?: string | null | undefined;
+  phone?: string | null | undefined;
+  company_name?: string | null | undefined;
+  tax_id?: string | null | undefined;
+  address?: AddressInput | null | undefined;
+  currency?: string | null | undefined;
+  notes?: string | null | undefined;
+}>;
+
+
+export type UpdateClientMutation = { updateClient: { id: string, name: string, email: string | null, phone: string | null, company_name: string | null, tax_id: string | null, currency: string, notes: string | null, created_at: string, updated_at: string, address: { line1: string | null, line2: string | null, city: string | null, region: string | null, postal_code: string | null, country: string | null } } };
+
+export type DeleteClientMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteClientMutation = { deleteClient: { id: string, deleted: boolean } };
+
 export type ApiKeyFieldsFragment = { id: string, name: string | null, prefix: string, scopes: Array<string>, created_at: string, last_used_at: string | null, revoked_at: string | null };
 
 export type ApiKeysQueryVariables = Exact<{
@@ -161,6 +310,88 @@ export type RotateApiKeyMutationVariables = Exact<{
 
 
 export type RotateApiKeyMutation = { rotateApiKey: { secret: string, api_key: { id: string, name: string | null, prefix: string, scopes: Array<string>, created_at: string, last_used_at: string | null, revoked_at: string | null }, previous: { id: string, name: string | null, prefix: string, scopes: Array<string>, created_at: string, last_used_at: string | null, revoked_at: string | null } } };
+
+export type CrmLeadFieldsFragment = { id: string, first_name: string, last_name: string | null, full_name: string, company_name: string | null, email: string | null, phone: string | null, source: string | null, notes: string | null, stage: LeadStage, priority: Priority, estimated_value: number | null, currency: string, expected_close_date: string | null, next_follow_up_at: string | null, last_contacted_at: string | null, stage_changed_at: string | null, client_id: string | null, created_at: string, updated_at: string };
+
+export type LeadListQueryVariables = Exact<{
+  stage?: LeadStage | null | undefined;
+  search?: string | null | undefined;
+  limit?: number | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type LeadListQuery = { leads: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, first_name: string, last_name: string | null, full_name: string, company_name: string | null, email: string | null, phone: string | null, source: string | null, notes: string | null, stage: LeadStage, priority: Priority, estimated_value: number | null, currency: string, expected_close_date: string | null, next_follow_up_at: string | null, last_contacted_at: string | null, stage_changed_at: string | null, client_id: string | null, created_at: string, updated_at: string }> } };
+
+export type LeadDetailQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type LeadDetailQuery = { lead: { id: string, first_name: string, last_name: string | null, full_name: string, company_name: string | null, email: string | null, phone: string | null, source: string | null, notes: string | null, stage: LeadStage, priority: Priority, estimated_value: number | null, currency: string, expected_close_date: string | null, next_follow_up_at: string | null, last_contacted_at: string | null, stage_changed_at: string | null, client_id: string | null, created_at: string, updated_at: string } | null };
+
+export type CreateLeadMutationVariables = Exact<{
+  first_name?: string | null | undefined;
+  last_name?: string | null | undefined;
+  company_name?: string | null | undefined;
+  email?: string | null | undefined;
+  phone?: string | null | undefined;
+  source?: string | null | undefined;
+  notes?: string | null | undefined;
+  stage?: LeadStage | null | undefined;
+  priority?: Priority | null | undefined;
+  estimated_value?: number | null | undefined;
+  currency?: string | null | undefined;
+  expected_close_date?: string | null | undefined;
+  next_follow_up_at?: string | null | undefined;
+  last_contacted_at?: string | null | undefined;
+}>;
+
+
+export type CreateLeadMutation = { createLead: { id: string, first_name: string, last_name: string | null, full_name: string, company_name: string | null, email: string | null, phone: string | null, source: string | null, notes: string | null, stage: LeadStage, priority: Priority, estimated_value: number | null, currency: string, expected_close_date: string | null, next_follow_up_at: string | null, last_contacted_at: string | null, stage_changed_at: string | null, client_id: string | null, created_at: string, updated_at: string } };
+
+export type UpdateLeadMutationVariables = Exact<{
+  id: string;
+  first_name?: string | null | undefined;
+  last_name?: string | null | undefined;
+  company_name?: string | null | undefined;
+  email?: string | null | undefined;
+  phone?: string | null | undefined;
+  source?: string | null | undefined;
+  notes?: string | null | undefined;
+  stage?: LeadStage | null | undefined;
+  priority?: Priority | null | undefined;
+  estimated_value?: number | null | undefined;
+  currency?: string | null | undefined;
+  expected_close_date?: string | null | undefined;
+  next_follow_up_at?: string | null | undefined;
+  last_contacted_at?: string | null | undefined;
+}>;
+
+
+export type UpdateLeadMutation = { updateLead: { id: string, first_name: string, last_name: string | null, full_name: string, company_name: string | null, email: string | null, phone: string | null, source: string | null, notes: string | null, stage: LeadStage, priority: Priority, estimated_value: number | null, currency: string, expected_close_date: string | null, next_follow_up_at: string | null, last_contacted_at: string | null, stage_changed_at: string | null, client_id: string | null, created_at: string, updated_at: string } };
+
+export type MoveLeadMutationVariables = Exact<{
+  id: string;
+  stage: LeadStage;
+}>;
+
+
+export type MoveLeadMutation = { updateLead: { id: string, first_name: string, last_name: string | null, full_name: string, company_name: string | null, email: string | null, phone: string | null, source: string | null, notes: string | null, stage: LeadStage, priority: Priority, estimated_value: number | null, currency: string, expected_close_date: string | null, next_follow_up_at: string | null, last_contacted_at: string | null, stage_changed_at: string | null, client_id: string | null, created_at: string, updated_at: string } };
+
+export type DeleteLeadMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteLeadMutation = { deleteLead: { id: string, deleted: boolean } };
+
+export type ConvertLeadMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ConvertLeadMutation = { convertLead: { id: string, first_name: string, last_name: string | null, full_name: string, company_name: string | null, email: string | null, phone: string | null, source: string | null, notes: string | null, stage: LeadStage, priority: Priority, estimated_value: number | null, currency: string, expected_close_date: string | null, next_follow_up_at: string | null, last_contacted_at: string | null, stage_changed_at: string | null, client_id: string | null, created_at: string, updated_at: string, client: { id: string, name: string } | null } };
 
 export type RequestLogFieldsFragment = { request_id: string, key_id: string | null, method: string, route: string | null, status: number, latency_ms: number, error_code: string | null, client_ip: string | null, user_agent: string | null, model: string | null, input_tokens: number | null, output_tokens: number | null, created_at: string };
 
@@ -417,6 +648,28 @@ export const AgentRegistrationFieldsFragmentDoc = new TypedDocumentString(`
   created_at
 }
     `, {"fragmentName":"AgentRegistrationFields"}) as unknown as TypedDocumentString<AgentRegistrationFieldsFragment, unknown>;
+export const CrmClientFieldsFragmentDoc = new TypedDocumentString(`
+    fragment CrmClientFields on Client {
+  id
+  name
+  email
+  phone
+  company_name
+  tax_id
+  address {
+    line1
+    line2
+    city
+    region
+    postal_code
+    country
+  }
+  currency
+  notes
+  created_at
+  updated_at
+}
+    `, {"fragmentName":"CrmClientFields"}) as unknown as TypedDocumentString<CrmClientFieldsFragment, unknown>;
 export const ApiKeyFieldsFragmentDoc = new TypedDocumentString(`
     fragment ApiKeyFields on ApiKey {
   id
@@ -428,6 +681,30 @@ export const ApiKeyFieldsFragmentDoc = new TypedDocumentString(`
   revoked_at
 }
     `, {"fragmentName":"ApiKeyFields"}) as unknown as TypedDocumentString<ApiKeyFieldsFragment, unknown>;
+export const CrmLeadFieldsFragmentDoc = new TypedDocumentString(`
+    fragment CrmLeadFields on Lead {
+  id
+  first_name
+  last_name
+  full_name
+  company_name
+  email
+  phone
+  source
+  notes
+  stage
+  priority
+  estimated_value
+  currency
+  expected_close_date
+  next_follow_up_at
+  last_contacted_at
+  stage_changed_at
+  client_id
+  created_at
+  updated_at
+}
+    `, {"fragmentName":"CrmLeadFields"}) as unknown as TypedDocumentString<CrmLeadFieldsFragment, unknown>;
 export const RequestLogFieldsFragmentDoc = new TypedDocumentString(`
     fragment RequestLogFields on RequestLog {
   request_id
@@ -623,6 +900,183 @@ export const RevokeAgentRegistrationDocument = new TypedDocumentString(`
   revoked_at
   created_at
 }`) as unknown as TypedDocumentString<RevokeAgentRegistrationMutation, RevokeAgentRegistrationMutationVariables>;
+export const ClientListDocument = new TypedDocumentString(`
+    query ClientList($search: String, $cursor: String) {
+  clients(search: $search, limit: 25, cursor: $cursor) {
+    data {
+      ...CrmClientFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment CrmClientFields on Client {
+  id
+  name
+  email
+  phone
+  company_name
+  tax_id
+  address {
+    line1
+    line2
+    city
+    region
+    postal_code
+    country
+  }
+  currency
+  notes
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<ClientListQuery, ClientListQueryVariables>;
+export const ClientDetailDocument = new TypedDocumentString(`
+    query ClientDetail($id: ID!) {
+  client(id: $id) {
+    ...CrmClientFields
+  }
+}
+    fragment CrmClientFields on Client {
+  id
+  name
+  email
+  phone
+  company_name
+  tax_id
+  address {
+    line1
+    line2
+    city
+    region
+    postal_code
+    country
+  }
+  currency
+  notes
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<ClientDetailQuery, ClientDetailQueryVariables>;
+export const ClientDocumentsDocument = new TypedDocumentString(`
+    query ClientDocuments($client_id: String!, $document_type: DocumentType, $cursor: String) {
+  invoices(
+    client_id: $client_id
+    document_type: $document_type
+    limit: 20
+    cursor: $cursor
+  ) {
+    data {
+      id
+      document_type
+      invoice_number
+      status
+      issue_date
+      due_date
+      currency
+      total
+      balance_due
+      overdue
+    }
+    has_more
+    next_cursor
+  }
+}
+    `) as unknown as TypedDocumentString<ClientDocumentsQuery, ClientDocumentsQueryVariables>;
+export const ClientProjectsDocument = new TypedDocumentString(`
+    query ClientProjects($client_id: ID!, $cursor: String) {
+  projects(client_id: $client_id, limit: 20, cursor: $cursor) {
+    data {
+      id
+      name
+      status
+      start_date
+      due_date
+      budget
+      currency
+    }
+    has_more
+    next_cursor
+  }
+}
+    `) as unknown as TypedDocumentString<ClientProjectsQuery, ClientProjectsQueryVariables>;
+export const CreateClientDocument = new TypedDocumentString(`
+    mutation CreateClient($name: String!, $email: String, $phone: String, $company_name: String, $tax_id: String, $address: AddressInput, $currency: String, $notes: String) {
+  createClient(
+    name: $name
+    email: $email
+    phone: $phone
+    company_name: $company_name
+    tax_id: $tax_id
+    address: $address
+    currency: $currency
+    notes: $notes
+  ) {
+    ...CrmClientFields
+  }
+}
+    fragment CrmClientFields on Client {
+  id
+  name
+  email
+  phone
+  company_name
+  tax_id
+  address {
+    line1
+    line2
+    city
+    region
+    postal_code
+    country
+  }
+  currency
+  notes
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<CreateClientMutation, CreateClientMutationVariables>;
+export const UpdateClientDocument = new TypedDocumentString(`
+    mutation UpdateClient($id: ID!, $name: String, $email: String, $phone: String, $company_name: String, $tax_id: String, $address: AddressInput, $currency: String, $notes: String) {
+  updateClient(
+    id: $id
+    name: $name
+    email: $email
+    phone: $phone
+    company_name: $company_name
+    tax_id: $tax_id
+    address: $address
+    currency: $currency
+    notes: $notes
+  ) {
+    ...CrmClientFields
+  }
+}
+    fragment CrmClientFields on Client {
+  id
+  name
+  email
+  phone
+  company_name
+  tax_id
+  address {
+    line1
+    line2
+    city
+    region
+    postal_code
+    country
+  }
+  currency
+  notes
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<UpdateClientMutation, UpdateClientMutationVariables>;
+export const DeleteClientDocument = new TypedDocumentString(`
+    mutation DeleteClient($id: ID!) {
+  deleteClient(id: $id) {
+    id
+    deleted
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteClientMutation, DeleteClientMutationVariables>;
 export const ApiKeysDocument = new TypedDocumentString(`
     query ApiKeys($include_revoked: Boolean, $cursor: String) {
   apiKeys(include_revoked: $include_revoked, limit: 50, cursor: $cursor) {
@@ -696,6 +1150,221 @@ export const RotateApiKeyDocument = new TypedDocumentString(`
   last_used_at
   revoked_at
 }`) as unknown as TypedDocumentString<RotateApiKeyMutation, RotateApiKeyMutationVariables>;
+export const LeadListDocument = new TypedDocumentString(`
+    query LeadList($stage: LeadStage, $search: String, $limit: Int, $cursor: String) {
+  leads(stage: $stage, search: $search, limit: $limit, cursor: $cursor) {
+    data {
+      ...CrmLeadFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment CrmLeadFields on Lead {
+  id
+  first_name
+  last_name
+  full_name
+  company_name
+  email
+  phone
+  source
+  notes
+  stage
+  priority
+  estimated_value
+  currency
+  expected_close_date
+  next_follow_up_at
+  last_contacted_at
+  stage_changed_at
+  client_id
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<LeadListQuery, LeadListQueryVariables>;
+export const LeadDetailDocument = new TypedDocumentString(`
+    query LeadDetail($id: ID!) {
+  lead(id: $id) {
+    ...CrmLeadFields
+  }
+}
+    fragment CrmLeadFields on Lead {
+  id
+  first_name
+  last_name
+  full_name
+  company_name
+  email
+  phone
+  source
+  notes
+  stage
+  priority
+  estimated_value
+  currency
+  expected_close_date
+  next_follow_up_at
+  last_contacted_at
+  stage_changed_at
+  client_id
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<LeadDetailQuery, LeadDetailQueryVariables>;
+export const CreateLeadDocument = new TypedDocumentString(`
+    mutation CreateLead($first_name: String, $last_name: String, $company_name: String, $email: String, $phone: String, $source: String, $notes: String, $stage: LeadStage, $priority: Priority, $estimated_value: Money, $currency: String, $expected_close_date: Date, $next_follow_up_at: DateTime, $last_contacted_at: DateTime) {
+  createLead(
+    first_name: $first_name
+    last_name: $last_name
+    company_name: $company_name
+    email: $email
+    phone: $phone
+    source: $source
+    notes: $notes
+    stage: $stage
+    priority: $priority
+    estimated_value: $estimated_value
+    currency: $currency
+    expected_close_date: $expected_close_date
+    next_follow_up_at: $next_follow_up_at
+    last_contacted_at: $last_contacted_at
+  ) {
+    ...CrmLeadFields
+  }
+}
+    fragment CrmLeadFields on Lead {
+  id
+  first_name
+  last_name
+  full_name
+  company_name
+  email
+  phone
+  source
+  notes
+  stage
+  priority
+  estimated_value
+  currency
+  expected_close_date
+  next_follow_up_at
+  last_contacted_at
+  stage_changed_at
+  client_id
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<CreateLeadMutation, CreateLeadMutationVariables>;
+export const UpdateLeadDocument = new TypedDocumentString(`
+    mutation UpdateLead($id: ID!, $first_name: String, $last_name: String, $company_name: String, $email: String, $phone: String, $source: String, $notes: String, $stage: LeadStage, $priority: Priority, $estimated_value: Money, $currency: String, $expected_close_date: Date, $next_follow_up_at: DateTime, $last_contacted_at: DateTime) {
+  updateLead(
+    id: $id
+    first_name: $first_name
+    last_name: $last_name
+    company_name: $company_name
+    email: $email
+    phone: $phone
+    source: $source
+    notes: $notes
+    stage: $stage
+    priority: $priority
+    estimated_value: $estimated_value
+    currency: $currency
+    expected_close_date: $expected_close_date
+    next_follow_up_at: $next_follow_up_at
+    last_contacted_at: $last_contacted_at
+  ) {
+    ...CrmLeadFields
+  }
+}
+    fragment CrmLeadFields on Lead {
+  id
+  first_name
+  last_name
+  full_name
+  company_name
+  email
+  phone
+  source
+  notes
+  stage
+  priority
+  estimated_value
+  currency
+  expected_close_date
+  next_follow_up_at
+  last_contacted_at
+  stage_changed_at
+  client_id
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<UpdateLeadMutation, UpdateLeadMutationVariables>;
+export const MoveLeadDocument = new TypedDocumentString(`
+    mutation MoveLead($id: ID!, $stage: LeadStage!) {
+  updateLead(id: $id, stage: $stage) {
+    ...CrmLeadFields
+  }
+}
+    fragment CrmLeadFields on Lead {
+  id
+  first_name
+  last_name
+  full_name
+  company_name
+  email
+  phone
+  source
+  notes
+  stage
+  priority
+  estimated_value
+  currency
+  expected_close_date
+  next_follow_up_at
+  last_contacted_at
+  stage_changed_at
+  client_id
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<MoveLeadMutation, MoveLeadMutationVariables>;
+export const DeleteLeadDocument = new TypedDocumentString(`
+    mutation DeleteLead($id: ID!) {
+  deleteLead(id: $id) {
+    id
+    deleted
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteLeadMutation, DeleteLeadMutationVariables>;
+export const ConvertLeadDocument = new TypedDocumentString(`
+    mutation ConvertLead($id: ID!) {
+  convertLead(id: $id) {
+    ...CrmLeadFields
+    client {
+      id
+      name
+    }
+  }
+}
+    fragment CrmLeadFields on Lead {
+  id
+  first_name
+  last_name
+  full_name
+  company_name
+  email
+  phone
+  source
+  notes
+  stage
+  priority
+  estimated_value
+  currency
+  expected_close_date
+  next_follow_up_at
+  last_contacted_at
+  stage_changed_at
+  client_id
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<ConvertLeadMutation, ConvertLeadMutationVariables>;
 export const RequestLogsDocument = new TypedDocumentString(`
     query RequestLogs($key_id: String, $status: Int, $from: DateTime, $to: DateTime, $route: String, $cursor: String) {
   requestLogs(
