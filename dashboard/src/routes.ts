@@ -50,6 +50,31 @@ export const ROUTES: readonly Route[] = [
     screen: lazy(() => import("./screens/clients/ClientDetail.tsx")),
   },
   {
+    path: `${BASE}/invoices`,
+    title: "Invoices",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/invoices/Invoices.tsx")),
+  },
+  {
+    path: `${BASE}/invoices/new`,
+    title: "New invoice or quote",
+    access: "user",
+    screen: lazy(() => import("./screens/invoices/NewInvoice.tsx")),
+  },
+  {
+    path: `${BASE}/invoices/:id`,
+    title: "Invoice",
+    access: "user",
+    screen: lazy(() => import("./screens/invoices/InvoiceDetail.tsx")),
+  },
+  {
+    path: `${BASE}/invoices/:id/edit`,
+    title: "Edit invoice",
+    access: "user",
+    screen: lazy(() => import("./screens/invoices/EditInvoice.tsx")),
+  },
+  {
     path: `${BASE}/keys`,
     title: "API keys",
     access: "user",

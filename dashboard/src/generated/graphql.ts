@@ -63,6 +63,16 @@ export type InviteMemberInput = {
   role: MembershipRole;
 };
 
+/** A line of an invoice or quote; its amount is computed. */
+export type InvoiceItemInput = {
+  /** What the line bills or offers; cannot be empty. */
+  description: string;
+  /** How many units: greater than 0, at most 3 decimals. */
+  quantity: number;
+  /** The price of one unit, in the document's currency. */
+  unit_price: number;
+};
+
 /** Invoices: draft, sent, partially_paid, paid, void. Quotes: draft, sent, accepted, declined, converted. */
 export type InvoiceStatus =
   /** Quote: accepted (accepted_at); it can now be converted into an invoice. */
@@ -103,6 +113,21 @@ export type MembershipRole =
   | 'member'
   /** Everything: every scope, and managing keys, members and invitations. */
   | 'owner';
+
+/** How a payment was made. */
+export type PaymentMethod =
+  /** A bank transfer. */
+  | 'bank_transfer'
+  /** A debit or credit card. */
+  | 'card'
+  /** Cash. */
+  | 'cash'
+  /** A check (cheque). */
+  | 'check'
+  /** A mobile money transfer. */
+  | 'mobile_money'
+  /** Any other way; say which in reference or notes. */
+  | 'other';
 
 /** The workspace's subscription plan: it sets the rate limits and the storage quota (Workspace.limits). */
 export type Plan =
@@ -278,6 +303,112 @@ export type DeleteClientMutationVariables = Exact<{
 
 
 export type DeleteClientMutation = { deleteClient: { id: string, deleted: boolean } };
+
+export type InvoiceRowFieldsFragment = { id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, client: { id: string, name: string } | null };
+
+export type InvoicePaymentFieldsFragment = { id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string };
+
+export type InvoiceDetailFieldsFragment = { tax_rate: number, notes: string | null, subtotal: number, tax_amount: number, amount_paid: number, quote_id: string | null, converted_invoice_id: string | null, sent_at: string | null, paid_at: string | null, voided_at: string | null, accepted_at: string | null, declined_at: string | null, created_at: string, updated_at: string, id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, items: Array<{ description: string, quantity: number, unit_price: number, amount: number }>, payments: Array<{ id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string }>, client: { id: string, name: string, currency: string } | null };
+
+export type InvoicesQueryVariables = Exact<{
+  status?: InvoiceStatus | null | undefined;
+  document_type?: DocumentType | null | undefined;
+  client_id?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type InvoicesQuery = { invoices: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, client: { id: string, name: string } | null }> } };
+
+export type InvoiceQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type InvoiceQuery = { invoice: { tax_rate: number, notes: string | null, subtotal: number, tax_amount: number, amount_paid: number, quote_id: string | null, converted_invoice_id: string | null, sent_at: string | null, paid_at: string | null, voided_at: string | null, accepted_at: string | null, declined_at: string | null, created_at: string, updated_at: string, id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, items: Array<{ description: string, quantity: number, unit_price: number, amount: number }>, payments: Array<{ id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string }>, client: { id: string, name: string, currency: string } | null } | null };
+
+export type InvoiceClientsQueryVariables = Exact<{
+  search?: string | null | undefined;
+}>;
+
+
+export type InvoiceClientsQuery = { clients: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, name: string, company_name: string | null, currency: string }> } };
+
+export type CreateInvoiceMutationVariables = Exact<{
+  document_type?: DocumentType | null | undefined;
+  client_id: string;
+  issue_date?: string | null | undefined;
+  due_date?: string | null | undefined;
+  tax_rate?: number | null | undefined;
+  currency?: string | null | undefined;
+  notes?: string | null | undefined;
+  items: Array<InvoiceItemInput>;
+}>;
+
+
+export type CreateInvoiceMutation = { createInvoice: { tax_rate: number, notes: string | null, subtotal: number, tax_amount: number, amount_paid: number, quote_id: string | null, converted_invoice_id: string | null, sent_at: string | null, paid_at: string | null, voided_at: string | null, accepted_at: string | null, declined_at: string | null, created_at: string, updated_at: string, id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, items: Array<{ description: string, quantity: number, unit_price: number, amount: number }>, payments: Array<{ id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string }>, client: { id: string, name: string, currency: string } | null } };
+
+export type UpdateInvoiceMutationVariables = Exact<{
+  id: string;
+  client_id?: string | null | undefined;
+  issue_date?: string | null | undefined;
+  due_date?: string | null | undefined;
+  tax_rate?: number | null | undefined;
+  currency?: string | null | undefined;
+  notes?: string | null | undefined;
+  items?: Array<InvoiceItemInput> | null | undefined;
+}>;
+
+
+export type UpdateInvoiceMutation = { updateInvoice: { tax_rate: number, notes: string | null, subtotal: number, tax_amount: number, amount_paid: number, quote_id: string | null, converted_invoice_id: string | null, sent_at: string | null, paid_at: string | null, voided_at: string | null, accepted_at: string | null, declined_at: string | null, created_at: string, updated_at: string, id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, items: Array<{ description: string, quantity: number, unit_price: number, amount: number }>, payments: Array<{ id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string }>, client: { id: string, name: string, currency: string } | null } };
+
+export type SendInvoiceMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type SendInvoiceMutation = { sendInvoice: { tax_rate: number, notes: string | null, subtotal: number, tax_amount: number, amount_paid: number, quote_id: string | null, converted_invoice_id: string | null, sent_at: string | null, paid_at: string | null, voided_at: string | null, accepted_at: string | null, declined_at: string | null, created_at: string, updated_at: string, id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, items: Array<{ description: string, quantity: number, unit_price: number, amount: number }>, payments: Array<{ id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string }>, client: { id: string, name: string, currency: string } | null } };
+
+export type VoidInvoiceMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type VoidInvoiceMutation = { voidInvoice: { tax_rate: number, notes: string | null, subtotal: number, tax_amount: number, amount_paid: number, quote_id: string | null, converted_invoice_id: string | null, sent_at: string | null, paid_at: string | null, voided_at: string | null, accepted_at: string | null, declined_at: string | null, created_at: string, updated_at: string, id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, items: Array<{ description: string, quantity: number, unit_price: number, amount: number }>, payments: Array<{ id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string }>, client: { id: string, name: string, currency: string } | null } };
+
+export type AcceptQuoteMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type AcceptQuoteMutation = { acceptQuote: { tax_rate: number, notes: string | null, subtotal: number, tax_amount: number, amount_paid: number, quote_id: string | null, converted_invoice_id: string | null, sent_at: string | null, paid_at: string | null, voided_at: string | null, accepted_at: string | null, declined_at: string | null, created_at: string, updated_at: string, id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, items: Array<{ description: string, quantity: number, unit_price: number, amount: number }>, payments: Array<{ id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string }>, client: { id: string, name: string, currency: string } | null } };
+
+export type DeclineQuoteMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeclineQuoteMutation = { declineQuote: { tax_rate: number, notes: string | null, subtotal: number, tax_amount: number, amount_paid: number, quote_id: string | null, converted_invoice_id: string | null, sent_at: string | null, paid_at: string | null, voided_at: string | null, accepted_at: string | null, declined_at: string | null, created_at: string, updated_at: string, id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, items: Array<{ description: string, quantity: number, unit_price: number, amount: number }>, payments: Array<{ id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string }>, client: { id: string, name: string, currency: string } | null } };
+
+export type ConvertQuoteMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ConvertQuoteMutation = { convertQuote: { id: string, invoice_number: string } };
+
+export type RecordPaymentMutationVariables = Exact<{
+  invoice_id: string;
+  amount: number;
+  payment_method: PaymentMethod;
+  reference?: string | null | undefined;
+  payer_email?: string | null | undefined;
+  paid_at?: string | null | undefined;
+  notes?: string | null | undefined;
+}>;
+
+
+export type RecordPaymentMutation = { recordPayment: { id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string, invoice: { tax_rate: number, notes: string | null, subtotal: number, tax_amount: number, amount_paid: number, quote_id: string | null, converted_invoice_id: string | null, sent_at: string | null, paid_at: string | null, voided_at: string | null, accepted_at: string | null, declined_at: string | null, created_at: string, updated_at: string, id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, items: Array<{ description: string, quantity: number, unit_price: number, amount: number }>, payments: Array<{ id: string, amount: number, currency: string, payment_method: PaymentMethod, reference: string | null, payer_email: string | null, paid_at: string, notes: string | null, created_at: string }>, client: { id: string, name: string, currency: string } | null } } };
 
 export type ApiKeyFieldsFragment = { id: string, name: string | null, prefix: string, scopes: Array<string>, created_at: string, last_used_at: string | null, revoked_at: string | null };
 
@@ -670,6 +801,98 @@ export const CrmClientFieldsFragmentDoc = new TypedDocumentString(`
   updated_at
 }
     `, {"fragmentName":"CrmClientFields"}) as unknown as TypedDocumentString<CrmClientFieldsFragment, unknown>;
+export const InvoiceRowFieldsFragmentDoc = new TypedDocumentString(`
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+    `, {"fragmentName":"InvoiceRowFields"}) as unknown as TypedDocumentString<InvoiceRowFieldsFragment, unknown>;
+export const InvoicePaymentFieldsFragmentDoc = new TypedDocumentString(`
+    fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}
+    `, {"fragmentName":"InvoicePaymentFields"}) as unknown as TypedDocumentString<InvoicePaymentFieldsFragment, unknown>;
+export const InvoiceDetailFieldsFragmentDoc = new TypedDocumentString(`
+    fragment InvoiceDetailFields on Invoice {
+  ...InvoiceRowFields
+  tax_rate
+  notes
+  items {
+    description
+    quantity
+    unit_price
+    amount
+  }
+  subtotal
+  tax_amount
+  amount_paid
+  payments {
+    ...InvoicePaymentFields
+  }
+  quote_id
+  converted_invoice_id
+  sent_at
+  paid_at
+  voided_at
+  accepted_at
+  declined_at
+  created_at
+  updated_at
+  client {
+    id
+    name
+    currency
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}`, {"fragmentName":"InvoiceDetailFields"}) as unknown as TypedDocumentString<InvoiceDetailFieldsFragment, unknown>;
 export const ApiKeyFieldsFragmentDoc = new TypedDocumentString(`
     fragment ApiKeyFields on ApiKey {
   id
@@ -1077,6 +1300,610 @@ export const DeleteClientDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DeleteClientMutation, DeleteClientMutationVariables>;
+export const InvoicesDocument = new TypedDocumentString(`
+    query Invoices($status: InvoiceStatus, $document_type: DocumentType, $client_id: String, $cursor: String) {
+  invoices(
+    status: $status
+    document_type: $document_type
+    client_id: $client_id
+    limit: 20
+    cursor: $cursor
+  ) {
+    data {
+      ...InvoiceRowFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}`) as unknown as TypedDocumentString<InvoicesQuery, InvoicesQueryVariables>;
+export const InvoiceDocument = new TypedDocumentString(`
+    query Invoice($id: ID!) {
+  invoice(id: $id) {
+    ...InvoiceDetailFields
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}
+fragment InvoiceDetailFields on Invoice {
+  ...InvoiceRowFields
+  tax_rate
+  notes
+  items {
+    description
+    quantity
+    unit_price
+    amount
+  }
+  subtotal
+  tax_amount
+  amount_paid
+  payments {
+    ...InvoicePaymentFields
+  }
+  quote_id
+  converted_invoice_id
+  sent_at
+  paid_at
+  voided_at
+  accepted_at
+  declined_at
+  created_at
+  updated_at
+  client {
+    id
+    name
+    currency
+  }
+}`) as unknown as TypedDocumentString<InvoiceQuery, InvoiceQueryVariables>;
+export const InvoiceClientsDocument = new TypedDocumentString(`
+    query InvoiceClients($search: String) {
+  clients(search: $search, limit: 100) {
+    data {
+      id
+      name
+      company_name
+      currency
+    }
+    has_more
+    next_cursor
+  }
+}
+    `) as unknown as TypedDocumentString<InvoiceClientsQuery, InvoiceClientsQueryVariables>;
+export const CreateInvoiceDocument = new TypedDocumentString(`
+    mutation CreateInvoice($document_type: DocumentType, $client_id: String!, $issue_date: Date, $due_date: Date, $tax_rate: Percent, $currency: String, $notes: String, $items: [InvoiceItemInput!]!) {
+  createInvoice(
+    document_type: $document_type
+    client_id: $client_id
+    issue_date: $issue_date
+    due_date: $due_date
+    tax_rate: $tax_rate
+    currency: $currency
+    notes: $notes
+    items: $items
+  ) {
+    ...InvoiceDetailFields
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}
+fragment InvoiceDetailFields on Invoice {
+  ...InvoiceRowFields
+  tax_rate
+  notes
+  items {
+    description
+    quantity
+    unit_price
+    amount
+  }
+  subtotal
+  tax_amount
+  amount_paid
+  payments {
+    ...InvoicePaymentFields
+  }
+  quote_id
+  converted_invoice_id
+  sent_at
+  paid_at
+  voided_at
+  accepted_at
+  declined_at
+  created_at
+  updated_at
+  client {
+    id
+    name
+    currency
+  }
+}`) as unknown as TypedDocumentString<CreateInvoiceMutation, CreateInvoiceMutationVariables>;
+export const UpdateInvoiceDocument = new TypedDocumentString(`
+    mutation UpdateInvoice($id: ID!, $client_id: String, $issue_date: Date, $due_date: Date, $tax_rate: Percent, $currency: String, $notes: String, $items: [InvoiceItemInput!]) {
+  updateInvoice(
+    id: $id
+    client_id: $client_id
+    issue_date: $issue_date
+    due_date: $due_date
+    tax_rate: $tax_rate
+    currency: $currency
+    notes: $notes
+    items: $items
+  ) {
+    ...InvoiceDetailFields
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}
+fragment InvoiceDetailFields on Invoice {
+  ...InvoiceRowFields
+  tax_rate
+  notes
+  items {
+    description
+    quantity
+    unit_price
+    amount
+  }
+  subtotal
+  tax_amount
+  amount_paid
+  payments {
+    ...InvoicePaymentFields
+  }
+  quote_id
+  converted_invoice_id
+  sent_at
+  paid_at
+  voided_at
+  accepted_at
+  declined_at
+  created_at
+  updated_at
+  client {
+    id
+    name
+    currency
+  }
+}`) as unknown as TypedDocumentString<UpdateInvoiceMutation, UpdateInvoiceMutationVariables>;
+export const SendInvoiceDocument = new TypedDocumentString(`
+    mutation SendInvoice($id: ID!) {
+  sendInvoice(id: $id) {
+    ...InvoiceDetailFields
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}
+fragment InvoiceDetailFields on Invoice {
+  ...InvoiceRowFields
+  tax_rate
+  notes
+  items {
+    description
+    quantity
+    unit_price
+    amount
+  }
+  subtotal
+  tax_amount
+  amount_paid
+  payments {
+    ...InvoicePaymentFields
+  }
+  quote_id
+  converted_invoice_id
+  sent_at
+  paid_at
+  voided_at
+  accepted_at
+  declined_at
+  created_at
+  updated_at
+  client {
+    id
+    name
+    currency
+  }
+}`) as unknown as TypedDocumentString<SendInvoiceMutation, SendInvoiceMutationVariables>;
+export const VoidInvoiceDocument = new TypedDocumentString(`
+    mutation VoidInvoice($id: ID!) {
+  voidInvoice(id: $id) {
+    ...InvoiceDetailFields
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}
+fragment InvoiceDetailFields on Invoice {
+  ...InvoiceRowFields
+  tax_rate
+  notes
+  items {
+    description
+    quantity
+    unit_price
+    amount
+  }
+  subtotal
+  tax_amount
+  amount_paid
+  payments {
+    ...InvoicePaymentFields
+  }
+  quote_id
+  converted_invoice_id
+  sent_at
+  paid_at
+  voided_at
+  accepted_at
+  declined_at
+  created_at
+  updated_at
+  client {
+    id
+    name
+    currency
+  }
+}`) as unknown as TypedDocumentString<VoidInvoiceMutation, VoidInvoiceMutationVariables>;
+export const AcceptQuoteDocument = new TypedDocumentString(`
+    mutation AcceptQuote($id: ID!) {
+  acceptQuote(id: $id) {
+    ...InvoiceDetailFields
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}
+fragment InvoiceDetailFields on Invoice {
+  ...InvoiceRowFields
+  tax_rate
+  notes
+  items {
+    description
+    quantity
+    unit_price
+    amount
+  }
+  subtotal
+  tax_amount
+  amount_paid
+  payments {
+    ...InvoicePaymentFields
+  }
+  quote_id
+  converted_invoice_id
+  sent_at
+  paid_at
+  voided_at
+  accepted_at
+  declined_at
+  created_at
+  updated_at
+  client {
+    id
+    name
+    currency
+  }
+}`) as unknown as TypedDocumentString<AcceptQuoteMutation, AcceptQuoteMutationVariables>;
+export const DeclineQuoteDocument = new TypedDocumentString(`
+    mutation DeclineQuote($id: ID!) {
+  declineQuote(id: $id) {
+    ...InvoiceDetailFields
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}
+fragment InvoiceDetailFields on Invoice {
+  ...InvoiceRowFields
+  tax_rate
+  notes
+  items {
+    description
+    quantity
+    unit_price
+    amount
+  }
+  subtotal
+  tax_amount
+  amount_paid
+  payments {
+    ...InvoicePaymentFields
+  }
+  quote_id
+  converted_invoice_id
+  sent_at
+  paid_at
+  voided_at
+  accepted_at
+  declined_at
+  created_at
+  updated_at
+  client {
+    id
+    name
+    currency
+  }
+}`) as unknown as TypedDocumentString<DeclineQuoteMutation, DeclineQuoteMutationVariables>;
+export const ConvertQuoteDocument = new TypedDocumentString(`
+    mutation ConvertQuote($id: ID!) {
+  convertQuote(id: $id) {
+    id
+    invoice_number
+  }
+}
+    `) as unknown as TypedDocumentString<ConvertQuoteMutation, ConvertQuoteMutationVariables>;
+export const RecordPaymentDocument = new TypedDocumentString(`
+    mutation RecordPayment($invoice_id: ID!, $amount: Money!, $payment_method: PaymentMethod!, $reference: String, $payer_email: String, $paid_at: DateTime, $notes: String) {
+  recordPayment(
+    invoice_id: $invoice_id
+    amount: $amount
+    payment_method: $payment_method
+    reference: $reference
+    payer_email: $payer_email
+    paid_at: $paid_at
+    notes: $notes
+  ) {
+    ...InvoicePaymentFields
+    invoice {
+      ...InvoiceDetailFields
+    }
+  }
+}
+    fragment InvoiceRowFields on Invoice {
+  id
+  document_type
+  invoice_number
+  status
+  client_id
+  issue_date
+  due_date
+  currency
+  total
+  balance_due
+  overdue
+  client {
+    id
+    name
+  }
+}
+fragment InvoicePaymentFields on Payment {
+  id
+  amount
+  currency
+  payment_method
+  reference
+  payer_email
+  paid_at
+  notes
+  created_at
+}
+fragment InvoiceDetailFields on Invoice {
+  ...InvoiceRowFields
+  tax_rate
+  notes
+  items {
+    description
+    quantity
+    unit_price
+    amount
+  }
+  subtotal
+  tax_amount
+  amount_paid
+  payments {
+    ...InvoicePaymentFields
+  }
+  quote_id
+  converted_invoice_id
+  sent_at
+  paid_at
+  voided_at
+  accepted_at
+  declined_at
+  created_at
+  updated_at
+  client {
+    id
+    name
+    currency
+  }
+}`) as unknown as TypedDocumentString<RecordPaymentMutation, RecordPaymentMutationVariables>;
 export const ApiKeysDocument = new TypedDocumentString(`
     query ApiKeys($include_revoked: Boolean, $cursor: String) {
   apiKeys(include_revoked: $include_revoked, limit: 50, cursor: $cursor) {
