@@ -21,7 +21,7 @@ export const ROUTES: readonly Route[] = [
     title: "Overview",
     access: "user",
     nav: true,
-    screen: lazy(() => import("./screens/Overview.tsx")),
+    screen: lazy(() => import("./screens/overview/Overview.tsx")),
   },
   {
     path: `${BASE}/leads`,

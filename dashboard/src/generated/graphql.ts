@@ -162,6 +162,15 @@ export type ProjectStatus =
   /** Paused for now. */
   | 'on_hold';
 
+/** An item's stock level, recomputed on every write from quantity and min_stock_threshold. */
+export type StockStatus =
+  /** quantity is above min_stock_threshold. */
+  | 'in_stock'
+  /** quantity is above 0 but at or below min_stock_threshold. */
+  | 'low_stock'
+  /** quantity is 0. */
+  | 'out_of_stock';
+
 /** Where a delivery stands. */
 export type WebhookDeliveryStatus =
   /** Every attempt failed, or the endpoint answered 410 Gone; nothing more is sent. */
@@ -595,6 +604,13 @@ export type OverviewQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type OverviewQuery = { workspace: { id: string, name: string, plan: Plan, created_at: string, limits: { requests_per_minute: number, ai_requests_per_minute: number, storage_bytes: number, storage_label: string, coding_tokens_5h: number, coding_tokens_weekly: number, coding_concurrency: number } }, storageUsage: { used_bytes: number, limit_bytes: number, used_percent: number, limit_label: string, bucket_count: number, object_count: number } };
 
+export type OverviewTotalFragment = { currency: string, amount: number, count: number };
+
+export type OverviewBusinessQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type OverviewBusinessQuery = { summary: { today: string, month_start: string, open_tasks: number, overdue_tasks: number, invoices_by_status: Array<{ status: InvoiceStatus, count: number }>, outstanding: Array<{ currency: string, amount: number, count: number }>, overdue: Array<{ currency: string, amount: number, count: number }>, paid_this_month: Array<{ currency: string, amount: number, count: number }>, leads_by_stage: Array<{ stage: LeadStage, count: number }>, pipeline: Array<{ currency: string, amount: number, count: number }>, stock: Array<{ status: StockStatus, count: number }> }, events: { data: Array<{ id: string, type: string, created_at: string, data: { object: Record<string, unknown> } }> } };
+
 export type StorageUsageFieldsFragment = { plan: Plan, used_bytes: number, limit_bytes: number, used_percent: number, limit_label: string, bucket_count: number, object_count: number };
 
 export type StorageBucketFieldsFragment = { id: string, name: string, created_at: string };
@@ -945,6 +961,13 @@ export const RequestLogFieldsFragmentDoc = new TypedDocumentString(`
   created_at
 }
     `, {"fragmentName":"RequestLogFields"}) as unknown as TypedDocumentString<RequestLogFieldsFragment, unknown>;
+export const OverviewTotalFragmentDoc = new TypedDocumentString(`
+    fragment OverviewTotal on CurrencyTotal {
+  currency
+  amount
+  count
+}
+    `, {"fragmentName":"OverviewTotal"}) as unknown as TypedDocumentString<OverviewTotalFragment, unknown>;
 export const StorageUsageFieldsFragmentDoc = new TypedDocumentString(`
     fragment StorageUsageFields on StorageUsage {
   plan
@@ -2356,6 +2379,54 @@ export const OverviewDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<OverviewQuery, OverviewQueryVariables>;
+export const OverviewBusinessDocument = new TypedDocumentString(`
+    query OverviewBusiness {
+  summary {
+    today
+    month_start
+    invoices_by_status {
+      status
+      count
+    }
+    outstanding {
+      ...OverviewTotal
+    }
+    overdue {
+      ...OverviewTotal
+    }
+    paid_this_month {
+      ...OverviewTotal
+    }
+    leads_by_stage {
+      stage
+      count
+    }
+    pipeline {
+      ...OverviewTotal
+    }
+    stock {
+      status
+      count
+    }
+    open_tasks
+    overdue_tasks
+  }
+  events(limit: 8) {
+    data {
+      id
+      type
+      created_at
+      data {
+        object
+      }
+    }
+  }
+}
+    fragment OverviewTotal on CurrencyTotal {
+  currency
+  amount
+  count
+}`) as unknown as TypedDocumentString<OverviewBusinessQuery, OverviewBusinessQueryVariables>;
 export const StorageOverviewDocument = new TypedDocumentString(`
     query StorageOverview {
   workspace {

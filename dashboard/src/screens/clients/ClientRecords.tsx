@@ -14,7 +14,7 @@ import { Actions } from "../../ui/Form.tsx";
 import { Loading, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
 import { formatDay } from "../crm/dates.ts";
-import { formatMoney } from "../crm/money.ts";
+import { formatMoney } from "../../ui/money.ts";
 
 // A client's invoices and quotes, and their projects: lists of other areas, read for this client.
 

@@ -2,7 +2,7 @@ import { type DragEvent, useId } from "react";
 import type { LeadStage } from "../../generated/graphql.ts";
 import { Link } from "../../router.tsx";
 import { formatDateTime } from "../../ui/format.ts";
-import { formatMoney } from "../crm/money.ts";
+import { formatMoney } from "../../ui/money.ts";
 import { type Lead, leadPath, PriorityTag, STAGE_OPTIONS } from "./lead-shared.tsx";
 
 /**

@@ -8,7 +8,7 @@ import { Actions } from "../../ui/Form.tsx";
 import { formatDate, formatDateTime } from "../../ui/format.ts";
 import { Loading } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { formatMoney } from "../crm/money.ts";
+import { formatMoney } from "../../ui/money.ts";
 import { isStage, leadPath, PriorityTag, STAGE_OPTIONS, StageTag } from "./lead-shared.tsx";
 
 /** Leads a page of the table holds. */

@@ -4,7 +4,7 @@ import { LeadListDocument, type LeadStage } from "../../generated/graphql.ts";
 import { Button } from "../../ui/Button.tsx";
 import { ErrorBanner } from "../../ui/ErrorBanner.tsx";
 import { Loading } from "../../ui/Page.tsx";
-import { formatCents, sumByCurrency } from "../crm/money.ts";
+import { formatCents, sumByCurrency } from "../../ui/money.ts";
 import { LeadCard } from "./LeadCard.tsx";
 import { type Lead, STAGE_LABEL } from "./lead-shared.tsx";
 

@@ -1,18 +1,24 @@
 import { useMemo } from "react";
-import { useQuery } from "../api/hooks.ts";
-import { OverviewDocument } from "../generated/graphql.ts";
-import { BASE, Link } from "../router.tsx";
-import { useSession } from "../session.tsx";
-import { Chart } from "../ui/Chart.tsx";
-import { ErrorBanner } from "../ui/ErrorBanner.tsx";
-import { formatBytes, formatDate, formatNumber, formatPercent } from "../ui/format.ts";
-import { Loading, Page, Panel } from "../ui/Page.tsx";
-import { Table } from "../ui/Table.tsx";
+import { useQuery } from "../../api/hooks.ts";
+import { OverviewBusinessDocument, OverviewDocument } from "../../generated/graphql.ts";
+import { BASE, Link } from "../../router.tsx";
+import { useSession } from "../../session.tsx";
+import { Chart } from "../../ui/Chart.tsx";
+import { ErrorBanner } from "../../ui/ErrorBanner.tsx";
+import { formatBytes, formatDate, formatNumber, formatPercent } from "../../ui/format.ts";
+import { Loading, Page, Panel } from "../../ui/Page.tsx";
+import { Table } from "../../ui/Table.tsx";
+import { BusinessPanels } from "./BusinessPanels.tsx";
+import "./overview.css";
 
-/** The workspace at a glance: its plan and what the plan allows, and how much storage is used. */
+/**
+ * The screen an owner opens every morning: how the business is doing (GET /summary and the latest
+ * events), then the workspace, its plan's limits and its storage.
+ */
 export default function Overview() {
   const session = useSession();
   const { data, error, loading } = useQuery(OverviewDocument, {});
+  const business = useQuery(OverviewBusinessDocument, {});
   const usage = data?.storageUsage;
   const chartData = useMemo(
     () =>
@@ -40,6 +46,9 @@ export default function Overview() {
   const limits = workspace?.limits;
   return (
     <Page title="Overview">
+      <ErrorBanner error={business.error} />
+      {business.loading && !business.data && <Loading label="Loading the business…" />}
+      {business.data && <BusinessPanels summary={business.data.summary} events={business.data.events.data} />}
       <ErrorBanner error={error} />
       {loading && !data && <Loading />}
       {workspace && limits && usage && chartData && (
