@@ -117,6 +117,32 @@ export const ROUTES: readonly Route[] = [
     screen: lazy(() => import("./screens/storage/Storage.tsx")),
   },
   {
+    path: `${BASE}/inventory`,
+    title: "Inventory",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/inventory/Inventory.tsx")),
+  },
+  {
+    path: `${BASE}/inventory/:id`,
+    title: "Inventory item",
+    access: "user",
+    screen: lazy(() => import("./screens/inventory/InventoryItem.tsx")),
+  },
+  {
+    path: `${BASE}/projects`,
+    title: "Projects",
+    access: "user",
+    nav: true,
+    screen: lazy(() => import("./screens/projects/Projects.tsx")),
+  },
+  {
+    path: `${BASE}/projects/:id`,
+    title: "Project",
+    access: "user",
+    screen: lazy(() => import("./screens/projects/Project.tsx")),
+  },
+  {
     path: `${BASE}/account`,
     title: "Account",
     access: "user",

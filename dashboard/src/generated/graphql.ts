@@ -55,6 +55,20 @@ export type DocumentType =
   /** An offer, numbered QUO-<year>-<seq>; once accepted it converts into an invoice. */
   | 'quote';
 
+/** A supplier the item can be bought from. */
+export type InventorySupplierInput = {
+  /** What one unit costs from this supplier, in the item's currency. */
+  cost_price?: number | null | undefined;
+  /** The supplier's e-mail address. */
+  email?: string | null | undefined;
+  /** The supplier's name; cannot be empty. */
+  name: string;
+  /** The supplier's phone number. */
+  phone?: string | null | undefined;
+  /** The supplier's own code for the item. */
+  supplier_sku?: string | null | undefined;
+};
+
 /** Who to invite, and as what. */
 export type InviteMemberInput = {
   /** Their e-mail address (at most 254 characters). */
@@ -170,6 +184,15 @@ export type StockStatus =
   | 'low_stock'
   /** quantity is 0. */
   | 'out_of_stock';
+
+/** Where a task stands; any status may follow any other. */
+export type TaskStatus =
+  /** Finished: moving here sets completed_at and emits task.completed. */
+  | 'done'
+  /** Being worked on. */
+  | 'in_progress'
+  /** Not started (the default). */
+  | 'todo';
 
 /** Where a delivery stands. */
 export type WebhookDeliveryStatus =
@@ -312,6 +335,75 @@ export type DeleteClientMutationVariables = Exact<{
 
 
 export type DeleteClientMutation = { deleteClient: { id: string, deleted: boolean } };
+
+export type InventoryItemFieldsFragment = { id: string, name: string, sku: string | null, description: string | null, category: string | null, quantity: number, unit_of_measure: string, min_stock_threshold: number, cost_price: number | null, sale_price: number | null, currency: string, status: StockStatus, created_at: string, updated_at: string, suppliers: Array<{ name: string, email: string | null, phone: string | null, supplier_sku: string | null, cost_price: number | null }> };
+
+export type InventoryItemsQueryVariables = Exact<{
+  status?: StockStatus | null | undefined;
+  category?: string | null | undefined;
+  search?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type InventoryItemsQuery = { inventoryItems: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, name: string, sku: string | null, description: string | null, category: string | null, quantity: number, unit_of_measure: string, min_stock_threshold: number, cost_price: number | null, sale_price: number | null, currency: string, status: StockStatus, created_at: string, updated_at: string, suppliers: Array<{ name: string, email: string | null, phone: string | null, supplier_sku: string | null, cost_price: number | null }> }> } };
+
+export type InventoryItemQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type InventoryItemQuery = { inventoryItem: { id: string, name: string, sku: string | null, description: string | null, category: string | null, quantity: number, unit_of_measure: string, min_stock_threshold: number, cost_price: number | null, sale_price: number | null, currency: string, status: StockStatus, created_at: string, updated_at: string, suppliers: Array<{ name: string, email: string | null, phone: string | null, supplier_sku: string | null, cost_price: number | null }> } | null };
+
+export type CreateInventoryItemMutationVariables = Exact<{
+  name: string;
+  sku?: string | null | undefined;
+  description?: string | null | undefined;
+  category?: string | null | undefined;
+  quantity?: number | null | undefined;
+  unit_of_measure?: string | null | undefined;
+  min_stock_threshold?: number | null | undefined;
+  cost_price?: number | null | undefined;
+  sale_price?: number | null | undefined;
+  currency?: string | null | undefined;
+  suppliers?: Array<InventorySupplierInput> | null | undefined;
+}>;
+
+
+export type CreateInventoryItemMutation = { createInventoryItem: { id: string, name: string, sku: string | null, description: string | null, category: string | null, quantity: number, unit_of_measure: string, min_stock_threshold: number, cost_price: number | null, sale_price: number | null, currency: string, status: StockStatus, created_at: string, updated_at: string, suppliers: Array<{ name: string, email: string | null, phone: string | null, supplier_sku: string | null, cost_price: number | null }> } };
+
+export type UpdateInventoryItemMutationVariables = Exact<{
+  id: string;
+  name?: string | null | undefined;
+  sku?: string | null | undefined;
+  description?: string | null | undefined;
+  category?: string | null | undefined;
+  quantity?: number | null | undefined;
+  unit_of_measure?: string | null | undefined;
+  min_stock_threshold?: number | null | undefined;
+  cost_price?: number | null | undefined;
+  sale_price?: number | null | undefined;
+  currency?: string | null | undefined;
+  suppliers?: Array<InventorySupplierInput> | null | undefined;
+}>;
+
+
+export type UpdateInventoryItemMutation = { updateInventoryItem: { id: string, name: string, sku: string | null, description: string | null, category: string | null, quantity: number, unit_of_measure: string, min_stock_threshold: number, cost_price: number | null, sale_price: number | null, currency: string, status: StockStatus, created_at: string, updated_at: string, suppliers: Array<{ name: string, email: string | null, phone: string | null, supplier_sku: string | null, cost_price: number | null }> } };
+
+export type SetInventoryQuantityMutationVariables = Exact<{
+  id: string;
+  quantity: number;
+}>;
+
+
+export type SetInventoryQuantityMutation = { updateInventoryItem: { id: string, name: string, sku: string | null, description: string | null, category: string | null, quantity: number, unit_of_measure: string, min_stock_threshold: number, cost_price: number | null, sale_price: number | null, currency: string, status: StockStatus, created_at: string, updated_at: string, suppliers: Array<{ name: string, email: string | null, phone: string | null, supplier_sku: string | null, cost_price: number | null }> } };
+
+export type DeleteInventoryItemMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteInventoryItemMutation = { deleteInventoryItem: { id: string, deleted: boolean } };
 
 export type InvoiceRowFieldsFragment = { id: string, document_type: DocumentType, invoice_number: string, status: InvoiceStatus, client_id: string, issue_date: string, due_date: string | null, currency: string, total: number, balance_due: number, overdue: boolean, client: { id: string, name: string } | null };
 
@@ -611,6 +703,120 @@ export type OverviewBusinessQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type OverviewBusinessQuery = { summary: { today: string, month_start: string, open_tasks: number, overdue_tasks: number, invoices_by_status: Array<{ status: InvoiceStatus, count: number }>, outstanding: Array<{ currency: string, amount: number, count: number }>, overdue: Array<{ currency: string, amount: number, count: number }>, paid_this_month: Array<{ currency: string, amount: number, count: number }>, leads_by_stage: Array<{ stage: LeadStage, count: number }>, pipeline: Array<{ currency: string, amount: number, count: number }>, stock: Array<{ status: StockStatus, count: number }> }, events: { data: Array<{ id: string, type: string, created_at: string, data: { object: Record<string, unknown> } }> } };
 
+export type ProjectFieldsFragment = { id: string, name: string, description: string | null, client_id: string | null, status: ProjectStatus, start_date: string | null, due_date: string | null, budget: number | null, currency: string, created_at: string, updated_at: string, client: { id: string, name: string } | null };
+
+export type TaskFieldsFragment = { id: string, project_id: string, title: string, description: string | null, status: TaskStatus, priority: Priority, assignee_email: string | null, due_date: string | null, completed_at: string | null, created_at: string, updated_at: string };
+
+export type ProjectsQueryVariables = Exact<{
+  status?: ProjectStatus | null | undefined;
+  client_id?: string | null | undefined;
+  search?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type ProjectsQuery = { projects: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, name: string, description: string | null, client_id: string | null, status: ProjectStatus, start_date: string | null, due_date: string | null, budget: number | null, currency: string, created_at: string, updated_at: string, client: { id: string, name: string } | null }> } };
+
+export type ProjectQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type ProjectQuery = { project: { id: string, name: string, description: string | null, client_id: string | null, status: ProjectStatus, start_date: string | null, due_date: string | null, budget: number | null, currency: string, created_at: string, updated_at: string, client: { id: string, name: string } | null } | null };
+
+export type ProjectClientsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ProjectClientsQuery = { clients: { has_more: boolean, data: Array<{ id: string, name: string, company_name: string | null }> } };
+
+export type CreateProjectMutationVariables = Exact<{
+  name: string;
+  description?: string | null | undefined;
+  client_id?: string | null | undefined;
+  status?: ProjectStatus | null | undefined;
+  start_date?: string | null | undefined;
+  due_date?: string | null | undefined;
+  budget?: number | null | undefined;
+  currency?: string | null | undefined;
+}>;
+
+
+export type CreateProjectMutation = { createProject: { id: string, name: string, description: string | null, client_id: string | null, status: ProjectStatus, start_date: string | null, due_date: string | null, budget: number | null, currency: string, created_at: string, updated_at: string, client: { id: string, name: string } | null } };
+
+export type UpdateProjectMutationVariables = Exact<{
+  id: string;
+  name?: string | null | undefined;
+  description?: string | null | undefined;
+  client_id?: string | null | undefined;
+  status?: ProjectStatus | null | undefined;
+  start_date?: string | null | undefined;
+  due_date?: string | null | undefined;
+  budget?: number | null | undefined;
+  currency?: string | null | undefined;
+}>;
+
+
+export type UpdateProjectMutation = { updateProject: { id: string, name: string, description: string | null, client_id: string | null, status: ProjectStatus, start_date: string | null, due_date: string | null, budget: number | null, currency: string, created_at: string, updated_at: string, client: { id: string, name: string } | null } };
+
+export type DeleteProjectMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteProjectMutation = { deleteProject: { id: string, deleted: boolean } };
+
+export type TasksQueryVariables = Exact<{
+  project_id: string;
+  status?: TaskStatus | null | undefined;
+  priority?: Priority | null | undefined;
+  assignee_email?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type TasksQuery = { tasks: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, project_id: string, title: string, description: string | null, status: TaskStatus, priority: Priority, assignee_email: string | null, due_date: string | null, completed_at: string | null, created_at: string, updated_at: string }> } };
+
+export type TaskStatusesQueryVariables = Exact<{
+  project_id: string;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type TaskStatusesQuery = { tasks: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, status: TaskStatus }> } };
+
+export type CreateTaskMutationVariables = Exact<{
+  project_id: string;
+  title: string;
+  description?: string | null | undefined;
+  status?: TaskStatus | null | undefined;
+  priority?: Priority | null | undefined;
+  assignee_email?: string | null | undefined;
+  due_date?: string | null | undefined;
+}>;
+
+
+export type CreateTaskMutation = { createTask: { id: string, project_id: string, title: string, description: string | null, status: TaskStatus, priority: Priority, assignee_email: string | null, due_date: string | null, completed_at: string | null, created_at: string, updated_at: string } };
+
+export type UpdateTaskMutationVariables = Exact<{
+  id: string;
+  title?: string | null | undefined;
+  description?: string | null | undefined;
+  status?: TaskStatus | null | undefined;
+  priority?: Priority | null | undefined;
+  assignee_email?: string | null | undefined;
+  due_date?: string | null | undefined;
+}>;
+
+
+export type UpdateTaskMutation = { updateTask: { id: string, project_id: string, title: string, description: string | null, status: TaskStatus, priority: Priority, assignee_email: string | null, due_date: string | null, completed_at: string | null, created_at: string, updated_at: string } };
+
+export type DeleteTaskMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DeleteTaskMutation = { deleteTask: { id: string, deleted: boolean } };
+
 export type StorageUsageFieldsFragment = { plan: Plan, used_bytes: number, limit_bytes: number, used_percent: number, limit_label: string, bucket_count: number, object_count: number };
 
 export type StorageBucketFieldsFragment = { id: string, name: string, created_at: string };
@@ -817,6 +1023,31 @@ export const CrmClientFieldsFragmentDoc = new TypedDocumentString(`
   updated_at
 }
     `, {"fragmentName":"CrmClientFields"}) as unknown as TypedDocumentString<CrmClientFieldsFragment, unknown>;
+export const InventoryItemFieldsFragmentDoc = new TypedDocumentString(`
+    fragment InventoryItemFields on InventoryItem {
+  id
+  name
+  sku
+  description
+  category
+  quantity
+  unit_of_measure
+  min_stock_threshold
+  cost_price
+  sale_price
+  currency
+  status
+  suppliers {
+    name
+    email
+    phone
+    supplier_sku
+    cost_price
+  }
+  created_at
+  updated_at
+}
+    `, {"fragmentName":"InventoryItemFields"}) as unknown as TypedDocumentString<InventoryItemFieldsFragment, unknown>;
 export const InvoiceRowFieldsFragmentDoc = new TypedDocumentString(`
     fragment InvoiceRowFields on Invoice {
   id
@@ -968,6 +1199,40 @@ export const OverviewTotalFragmentDoc = new TypedDocumentString(`
   count
 }
     `, {"fragmentName":"OverviewTotal"}) as unknown as TypedDocumentString<OverviewTotalFragment, unknown>;
+export const ProjectFieldsFragmentDoc = new TypedDocumentString(`
+    fragment ProjectFields on Project {
+  id
+  name
+  description
+  client_id
+  client {
+    id
+    name
+  }
+  status
+  start_date
+  due_date
+  budget
+  currency
+  created_at
+  updated_at
+}
+    `, {"fragmentName":"ProjectFields"}) as unknown as TypedDocumentString<ProjectFieldsFragment, unknown>;
+export const TaskFieldsFragmentDoc = new TypedDocumentString(`
+    fragment TaskFields on Task {
+  id
+  project_id
+  title
+  description
+  status
+  priority
+  assignee_email
+  due_date
+  completed_at
+  created_at
+  updated_at
+}
+    `, {"fragmentName":"TaskFields"}) as unknown as TypedDocumentString<TaskFieldsFragment, unknown>;
 export const StorageUsageFieldsFragmentDoc = new TypedDocumentString(`
     fragment StorageUsageFields on StorageUsage {
   plan
@@ -1323,6 +1588,194 @@ export const DeleteClientDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DeleteClientMutation, DeleteClientMutationVariables>;
+export const InventoryItemsDocument = new TypedDocumentString(`
+    query InventoryItems($status: StockStatus, $category: String, $search: String, $cursor: String) {
+  inventoryItems(
+    status: $status
+    category: $category
+    search: $search
+    limit: 25
+    cursor: $cursor
+  ) {
+    data {
+      ...InventoryItemFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment InventoryItemFields on InventoryItem {
+  id
+  name
+  sku
+  description
+  category
+  quantity
+  unit_of_measure
+  min_stock_threshold
+  cost_price
+  sale_price
+  currency
+  status
+  suppliers {
+    name
+    email
+    phone
+    supplier_sku
+    cost_price
+  }
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<InventoryItemsQuery, InventoryItemsQueryVariables>;
+export const InventoryItemDocument = new TypedDocumentString(`
+    query InventoryItem($id: ID!) {
+  inventoryItem(id: $id) {
+    ...InventoryItemFields
+  }
+}
+    fragment InventoryItemFields on InventoryItem {
+  id
+  name
+  sku
+  description
+  category
+  quantity
+  unit_of_measure
+  min_stock_threshold
+  cost_price
+  sale_price
+  currency
+  status
+  suppliers {
+    name
+    email
+    phone
+    supplier_sku
+    cost_price
+  }
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<InventoryItemQuery, InventoryItemQueryVariables>;
+export const CreateInventoryItemDocument = new TypedDocumentString(`
+    mutation CreateInventoryItem($name: String!, $sku: String, $description: String, $category: String, $quantity: Quantity, $unit_of_measure: String, $min_stock_threshold: Quantity, $cost_price: Money, $sale_price: Money, $currency: String, $suppliers: [InventorySupplierInput!]) {
+  createInventoryItem(
+    name: $name
+    sku: $sku
+    description: $description
+    category: $category
+    quantity: $quantity
+    unit_of_measure: $unit_of_measure
+    min_stock_threshold: $min_stock_threshold
+    cost_price: $cost_price
+    sale_price: $sale_price
+    currency: $currency
+    suppliers: $suppliers
+  ) {
+    ...InventoryItemFields
+  }
+}
+    fragment InventoryItemFields on InventoryItem {
+  id
+  name
+  sku
+  description
+  category
+  quantity
+  unit_of_measure
+  min_stock_threshold
+  cost_price
+  sale_price
+  currency
+  status
+  suppliers {
+    name
+    email
+    phone
+    supplier_sku
+    cost_price
+  }
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<CreateInventoryItemMutation, CreateInventoryItemMutationVariables>;
+export const UpdateInventoryItemDocument = new TypedDocumentString(`
+    mutation UpdateInventoryItem($id: ID!, $name: String, $sku: String, $description: String, $category: String, $quantity: Quantity, $unit_of_measure: String, $min_stock_threshold: Quantity, $cost_price: Money, $sale_price: Money, $currency: String, $suppliers: [InventorySupplierInput!]) {
+  updateInventoryItem(
+    id: $id
+    name: $name
+    sku: $sku
+    description: $description
+    category: $category
+    quantity: $quantity
+    unit_of_measure: $unit_of_measure
+    min_stock_threshold: $min_stock_threshold
+    cost_price: $cost_price
+    sale_price: $sale_price
+    currency: $currency
+    suppliers: $suppliers
+  ) {
+    ...InventoryItemFields
+  }
+}
+    fragment InventoryItemFields on InventoryItem {
+  id
+  name
+  sku
+  description
+  category
+  quantity
+  unit_of_measure
+  min_stock_threshold
+  cost_price
+  sale_price
+  currency
+  status
+  suppliers {
+    name
+    email
+    phone
+    supplier_sku
+    cost_price
+  }
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<UpdateInventoryItemMutation, UpdateInventoryItemMutationVariables>;
+export const SetInventoryQuantityDocument = new TypedDocumentString(`
+    mutation SetInventoryQuantity($id: ID!, $quantity: Quantity!) {
+  updateInventoryItem(id: $id, quantity: $quantity) {
+    ...InventoryItemFields
+  }
+}
+    fragment InventoryItemFields on InventoryItem {
+  id
+  name
+  sku
+  description
+  category
+  quantity
+  unit_of_measure
+  min_stock_threshold
+  cost_price
+  sale_price
+  currency
+  status
+  suppliers {
+    name
+    email
+    phone
+    supplier_sku
+    cost_price
+  }
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<SetInventoryQuantityMutation, SetInventoryQuantityMutationVariables>;
+export const DeleteInventoryItemDocument = new TypedDocumentString(`
+    mutation DeleteInventoryItem($id: ID!) {
+  deleteInventoryItem(id: $id) {
+    id
+    deleted
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteInventoryItemMutation, DeleteInventoryItemMutationVariables>;
 export const InvoicesDocument = new TypedDocumentString(`
     query Invoices($status: InvoiceStatus, $document_type: DocumentType, $client_id: String, $cursor: String) {
   invoices(
@@ -2427,6 +2880,251 @@ export const OverviewBusinessDocument = new TypedDocumentString(`
   amount
   count
 }`) as unknown as TypedDocumentString<OverviewBusinessQuery, OverviewBusinessQueryVariables>;
+export const ProjectsDocument = new TypedDocumentString(`
+    query Projects($status: ProjectStatus, $client_id: ID, $search: String, $cursor: String) {
+  projects(
+    status: $status
+    client_id: $client_id
+    search: $search
+    limit: 25
+    cursor: $cursor
+  ) {
+    data {
+      ...ProjectFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment ProjectFields on Project {
+  id
+  name
+  description
+  client_id
+  client {
+    id
+    name
+  }
+  status
+  start_date
+  due_date
+  budget
+  currency
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<ProjectsQuery, ProjectsQueryVariables>;
+export const ProjectDocument = new TypedDocumentString(`
+    query Project($id: ID!) {
+  project(id: $id) {
+    ...ProjectFields
+  }
+}
+    fragment ProjectFields on Project {
+  id
+  name
+  description
+  client_id
+  client {
+    id
+    name
+  }
+  status
+  start_date
+  due_date
+  budget
+  currency
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<ProjectQuery, ProjectQueryVariables>;
+export const ProjectClientsDocument = new TypedDocumentString(`
+    query ProjectClients {
+  clients(limit: 100) {
+    data {
+      id
+      name
+      company_name
+    }
+    has_more
+  }
+}
+    `) as unknown as TypedDocumentString<ProjectClientsQuery, ProjectClientsQueryVariables>;
+export const CreateProjectDocument = new TypedDocumentString(`
+    mutation CreateProject($name: String!, $description: String, $client_id: ID, $status: ProjectStatus, $start_date: Date, $due_date: Date, $budget: Money, $currency: String) {
+  createProject(
+    name: $name
+    description: $description
+    client_id: $client_id
+    status: $status
+    start_date: $start_date
+    due_date: $due_date
+    budget: $budget
+    currency: $currency
+  ) {
+    ...ProjectFields
+  }
+}
+    fragment ProjectFields on Project {
+  id
+  name
+  description
+  client_id
+  client {
+    id
+    name
+  }
+  status
+  start_date
+  due_date
+  budget
+  currency
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<CreateProjectMutation, CreateProjectMutationVariables>;
+export const UpdateProjectDocument = new TypedDocumentString(`
+    mutation UpdateProject($id: ID!, $name: String, $description: String, $client_id: ID, $status: ProjectStatus, $start_date: Date, $due_date: Date, $budget: Money, $currency: String) {
+  updateProject(
+    id: $id
+    name: $name
+    description: $description
+    client_id: $client_id
+    status: $status
+    start_date: $start_date
+    due_date: $due_date
+    budget: $budget
+    currency: $currency
+  ) {
+    ...ProjectFields
+  }
+}
+    fragment ProjectFields on Project {
+  id
+  name
+  description
+  client_id
+  client {
+    id
+    name
+  }
+  status
+  start_date
+  due_date
+  budget
+  currency
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<UpdateProjectMutation, UpdateProjectMutationVariables>;
+export const DeleteProjectDocument = new TypedDocumentString(`
+    mutation DeleteProject($id: ID!) {
+  deleteProject(id: $id) {
+    id
+    deleted
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteProjectMutation, DeleteProjectMutationVariables>;
+export const TasksDocument = new TypedDocumentString(`
+    query Tasks($project_id: ID!, $status: TaskStatus, $priority: Priority, $assignee_email: String, $cursor: String) {
+  tasks(
+    project_id: $project_id
+    status: $status
+    priority: $priority
+    assignee_email: $assignee_email
+    limit: 25
+    cursor: $cursor
+  ) {
+    data {
+      ...TaskFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment TaskFields on Task {
+  id
+  project_id
+  title
+  description
+  status
+  priority
+  assignee_email
+  due_date
+  completed_at
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<TasksQuery, TasksQueryVariables>;
+export const TaskStatusesDocument = new TypedDocumentString(`
+    query TaskStatuses($project_id: ID!, $cursor: String) {
+  tasks(project_id: $project_id, limit: 100, cursor: $cursor) {
+    data {
+      id
+      status
+    }
+    has_more
+    next_cursor
+  }
+}
+    `) as unknown as TypedDocumentString<TaskStatusesQuery, TaskStatusesQueryVariables>;
+export const CreateTaskDocument = new TypedDocumentString(`
+    mutation CreateTask($project_id: ID!, $title: String!, $description: String, $status: TaskStatus, $priority: Priority, $assignee_email: String, $due_date: Date) {
+  createTask(
+    project_id: $project_id
+    title: $title
+    description: $description
+    status: $status
+    priority: $priority
+    assignee_email: $assignee_email
+    due_date: $due_date
+  ) {
+    ...TaskFields
+  }
+}
+    fragment TaskFields on Task {
+  id
+  project_id
+  title
+  description
+  status
+  priority
+  assignee_email
+  due_date
+  completed_at
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<CreateTaskMutation, CreateTaskMutationVariables>;
+export const UpdateTaskDocument = new TypedDocumentString(`
+    mutation UpdateTask($id: ID!, $title: String, $description: String, $status: TaskStatus, $priority: Priority, $assignee_email: String, $due_date: Date) {
+  updateTask(
+    id: $id
+    title: $title
+    description: $description
+    status: $status
+    priority: $priority
+    assignee_email: $assignee_email
+    due_date: $due_date
+  ) {
+    ...TaskFields
+  }
+}
+    fragment TaskFields on Task {
+  id
+  project_id
+  title
+  description
+  status
+  priority
+  assignee_email
+  due_date
+  completed_at
+  created_at
+  updated_at
+}`) as unknown as TypedDocumentString<UpdateTaskMutation, UpdateTaskMutationVariables>;
+export const DeleteTaskDocument = new TypedDocumentString(`
+    mutation DeleteTask($id: ID!) {
+  deleteTask(id: $id) {
+    id
+    deleted
+  }
+}
+    `) as unknown as TypedDocumentString<DeleteTaskMutation, DeleteTaskMutationVariables>;
 export const StorageOverviewDocument = new TypedDocumentString(`
     query StorageOverview {
   workspace {

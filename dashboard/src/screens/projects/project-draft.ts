@@ -1,0 +1,69 @@
+import type { CreateProjectMutationVariables, ProjectStatus } from "../../generated/graphql.ts";
+import { moneyText, numberOrNull } from "../ops/format.ts";
+import type { Project } from "./project-cells.tsx";
+
+/** A project's form as typed. */
+export interface ProjectDraft {
+  name: string;
+  description: string;
+  client_id: string;
+  status: ProjectStatus;
+  start_date: string;
+  due_date: string;
+  budget: string;
+  currency: string;
+}
+
+export function projectDraft(project?: Project | null): ProjectDraft {
+  return {
+    name: project?.name ?? "",
+    description: project?.description ?? "",
+    client_id: project?.client_id ?? "",
+    status: project?.status ?? "active",
+    start_date: project?.start_date ?? "",
+    due_date: project?.due_date ?? "",
+    budget: moneyText(project?.budget),
+    currency: project?.currency ?? "USD",
+  };
+}
+
+const text = (value: string) => value.trim() || null;
+
+/** Every argument of createProject, from the form: an empty optional field is null. */
+export function projectVariables(draft: ProjectDraft): CreateProjectMutationVariables {
+  return {
+    name: draft.name.trim(),
+    description: text(draft.description),
+    client_id: draft.client_id || null,
+    status: draft.status,
+    start_date: draft.start_date || null,
+    due_date: draft.due_date || null,
+    budget: numberOrNull(draft.budget),
+    currency: draft.currency.trim(),
+  };
+}
+
+/** Only the arguments the form changed, for updateProject. */
+export function changedProjectVariables(
+  project: Project,
+  draft: ProjectDraft,
+): Partial<CreateProjectMutationVariables> {
+  const before = projectVariables(projectDraft(project));
+  const after = projectVariables(draft);
+  return Object.fromEntries(
+    (Object.keys(after) as (keyof typeof after)[])
+      .filter((name) => after[name] !== before[name])
+      .map((name) => [name, after[name]]),
+  );
+}
+
+export const PROJECT_PARAMS = [
+  "name",
+  "description",
+  "client_id",
+  "status",
+  "start_date",
+  "due_date",
+  "budget",
+  "currency",
+];
