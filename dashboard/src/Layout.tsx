@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useId, useState } from "react";
 import { BASE, Link, useLocation } from "./router.tsx";
-import { ROUTES } from "./routes.ts";
+import { NAV_GROUPS, ROUTES } from "./routes.ts";
 import { useSession } from "./session.tsx";
 import { Button } from "./ui/Button.tsx";
 import { SelectField } from "./ui/Field.tsx";
@@ -12,6 +12,13 @@ export function Layout({ children }: { children: ReactNode }) {
   const [menuOpen, setMenuOpen] = useState(false);
   const [signingOut, setSigningOut] = useState(false);
   const navId = useId();
+  // A detail screen (/dashboard/invoices/inv_…) marks its list's entry as where the user is.
+  const currentIn = (to: string) =>
+    path === to
+      ? ("page" as const)
+      : to !== BASE && path.startsWith(`${to}/`)
+        ? ("location" as const)
+        : undefined;
 
   // A phone's menu closes once a screen is chosen.
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs on each change of screen, which `path` names.
@@ -59,17 +66,33 @@ export function Layout({ children }: { children: ReactNode }) {
       </header>
       <div className="body">
         <nav id={navId} className="sidenav" aria-label="Dashboard" data-open={menuOpen}>
-          <ul>
-            {ROUTES.filter((route) => route.nav).map((route) => (
-              <li key={route.path}>
-                <Link to={route.path}>{route.title}</Link>
-              </li>
-            ))}
-            <li>
-              {/* Outside the app's router: the server's rendered OpenAPI reference (server/rest/api-reference.ts). */}
-              <a href="/docs">API reference</a>
-            </li>
-          </ul>
+          {NAV_GROUPS.map((group) => (
+            <div key={group.id} className="sidenav-group">
+              <h2 className="sidenav-heading" id={`${navId}-${group.id}`}>
+                {group.title}
+              </h2>
+              <ul aria-labelledby={`${navId}-${group.id}`}>
+                {ROUTES.filter((route) => route.nav === group.id).map((route) => (
+                  <li key={route.path}>
+                    <Link to={route.path} aria-current={currentIn(route.path)}>
+                      {route.title}
+                    </Link>
+                  </li>
+                ))}
+                {group.id === "developers" && (
+                  <>
+                    <li>
+                      {/* Outside the app's router: the server's rendered OpenAPI reference (server/rest/api-reference.ts). */}
+                      <a href="/docs">API reference</a>
+                    </li>
+                    <li>
+                      <a href="/graphql">GraphiQL</a>
+                    </li>
+                  </>
+                )}
+              </ul>
+            </div>
+          ))}
         </nav>
         <main id="main" tabIndex={-1}>
           {children}

@@ -11,23 +11,32 @@ export interface Route {
   path: string;
   title: string;
   access: "guest" | "user" | "any";
-  nav?: boolean;
+  /** The side navigation's group the screen is listed in; detail screens are in none. */
+  nav?: NavGroup;
   screen: LazyExoticComponent<ComponentType>;
 }
+
+/** The side navigation's groups, in order: the business first, then the developers' tools. */
+export const NAV_GROUPS = [
+  { id: "business", title: "Business" },
+  { id: "developers", title: "Developers" },
+  { id: "workspace", title: "Settings" },
+] as const;
+export type NavGroup = (typeof NAV_GROUPS)[number]["id"];
 
 export const ROUTES: readonly Route[] = [
   {
     path: BASE,
     title: "Overview",
     access: "user",
-    nav: true,
+    nav: "business",
     screen: lazy(() => import("./screens/overview/Overview.tsx")),
   },
   {
     path: `${BASE}/leads`,
     title: "Leads",
     access: "user",
-    nav: true,
+    nav: "business",
     screen: lazy(() => import("./screens/leads/Leads.tsx")),
   },
   {
@@ -40,7 +49,7 @@ export const ROUTES: readonly Route[] = [
     path: `${BASE}/clients`,
     title: "Clients",
     access: "user",
-    nav: true,
+    nav: "business",
     screen: lazy(() => import("./screens/clients/Clients.tsx")),
   },
   {
@@ -53,7 +62,7 @@ export const ROUTES: readonly Route[] = [
     path: `${BASE}/invoices`,
     title: "Invoices",
     access: "user",
-    nav: true,
+    nav: "business",
     screen: lazy(() => import("./screens/invoices/Invoices.tsx")),
   },
   {
@@ -78,49 +87,42 @@ export const ROUTES: readonly Route[] = [
     path: `${BASE}/keys`,
     title: "API keys",
     access: "user",
-    nav: true,
+    nav: "developers",
     screen: lazy(() => import("./screens/keys/Keys.tsx")),
   },
   {
     path: `${BASE}/members`,
     title: "Members",
     access: "user",
-    nav: true,
+    nav: "workspace",
     screen: lazy(() => import("./screens/Members.tsx")),
   },
   {
     path: `${BASE}/logs`,
     title: "Logs",
     access: "user",
-    nav: true,
+    nav: "developers",
     screen: lazy(() => import("./screens/logs/Logs.tsx")),
   },
   {
     path: `${BASE}/webhooks`,
     title: "Webhooks",
     access: "user",
-    nav: true,
+    nav: "developers",
     screen: lazy(() => import("./screens/webhooks/Webhooks.tsx")),
   },
   {
     path: `${BASE}/agents`,
     title: "Agents",
     access: "user",
-    nav: true,
+    nav: "developers",
     screen: lazy(() => import("./screens/agents/Agents.tsx")),
-  },
-  {
-    path: `${BASE}/storage`,
-    title: "Storage",
-    access: "user",
-    nav: true,
-    screen: lazy(() => import("./screens/storage/Storage.tsx")),
   },
   {
     path: `${BASE}/inventory`,
     title: "Inventory",
     access: "user",
-    nav: true,
+    nav: "business",
     screen: lazy(() => import("./screens/inventory/Inventory.tsx")),
   },
   {
@@ -133,7 +135,7 @@ export const ROUTES: readonly Route[] = [
     path: `${BASE}/projects`,
     title: "Projects",
     access: "user",
-    nav: true,
+    nav: "business",
     screen: lazy(() => import("./screens/projects/Projects.tsx")),
   },
   {
@@ -143,10 +145,17 @@ export const ROUTES: readonly Route[] = [
     screen: lazy(() => import("./screens/projects/Project.tsx")),
   },
   {
+    path: `${BASE}/storage`,
+    title: "Storage",
+    access: "user",
+    nav: "business",
+    screen: lazy(() => import("./screens/storage/Storage.tsx")),
+  },
+  {
     path: `${BASE}/account`,
     title: "Account",
     access: "user",
-    nav: true,
+    nav: "workspace",
     screen: lazy(() => import("./screens/Account.tsx")),
   },
   {

@@ -279,7 +279,7 @@ export type BusinessSummary = {
   leads_by_stage: Array<LeadStageSummary>;
   /** The first day (UTC) of the month paid_this_month counts from. */
   month_start: Scalars['Date']['output'];
-  /** Always `summary`. */
+  /** Always "summary". */
   object: Scalars['String']['output'];
   /** Tasks not done (todo or in_progress). */
   open_tasks: Scalars['Int']['output'];
@@ -1454,7 +1454,7 @@ export type Query = {
   requestLogs: RequestLogList;
   /** The workspace's storage use against its plan's quota. Needs storage.read. */
   storageUsage: StorageUsage;
-  /** How the business is doing: amounts owed and overdue, payments this month, leads per stage and the pipeline's value, stock and open tasks. Needs invoices.read, leads.read, inventory.read and projects.read. */
+  /** How the business is doing: amounts owed and overdue, payments this month, leads per stage and the pipeline's value, stock and open tasks. Needs invoices.read and leads.read and inventory.read and projects.read. */
   summary: BusinessSummary;
   /** One task by id; an unknown id is a not_found error. Needs projects.read. */
   task: Maybe<Task>;

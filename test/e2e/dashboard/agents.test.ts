@@ -146,7 +146,9 @@ e2e("the dashboard's agents", (server) => {
       .toBe("true");
     expect(await fieldErrorOf(page, "Issuer").textContent()).toBe(refusal.body.errors![0]!.message);
     expect(await fieldErrorOf(page, "JWKS URL").count()).toBe(0);
-    expect(await page.getByRole("alert").count()).toBe(0);
+    // Once, under the field (read out as an alert there), and in no banner.
+    expect(await page.getByRole("alert").count()).toBe(1);
+    expect(await page.locator(".banner-error").count()).toBe(0);
     await screenshots(page, "agents-provider-error");
     const none = await sessionGraphql<{ trustedProviders: { data: unknown[] } }>(
       server(),

@@ -138,9 +138,12 @@ e2e("the dashboard's members", (server) => {
     dashboard.allowErrors(/status of (400|409)/);
     await page.getByLabel("E-mail address").fill(existing.email);
     await page.getByRole("button", { name: "Send invitation" }).click();
-    const refused = page.locator('[role="alert"][data-code="already_member"]');
+    // Under the field it is about, once: not again in a banner.
+    const refused = page.getByRole("alert").filter({ hasText: `${existing.email} is already a member` });
     await refused.waitFor();
     expect(await refused.textContent()).toContain(`${existing.email} is already a member of the workspace.`);
+    expect(await refused.getAttribute("class")).toBe("field-error");
+    expect(await page.getByText(`${existing.email} is already a member`).count()).toBe(1);
     expect(await page.getByLabel("E-mail address").getAttribute("aria-invalid")).toBe("true");
 
     // The only owner cannot become a member, nor be removed.

@@ -142,6 +142,10 @@ e2e("the dashboard's overview", (server) => {
     expect(texts).toContain("New lead: Tourist Office");
     await page.getByRole("link", { name: "Flour is low on stock" }).click();
     await page.waitForURL(/\/dashboard\/inventory\/item_/);
+    // A detail screen marks its list's entry in the navigation as where the user is.
+    const nav = page.getByRole("navigation", { name: "Dashboard" });
+    expect(await nav.getByRole("link", { name: "Inventory" }).getAttribute("aria-current")).toBe("location");
+    expect(await nav.getByRole("link", { name: "Overview" }).getAttribute("aria-current")).toBeNull();
     await page.goBack();
     await page.getByTestId("outstanding").waitFor();
     await screenshots(page, "overview-business");

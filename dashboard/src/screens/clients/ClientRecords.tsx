@@ -11,10 +11,10 @@ import { Button } from "../../ui/Button.tsx";
 import { ErrorBanner } from "../../ui/ErrorBanner.tsx";
 import { SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
+import { formatMoney } from "../../ui/money.ts";
 import { Loading, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
 import { formatDay } from "../crm/dates.ts";
-import { formatMoney } from "../../ui/money.ts";
 
 // A client's invoices and quotes, and their projects: lists of other areas, read for this client.
 

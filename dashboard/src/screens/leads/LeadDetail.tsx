@@ -11,8 +11,8 @@ import { formatDateTime } from "../../ui/format.ts";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { clientPath } from "../clients/client-shared.ts";
 import "../crm/crm.css";
-import { formatDay } from "../crm/dates.ts";
 import { formatMoney } from "../../ui/money.ts";
+import { formatDay } from "../crm/dates.ts";
 import { LeadFormDialog } from "./LeadFormDialog.tsx";
 import { LEADS_PATH, type Lead, ONLY_WRITERS, PriorityTag, StageTag } from "./lead-shared.tsx";
 

@@ -12,8 +12,8 @@ import { Dialog } from "../../ui/Dialog.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
 import { SelectField, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
-import { fromLocalInput, toLocalInput } from "../crm/dates.ts";
 import { MONEY_PATTERN, parseMoneyInput } from "../../ui/money.ts";
+import { fromLocalInput, toLocalInput } from "../crm/dates.ts";
 import { TextAreaField } from "../crm/TextAreaField.tsx";
 import { type Lead, PRIORITY_OPTIONS, STAGE_OPTIONS } from "./lead-shared.tsx";
 

@@ -6,9 +6,9 @@ import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
 import { SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
 import { formatDate, formatDateTime } from "../../ui/format.ts";
+import { formatMoney } from "../../ui/money.ts";
 import { Loading } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { formatMoney } from "../../ui/money.ts";
 import { isStage, leadPath, PriorityTag, STAGE_OPTIONS, StageTag } from "./lead-shared.tsx";
 
 /** Leads a page of the table holds. */
