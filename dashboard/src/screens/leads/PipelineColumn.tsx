@@ -3,8 +3,8 @@ import { usePaged } from "../../api/paged.ts";
 import { LeadListDocument, type LeadStage } from "../../generated/graphql.ts";
 import { Button } from "../../ui/Button.tsx";
 import { ErrorBanner } from "../../ui/ErrorBanner.tsx";
-import { Loading } from "../../ui/Page.tsx";
 import { formatCents, sumByCurrency } from "../../ui/money.ts";
+import { Loading } from "../../ui/Page.tsx";
 import { LeadCard } from "./LeadCard.tsx";
 import { type Lead, STAGE_LABEL } from "./lead-shared.tsx";
 
