@@ -88,6 +88,25 @@ export async function signInUi(dashboard: DashboardPage, email: string, password
   await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
 }
 
+/**
+ * A new browser context signed in as `user` through the UI, on the overview of `workspace` (the
+ * label of the switcher's option, e.g. "Ledger & Co (member)") or of their own.
+ *
+ * @example const dashboard = await openSignedIn(browser(), server(), member, { workspace: "Sales Desk (member)" });
+ */
+export async function openSignedIn(
+  browser: Browser,
+  server: TestServer,
+  user: { email: string },
+  options: { workspace?: string | undefined; width?: number } = {},
+): Promise<DashboardPage> {
+  const dashboard = await openDashboard(browser, server, options.width);
+  await signInUi(dashboard, user.email);
+  if (options.workspace)
+    await dashboard.page.getByLabel("Workspace").selectOption({ label: options.workspace });
+  return dashboard;
+}
+
 /** A session made through the accounts API from Node: its cookie and CSRF token, for requests the UI does not make. */
 export interface ApiSession {
   cookie: string;

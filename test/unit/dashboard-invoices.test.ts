@@ -1,16 +1,12 @@
 import { describe, expect, it } from "vitest";
-import {
-  centsText,
-  divideHalfUp,
-  previewTotals,
-  toUnits,
-} from "../../dashboard/src/screens/invoices/money.ts";
 import { allowed } from "../../dashboard/src/screens/invoices/rules.ts";
+import { divideHalfUp, previewTotals, toUnits } from "../../dashboard/src/screens/invoices/totals.ts";
+import { centsText } from "../../dashboard/src/ui/money.ts";
 import type { DocumentType, InvoiceStatus } from "../../schema/generated/prisma/enums.ts";
 import { assertAllowed, type DocumentAction, linesTotals, priceLines } from "../../schema/lib/invoicing.ts";
 
 /**
- * The invoice form's preview (dashboard/src/screens/invoices/money.ts, BigInt) against the server's
+ * The invoice form's preview (dashboard/src/screens/invoices/totals.ts, BigInt) against the server's
  * own computation (schema/lib/invoicing.ts, decimals): the same cents for the cases floating point
  * gets wrong and for thousands of random documents; and the detail screen's actions against the
  * server's rules for every type and status.

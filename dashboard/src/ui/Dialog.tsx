@@ -1,4 +1,12 @@
-import { type ReactNode, useEffect, useId, useRef } from "react";
+import {
+  type Dispatch,
+  type ReactNode,
+  type SetStateAction,
+  useEffect,
+  useId,
+  useRef,
+  useState,
+} from "react";
 
 export interface DialogProps {
   open: boolean;
@@ -30,4 +38,24 @@ export function Dialog({ open, title, onClose, children }: DialogProps) {
       )}
     </dialog>
   );
+}
+
+/**
+ * A dialog form's draft: made by `initial()` whenever the dialog opens or turns to another
+ * `subject` (the record edited, or its id), and kept as typed while it stays open.
+ *
+ * @example const [draft, setDraft] = useDialogDraft(open, project?.id, () => projectDraft(project));
+ */
+export function useDialogDraft<T>(
+  open: boolean,
+  subject: unknown,
+  initial: () => T,
+): [T, Dispatch<SetStateAction<T>>] {
+  const [draft, setDraft] = useState(initial);
+  const [drawn, setDrawn] = useState({ open, subject });
+  if (drawn.open !== open || drawn.subject !== subject) {
+    setDrawn({ open, subject });
+    if (open) setDraft(initial());
+  }
+  return [draft, setDraft];
 }

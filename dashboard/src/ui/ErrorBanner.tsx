@@ -53,6 +53,20 @@ export function Notice({ children }: { children: ReactNode }) {
 }
 
 /**
+ * Why a role sees the screen's buttons greyed out ("Your role can read leads but not change
+ * them."), read as a note.
+ *
+ * @example {!can("leads.write") && <RoleNote>{CANNOT_WRITE}</RoleNote>}
+ */
+export function RoleNote({ children }: { children: ReactNode }) {
+  return (
+    <div className="banner banner-info" role="note">
+      {children}
+    </div>
+  );
+}
+
+/**
  * The error of one field, when an API error's `param` names it (a GraphQL argument's own name, or
  * the field of an `input` object: `input.name` is the field `name`).
  */

@@ -1,4 +1,10 @@
-import { type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, useId } from "react";
+import {
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+  type TextareaHTMLAttributes,
+  useId,
+} from "react";
 
 interface FieldFrame {
   label: string;
@@ -8,16 +14,14 @@ interface FieldFrame {
   error?: string | undefined;
 }
 
-export type TextFieldProps = FieldFrame & Omit<InputHTMLAttributes<HTMLInputElement>, "id">;
+/** The ids of a field's hint and error, for its control's `aria-describedby`. */
+const describedBy = (id: string, { hint, error }: Omit<FieldFrame, "label">) =>
+  [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ") || undefined;
 
-/** An input with its label, hint and error tied to it for assistive technology. */
-export function TextField({ label, hint, error, className, ...input }: TextFieldProps) {
-  const id = useId();
-  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ") || undefined;
+/** A field's hint and error under its control, with the ids `describedBy` names. */
+function FieldNotes({ id, hint, error }: { id: string } & Omit<FieldFrame, "label">) {
   return (
-    <div className={["field", className].filter(Boolean).join(" ")}>
-      <label htmlFor={id}>{label}</label>
-      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={described} {...input} />
+    <>
       {hint && (
         <p className="field-hint" id={`${id}-hint`}>
           {hint}
@@ -28,8 +32,64 @@ export function TextField({ label, hint, error, className, ...input }: TextField
           {error}
         </p>
       )}
+    </>
+  );
+}
+
+export type TextFieldProps = FieldFrame & Omit<InputHTMLAttributes<HTMLInputElement>, "id">;
+
+/** An input with its label, hint and error tied to it for assistive technology. */
+export function TextField({ label, hint, error, className, ...input }: TextFieldProps) {
+  const id = useId();
+  return (
+    <div className={["field", className].filter(Boolean).join(" ")}>
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, { hint, error })}
+        {...input}
+      />
+      <FieldNotes id={id} hint={hint} error={error} />
     </div>
   );
+}
+
+export type TextAreaFieldProps = FieldFrame & Omit<TextareaHTMLAttributes<HTMLTextAreaElement>, "id">;
+
+/**
+ * A multi-line text field (notes, a description), framed as `TextField`: its label, hint and
+ * error tied to it for assistive technology.
+ *
+ * @example <TextAreaField label="Notes (optional)" rows={3} value={notes} error={fieldError(error, "notes")} onChange={…} />
+ */
+export function TextAreaField({ label, hint, error, className, ...area }: TextAreaFieldProps) {
+  const id = useId();
+  return (
+    <div className={["field", className].filter(Boolean).join(" ")}>
+      <label htmlFor={id}>{label}</label>
+      <textarea
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, { hint, error })}
+        {...area}
+      />
+      <FieldNotes id={id} hint={hint} error={error} />
+    </div>
+  );
+}
+
+/**
+ * A select's options from an enum's texts, in their order, with an option for "any" ("") first
+ * when `any` is given.
+ *
+ * @example optionsOf({ todo: "To do", done: "Done" }, "Any status") // [{ value: "", label: "Any status" }, { value: "todo", … }, …]
+ */
+export function optionsOf<T extends string>(text: Record<T, string>, any?: string) {
+  return [
+    ...(any === undefined ? [] : [{ value: "", label: any }]),
+    ...(Object.entries(text) as [T, string][]).map(([value, label]) => ({ value, label })),
+  ];
 }
 
 export type SelectFieldProps = FieldFrame &
@@ -39,27 +99,22 @@ export type SelectFieldProps = FieldFrame &
 
 export function SelectField({ label, hint, error, options, className, ...select }: SelectFieldProps) {
   const id = useId();
-  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ") || undefined;
   return (
     <div className={["field", className].filter(Boolean).join(" ")}>
       <label htmlFor={id}>{label}</label>
-      <select id={id} aria-invalid={error ? true : undefined} aria-describedby={described} {...select}>
+      <select
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, { hint, error })}
+        {...select}
+      >
         {options.map((option) => (
           <option key={option.value} value={option.value}>
             {option.label}
           </option>
         ))}
       </select>
-      {hint && (
-        <p className="field-hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      )}
-      {error && (
-        <p className="field-error" id={`${id}-error`} role="alert">
-          {error}
-        </p>
-      )}
+      <FieldNotes id={id} hint={hint} error={error} />
     </div>
   );
 }
@@ -89,10 +144,7 @@ export function CheckboxGroup({
     onChange(next);
   };
   return (
-    <fieldset
-      className="field checkbox-group"
-      aria-describedby={[hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ") || undefined}
-    >
+    <fieldset className="field checkbox-group" aria-describedby={describedBy(id, { hint, error })}>
       <legend>{label}</legend>
       {hint && (
         <p className="field-hint" id={`${id}-hint`}>

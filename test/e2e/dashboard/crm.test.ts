@@ -1,15 +1,13 @@
 import type { Locator, Page } from "playwright-core";
 import { beforeAll, expect, it } from "vitest";
+import { inBatches, userGraphql } from "../../support/business.ts";
 import {
   addMember,
   createUser,
   type DashboardPage,
   expectLabelled,
-  openDashboard,
+  openSignedIn,
   screenshots,
-  sessionGraphql,
-  signInApi,
-  signInUi,
   type TestUser,
   useChromium,
 } from "../../support/dashboard.ts";
@@ -54,18 +52,15 @@ e2e("the dashboard's leads and clients", (server) => {
     return { user, ...(await api(user)) };
   };
 
-  const api = async (user: TestUser, workspaceId = user.workspaceId) => {
-    const session = await signInApi(server(), user.email);
-    const gql = <T>(query: string, variables: Record<string, unknown> = {}) =>
-      sessionGraphql<T>(server(), session, query, variables, workspaceId);
+  const api = async (user: TestUser) => {
+    const gql = await userGraphql(server(), user);
     return {
       gql,
-      /** Creates leads, 15 to a request (the API's alias limit), in the order given. */
-      async seedLeads(leads: Record<string, unknown>[]): Promise<ApiLead[]> {
-        const made: ApiLead[] = [];
-        for (let at = 0; at < leads.length; at += 15) {
-          const batch = leads.slice(at, at + 15);
-          const fields = batch.map((lead, i) => {
+      /** Creates leads, in the order given. */
+      seedLeads: (leads: Record<string, unknown>[]) =>
+        inBatches<ApiLead>(
+          gql,
+          leads.map((lead) => {
             const args = Object.entries(lead)
               .map(([name, value]) =>
                 ["stage", "priority"].includes(name)
@@ -73,39 +68,24 @@ e2e("the dashboard's leads and clients", (server) => {
                   : `${name}: ${JSON.stringify(value)}`,
               )
               .join(", ");
-            return `l${i}: createLead(${args}) { ${LEAD} }`;
-          });
-          const data = await gql<Record<string, ApiLead>>(`mutation { ${fields.join("\n")} }`);
-          made.push(...batch.map((_, i) => data[`l${i}`]!));
-        }
-        return made;
-      },
+            return `createLead(${args}) { ${LEAD} }`;
+          }),
+        ),
       lead: async (id: string) =>
         (await gql<{ lead: ApiLead }>(`query($id: ID!) { lead(id: $id) { ${LEAD} } }`, { id })).lead,
       leads: async () =>
         (await gql<{ leads: { data: ApiLead[] } }>(`{ leads(limit: 100) { data { ${LEAD} } } }`)).leads.data,
-      async seedClients(names: string[]): Promise<{ id: string; name: string }[]> {
-        const made: { id: string; name: string }[] = [];
-        for (let at = 0; at < names.length; at += 15) {
-          const batch = names.slice(at, at + 15);
-          const fields = batch.map(
-            (name, i) => `c${i}: createClient(name: ${JSON.stringify(name)}) { id name }`,
-          );
-          const data = await gql<Record<string, { id: string; name: string }>>(
-            `mutation { ${fields.join("\n")} }`,
-          );
-          made.push(...batch.map((_, i) => data[`c${i}`]!));
-        }
-        return made;
-      },
+      seedClients: (names: string[]) =>
+        inBatches<{ id: string; name: string }>(
+          gql,
+          names.map((name) => `createClient(name: ${JSON.stringify(name)}) { id name }`),
+        ),
     };
   };
 
   /** Signed in through the UI, on `path`, in the workspace named `workspaceName` when given. */
   const open = async (user: TestUser, path: string, workspaceName?: string): Promise<DashboardPage> => {
-    const dashboard = await openDashboard(browser(), server());
-    await signInUi(dashboard, user.email);
-    if (workspaceName) await dashboard.page.getByLabel("Workspace").selectOption({ label: workspaceName });
+    const dashboard = await openSignedIn(browser(), server(), user, { workspace: workspaceName });
     const nav = path.startsWith("/dashboard/clients") ? "Clients" : "Leads";
     await dashboard.page.getByRole("link", { name: nav, exact: true }).click();
     await dashboard.page.getByRole("heading", { level: 1, name: nav }).waitFor();

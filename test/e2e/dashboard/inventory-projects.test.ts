@@ -1,14 +1,12 @@
 import type { Locator, Page } from "playwright-core";
 import { beforeAll, expect, it } from "vitest";
+import { type Gql, inBatches, userGraphql } from "../../support/business.ts";
 import {
   addMember,
   createUser,
   expectLabelled,
-  openDashboard,
+  openSignedIn,
   screenshots,
-  sessionGraphql,
-  signInApi,
-  signInUi,
   type TestUser,
   useChromium,
   WIDTHS,
@@ -30,24 +28,13 @@ const browser = useChromium();
 /** Items, projects and tasks made 13 to a request: the API allows 15 aliases in a document. */
 const BATCH = 13;
 
-type Gql = <T>(query: string, variables?: Record<string, unknown>) => Promise<T>;
-
-/** The user's GraphQL from Node, in their workspace, for seeding and checking what the screens did. */
-async function apiOf(server: Parameters<typeof signInApi>[0], user: TestUser): Promise<Gql> {
-  const session = await signInApi(server, user.email);
-  return <T>(query: string, variables: Record<string, unknown> = {}) =>
-    sessionGraphql<T>(server, session, query, variables, user.workspaceId);
-}
-
 /** Runs `field(i)` (a mutation field with its selection) for i in 0..count-1, BATCH to a request. */
 async function seed(gql: Gql, count: number, field: (i: number) => string): Promise<void> {
-  for (let start = 0; start < count; start += BATCH) {
-    const fields = Array.from(
-      { length: Math.min(BATCH, count - start) },
-      (_, j) => `m${j}: ${field(start + j)}`,
-    );
-    await gql(`mutation { ${fields.join("\n")} }`);
-  }
+  await inBatches(
+    gql,
+    Array.from({ length: count }, (_, i) => field(i)),
+    BATCH,
+  );
 }
 
 /** The rows of a table (its header row left out), by its caption. */
@@ -84,16 +71,16 @@ e2e("the dashboard's inventory and projects", (server) => {
     owner = await createUser(server(), { label: "ops-owner", plan: "pro", workspaceName: "Stock & Work" });
     member = await createUser(server(), { label: "ops-member", workspaceName: "Member's own" });
     await addMember(server(), owner, member, "member");
-    ownerApi = await apiOf(server(), owner);
+    ownerApi = await userGraphql(server(), owner);
   });
 
   /** Signed in, in the owner's workspace, on the screen the navigation link leads to. */
   const open = async (user: TestUser, nav: "Inventory" | "Projects", width: number = WIDTHS.desktop) => {
-    const dashboard = await openDashboard(browser(), server(), width);
+    const dashboard = await openSignedIn(browser(), server(), user, {
+      width,
+      workspace: user === owner ? undefined : `${owner.workspaceName} (member)`,
+    });
     const { page } = dashboard;
-    await signInUi(dashboard, user.email);
-    if (user !== owner)
-      await page.getByLabel("Workspace").selectOption({ label: `${owner.workspaceName} (member)` });
     if (width === WIDTHS.desktop) await page.getByRole("link", { name: nav, exact: true }).click();
     else await dashboard.goto(`/dashboard/${nav.toLowerCase()}`);
     await page.getByRole("heading", { level: 1, name: nav }).waitFor();

@@ -1,16 +1,16 @@
 import type { Locator, Page } from "playwright-core";
 import { beforeAll, expect, it } from "vitest";
+import { exactAmount, shownMoney, userGraphql } from "../../support/business.ts";
 import {
   type ApiSession,
   addMember,
   createUser,
   type DashboardPage,
   expectLabelled,
-  openDashboard,
+  openSignedIn,
   screenshots,
   sessionGraphql,
   signInApi,
-  signInUi,
   type TestUser,
   useChromium,
 } from "../../support/dashboard.ts";
@@ -71,11 +71,6 @@ interface Line {
 /** What naive floating point makes of a line (what the preview must not do). */
 const floatCents = (value: number) => Math.round(value * 100) / 100;
 
-const usd = (amount: number) =>
-  new Intl.NumberFormat("en-US", { style: "currency", currency: "USD", minimumFractionDigits: 2 }).format(
-    amount,
-  );
-
 e2e("the dashboard's invoices", (server) => {
   let owner: TestUser;
   let session: ApiSession;
@@ -134,8 +129,7 @@ e2e("the dashboard's invoices", (server) => {
   });
 
   const open = async (path: string, user: TestUser = owner): Promise<DashboardPage> => {
-    const dashboard = await openDashboard(browser(), server());
-    await signInUi(dashboard, user.email);
+    const dashboard = await openSignedIn(browser(), server(), user);
     await dashboard.goto(path);
     return dashboard;
   };
@@ -149,8 +143,7 @@ e2e("the dashboard's invoices", (server) => {
   };
 
   /** The exact decimal behind an amount shown (its `data-amount`). */
-  const amountOf = (locator: Locator) => locator.locator("[data-amount]").getAttribute("data-amount");
-  const shown = (page: Page, testId: string) => amountOf(page.getByTestId(testId));
+  const shown = (page: Page, testId: string) => exactAmount(page.getByTestId(testId));
   const cents = (value: number) => value.toFixed(2);
 
   /** The buttons and links the detail offers as actions. */
@@ -188,9 +181,7 @@ e2e("the dashboard's invoices", (server) => {
   it("lists invoices and quotes newest first, 20 at a time with Show more; the filters (status, type, client, overdue) live in the URL and survive a reload", async () => {
     // A workspace of its own: the list's contents are this test's.
     const lister = await createUser(server(), { label: "invoices-list", plan: "pro" });
-    const listerSession = await signInApi(server(), lister.email);
-    const as = <T>(query: string, variables: Record<string, unknown>) =>
-      sessionGraphql<T>(server(), listerSession, query, variables, lister.workspaceId);
+    const as = await userGraphql(server(), lister);
     const client = async (name: string) =>
       (
         await as<{ createClient: { id: string } }>(
@@ -401,7 +392,7 @@ e2e("the dashboard's invoices", (server) => {
     // The detail shows the API's numbers.
     expect(await shown(page, "total")).toBe("65.41");
     expect(await shown(page, "balance-due")).toBe("65.41");
-    expect(await page.getByTestId("total").textContent()).toBe(usd(65.41));
+    expect(await page.getByTestId("total").textContent()).toBe(shownMoney(65.41, "USD"));
     expect(await actionNames(page)).toEqual(["Edit", "Mark as sent", "Record payment", "Void invoice"]);
     expect(await count()).toBe(before + 1);
     await dashboard.close();
@@ -650,10 +641,8 @@ e2e("the dashboard's invoices", (server) => {
       items: [{ description: "Support", quantity: 2, unit_price: 45.5 }],
     });
 
-    const dashboard = await openDashboard(browser(), server());
+    const dashboard = await openSignedIn(browser(), server(), member, { workspace: "Ledger & Co (member)" });
     const { page } = dashboard;
-    await signInUi(dashboard, member.email);
-    await page.getByLabel("Workspace").selectOption({ label: "Ledger & Co (member)" });
     await page.getByRole("link", { name: "Invoices" }).click();
     await expect.poll(() => listRows(page).filter({ hasText: invoice.invoice_number }).count()).toBe(1);
     const newButton = page.getByRole("link", { name: "New invoice or quote" });

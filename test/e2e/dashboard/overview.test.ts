@@ -1,12 +1,12 @@
 import type { Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
+import { shownMoney } from "../../support/business.ts";
 import {
   addMember,
   createUser,
-  openDashboard,
+  openSignedIn,
   screenshots,
-  signInUi,
   type TestUser,
   useChromium,
 } from "../../support/dashboard.ts";
@@ -90,15 +90,8 @@ e2e("the dashboard's overview", (server) => {
     };
   }
 
-  const euro = (amount: number) =>
-    new Intl.NumberFormat("en-US", { style: "currency", currency: "EUR", minimumFractionDigits: 2 }).format(
-      amount,
-    );
-
   async function open(user: TestUser, workspace?: string) {
-    const dashboard = await openDashboard(browser(), server());
-    await signInUi(dashboard, user.email);
-    if (workspace) await dashboard.page.getByLabel("Workspace").selectOption({ label: workspace });
+    const dashboard = await openSignedIn(browser(), server(), user, { workspace });
     await dashboard.page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
     return dashboard;
   }
@@ -112,7 +105,7 @@ e2e("the dashboard's overview", (server) => {
     expect(await page.evaluate(() => navigator.language)).toBe("en-US");
     const shown = await figures(page);
     const exactly = (totals: { amount: number }[]) =>
-      totals.map((total) => ({ exact: total.amount.toFixed(2), text: euro(total.amount) }));
+      totals.map((total) => ({ exact: total.amount.toFixed(2), text: shownMoney(total.amount, "EUR") }));
     expect(shown.outstanding).toEqual(exactly(summary.outstanding));
     expect(shown.overdue).toEqual(exactly(summary.overdue));
     expect(shown.overdue).toEqual([{ exact: "0.25", text: "€0.25" }]);

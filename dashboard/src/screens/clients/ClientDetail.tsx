@@ -6,10 +6,10 @@ import { routeParam } from "../../routes.ts";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
-import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
+import { ErrorBanner, Notice, RoleNote } from "../../ui/ErrorBanner.tsx";
 import { formatDateTime } from "../../ui/format.ts";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
-import "../crm/crm.css";
+import "../crm.css";
 import { ClientFormDialog } from "./ClientFormDialog.tsx";
 import { ClientDocuments, ClientProjects } from "./ClientRecords.tsx";
 import { addressLines, CLIENTS_PATH, type Client, ONLY_WRITERS } from "./client-shared.ts";
@@ -39,11 +39,7 @@ export default function ClientDetail() {
         </Link>
       }
     >
-      {!canWrite && (
-        <div className="banner banner-info" role="note">
-          {ONLY_WRITERS}
-        </div>
-      )}
+      {!canWrite && <RoleNote>{ONLY_WRITERS}</RoleNote>}
       <Notice>{notice}</Notice>
       <ErrorBanner error={query.error} />
       {query.loading && !client && <Loading />}

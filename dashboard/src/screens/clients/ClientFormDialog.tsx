@@ -1,12 +1,10 @@
-import { useState } from "react";
 import { useMutation } from "../../api/hooks.ts";
 import { type AddressInput, CreateClientDocument, UpdateClientDocument } from "../../generated/graphql.ts";
 import { Button } from "../../ui/Button.tsx";
-import { Dialog } from "../../ui/Dialog.tsx";
+import { Dialog, useDialogDraft } from "../../ui/Dialog.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
-import { TextField } from "../../ui/Field.tsx";
+import { TextAreaField, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
-import { TextAreaField } from "../crm/TextAreaField.tsx";
 import { ADDRESS_PARTS, type AddressPart, type Client } from "./client-shared.ts";
 
 const FIELDS = ["name", "email", "phone", "company_name", "tax_id", "currency", "notes"] as const;
@@ -58,12 +56,7 @@ export function ClientFormDialog({
   onClose(): void;
   onSaved(client: Client): void;
 }) {
-  const [draft, setDraft] = useState(() => draftOf(client));
-  const [draftFor, setDraftFor] = useState<{ open: boolean; client: Client | null }>({ open, client });
-  if (draftFor.open !== open || draftFor.client !== client) {
-    setDraftFor({ open, client });
-    if (open) setDraft(draftOf(client));
-  }
+  const [draft, setDraft] = useDialogDraft(open, client, () => draftOf(client));
   const [create, creating] = useMutation(CreateClientDocument);
   const [update, updating] = useMutation(UpdateClientDocument);
   const state = client ? updating : creating;
@@ -178,7 +171,7 @@ export function ClientFormDialog({
             ))}
           </div>
         </fieldset>
-        <TextAreaField label="Notes (optional)" maxLength={10000} {...bind("notes")} />
+        <TextAreaField label="Notes (optional)" rows={3} maxLength={10000} {...bind("notes")} />
         <Actions>
           <Button onClick={close}>Cancel</Button>
           <Button type="submit" variant="primary" busy={state.pending}>

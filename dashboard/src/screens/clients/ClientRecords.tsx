@@ -1,49 +1,25 @@
 import { usePaged } from "../../api/paged.ts";
-import {
-  ClientDocumentsDocument,
-  ClientProjectsDocument,
-  type DocumentType,
-  type InvoiceStatus,
-  type ProjectStatus,
-} from "../../generated/graphql.ts";
-import { BASE, Link, useQueryState } from "../../router.tsx";
+import { ClientDocumentsDocument, ClientProjectsDocument } from "../../generated/graphql.ts";
+import { Link, useQueryState } from "../../router.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ErrorBanner } from "../../ui/ErrorBanner.tsx";
 import { SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
-import { formatMoney } from "../../ui/money.ts";
+import { formatDay } from "../../ui/format.ts";
+import { Money } from "../../ui/Money.tsx";
 import { Loading, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { formatDay } from "../crm/dates.ts";
+import {
+  invoicePath,
+  isDocumentType,
+  StatusBadge,
+  TYPE_OPTIONS,
+  TYPE_TEXT,
+} from "../invoices/invoice-cells.tsx";
+import { ProjectStatusTag, projectPath } from "../projects/project-cells.tsx";
 
-// A client's invoices and quotes, and their projects: lists of other areas, read for this client.
-
-const STATUS_LABEL: Record<InvoiceStatus, string> = {
-  draft: "Draft",
-  sent: "Sent",
-  partially_paid: "Partially paid",
-  paid: "Paid",
-  void: "Void",
-  accepted: "Accepted",
-  declined: "Declined",
-  converted: "Converted",
-};
-
-const STATUS_TONE: Partial<Record<InvoiceStatus, string>> = {
-  paid: "tag-ok",
-  accepted: "tag-ok",
-  partially_paid: "tag-warn",
-  void: "tag-bad",
-  declined: "tag-bad",
-};
-
-const DOCUMENT_OPTIONS = [
-  { value: "", label: "Invoices and quotes" },
-  { value: "invoice", label: "Invoices" },
-  { value: "quote", label: "Quotes" },
-];
-
-const isDocumentType = (value: string): value is DocumentType => value === "invoice" || value === "quote";
+// A client's invoices and quotes, and their projects: lists of other areas, read for this client
+// and shown with those areas' cells.
 
 /** The client's invoices and quotes (number, status, total, balance due), newest first, paged; the type in the URL. */
 export function ClientDocuments({ clientId }: { clientId: string }) {
@@ -60,7 +36,7 @@ export function ClientDocuments({ clientId }: { clientId: string }) {
         <SelectField
           label="Show"
           value={type ?? ""}
-          options={DOCUMENT_OPTIONS}
+          options={TYPE_OPTIONS}
           onChange={(event) => setFilters({ documents: event.target.value })}
         />
       </div>
@@ -77,41 +53,32 @@ export function ClientDocuments({ clientId }: { clientId: string }) {
           columns={[
             {
               header: "Number",
-              cell: (document) => (
-                <Link to={`${BASE}/invoices/${encodeURIComponent(document.id)}`}>
-                  {document.invoice_number}
-                </Link>
-              ),
+              cell: (document) => <Link to={invoicePath(document.id)}>{document.invoice_number}</Link>,
               nowrap: true,
             },
             {
               header: "Type",
-              cell: (document) => (document.document_type === "quote" ? "Quote" : "Invoice"),
+              cell: (document) => TYPE_TEXT[document.document_type],
             },
             {
               header: "Status",
-              cell: (document) => (
-                <>
-                  <span className={["tag", STATUS_TONE[document.status]].filter(Boolean).join(" ")}>
-                    {STATUS_LABEL[document.status]}
-                  </span>
-                  {document.overdue && <span className="tag tag-bad">Overdue</span>}
-                </>
-              ),
+              cell: (document) => <StatusBadge doc={document} />,
             },
             { header: "Issued", cell: (document) => formatDay(document.issue_date), nowrap: true },
             { header: "Due", cell: (document) => formatDay(document.due_date), nowrap: true },
             {
               header: "Total",
-              cell: (document) => formatMoney(document.total, document.currency),
+              cell: (document) => <Money amount={document.total} currency={document.currency} />,
               nowrap: true,
             },
             {
               header: "Balance due",
               cell: (document) =>
-                document.document_type === "quote"
-                  ? "—"
-                  : formatMoney(document.balance_due, document.currency),
+                document.document_type === "quote" ? (
+                  "—"
+                ) : (
+                  <Money amount={document.balance_due} currency={document.currency} />
+                ),
               nowrap: true,
             },
           ]}
@@ -127,13 +94,6 @@ export function ClientDocuments({ clientId }: { clientId: string }) {
     </Panel>
   );
 }
-
-const PROJECT_STATUS: Record<ProjectStatus, string> = {
-  active: "Active",
-  on_hold: "On hold",
-  completed: "Completed",
-  archived: "Archived",
-};
 
 /** The client's projects, newest first, paged. */
 export function ClientProjects({ clientId }: { clientId: string }) {
@@ -151,20 +111,18 @@ export function ClientProjects({ clientId }: { clientId: string }) {
           columns={[
             {
               header: "Project",
-              cell: (project) => (
-                <Link to={`${BASE}/projects/${encodeURIComponent(project.id)}`}>{project.name}</Link>
-              ),
+              cell: (project) => <Link to={projectPath(project.id)}>{project.name}</Link>,
             },
             {
               header: "Status",
-              cell: (project) => <span className="tag">{PROJECT_STATUS[project.status]}</span>,
+              cell: (project) => <ProjectStatusTag status={project.status} />,
               nowrap: true,
             },
             { header: "Starts", cell: (project) => formatDay(project.start_date), nowrap: true },
             { header: "Due", cell: (project) => formatDay(project.due_date), nowrap: true },
             {
               header: "Budget",
-              cell: (project) => formatMoney(project.budget, project.currency),
+              cell: (project) => <Money amount={project.budget} currency={project.currency} />,
               nowrap: true,
             },
           ]}

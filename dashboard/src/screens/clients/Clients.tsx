@@ -4,13 +4,13 @@ import { ClientListDocument } from "../../generated/graphql.ts";
 import { Link, useQueryState } from "../../router.tsx";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
-import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
+import { ErrorBanner, Notice, RoleNote } from "../../ui/ErrorBanner.tsx";
 import { Actions } from "../../ui/Form.tsx";
 import { formatDate } from "../../ui/format.ts";
 import { Loading, Page } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import "../crm/crm.css";
-import { SearchForm } from "../crm/SearchForm.tsx";
+import { SearchForm } from "../../ui/TextFilter.tsx";
+import "../crm.css";
 import { ClientFormDialog } from "./ClientFormDialog.tsx";
 import { clientPath, ONLY_WRITERS } from "./client-shared.ts";
 
@@ -31,11 +31,7 @@ export default function Clients() {
         </Button>
       }
     >
-      {!canWrite && (
-        <div className="banner banner-info" role="note">
-          {ONLY_WRITERS}
-        </div>
-      )}
+      {!canWrite && <RoleNote>{ONLY_WRITERS}</RoleNote>}
       {notice && (
         <Notice>
           {notice.text} <Link to={clientPath(notice.id)}>Open it</Link>
@@ -46,6 +42,7 @@ export default function Clients() {
           label="Search clients"
           value={filters.search}
           placeholder="Name, company or e-mail"
+          className="crm-search"
           onSearch={(search) => setFilters({ search })}
         />
       </div>

@@ -6,7 +6,7 @@ import { Dialog } from "../../ui/Dialog.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
 import { TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
-import { formatQuantity, QUANTITY_PATTERN } from "../ops/format.ts";
+import { formatQuantity, QUANTITY_PATTERN } from "../../ui/format.ts";
 import { type Item, StockBadge } from "./inventory-cells.tsx";
 
 /**

@@ -1,19 +1,20 @@
 import { useState } from "react";
+import { useOverrides } from "../../api/overrides.ts";
 import { usePaged } from "../../api/paged.ts";
 import { DeleteInventoryItemDocument, InventoryItemsDocument } from "../../generated/graphql.ts";
 import { Link, useQueryState } from "../../router.tsx";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
-import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
-import { SelectField } from "../../ui/Field.tsx";
+import { ErrorBanner, Notice, RoleNote } from "../../ui/ErrorBanner.tsx";
+import { optionsOf, SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
+import { takeFlash } from "../../ui/flash.ts";
+import { formatQuantity } from "../../ui/format.ts";
+import { Money } from "../../ui/Money.tsx";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { FilterText } from "../ops/FilterText.tsx";
-import { takeFlash } from "../ops/flash.ts";
-import { formatMoney, formatQuantity } from "../ops/format.ts";
-import { useOverrides } from "../ops/overrides.ts";
+import { FilterText } from "../../ui/TextFilter.tsx";
 import { AdjustQuantityDialog } from "./AdjustQuantityDialog.tsx";
 import { ItemDialog } from "./ItemDialog.tsx";
 import {
@@ -21,20 +22,16 @@ import {
   type Item,
   isStockStatus,
   itemPath,
-  STOCK_STATUSES,
   STOCK_TEXT,
   StockBadge,
   SupplierCell,
 } from "./inventory-cells.tsx";
-import "../ops/ops.css";
+import "../ops.css";
 import "./inventory.css";
 
 const FILTERS = ["status", "category", "search"] as const;
 
-const STATUS_OPTIONS = [
-  { value: "", label: "Any status" },
-  ...STOCK_STATUSES.map((status) => ({ value: status, label: STOCK_TEXT[status] })),
-];
+const STATUS_OPTIONS = optionsOf(STOCK_TEXT, "Any status");
 
 /** What the API's stock status reads in a notice: "3 pcs, low stock." */
 const stockLine = (item: Item) =>
@@ -85,7 +82,7 @@ export default function Inventory() {
         </Button>
       }
     >
-      {!writable && <p className="muted ops-note">{CANNOT_WRITE}</p>}
+      {!writable && <RoleNote>{CANNOT_WRITE}</RoleNote>}
       <Notice>{notice}</Notice>
       <Panel title="Items">
         <search className="ops-filters" aria-label="Filter items">
@@ -168,15 +165,11 @@ export default function Inventory() {
                 },
                 {
                   header: "Unit cost",
-                  cell: (item) => (
-                    <span className="ops-money">{formatMoney(item.cost_price, item.currency)}</span>
-                  ),
+                  cell: (item) => <Money amount={item.cost_price} currency={item.currency} />,
                 },
                 {
                   header: "Unit price",
-                  cell: (item) => (
-                    <span className="ops-money">{formatMoney(item.sale_price, item.currency)}</span>
-                  ),
+                  cell: (item) => <Money amount={item.sale_price} currency={item.currency} />,
                 },
                 { header: "Supplier", cell: (item) => <SupplierCell suppliers={item.suppliers} /> },
                 {

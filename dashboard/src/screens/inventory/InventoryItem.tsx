@@ -6,12 +6,12 @@ import { routeParam } from "../../routes.ts";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
-import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
-import { formatDateTime } from "../../ui/format.ts";
+import { ErrorBanner, Notice, RoleNote } from "../../ui/ErrorBanner.tsx";
+import { setFlash } from "../../ui/flash.ts";
+import { formatDateTime, formatQuantity } from "../../ui/format.ts";
+import { Money } from "../../ui/Money.tsx";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { setFlash } from "../ops/flash.ts";
-import { formatMoney, formatQuantity } from "../ops/format.ts";
 import { AdjustQuantityDialog } from "./AdjustQuantityDialog.tsx";
 import { ItemDialog } from "./ItemDialog.tsx";
 import {
@@ -22,7 +22,7 @@ import {
   StockBadge,
   SupplierContact,
 } from "./inventory-cells.tsx";
-import "../ops/ops.css";
+import "../ops.css";
 import "./inventory.css";
 
 const PATTERN = `${INVENTORY_PATH}/:id`;
@@ -84,7 +84,7 @@ export default function InventoryItemScreen() {
       <Link to={INVENTORY_PATH} className="ops-back">
         ← All items
       </Link>
-      {!writable && <p className="muted ops-note">{CANNOT_WRITE}</p>}
+      {!writable && <RoleNote>{CANNOT_WRITE}</RoleNote>}
       <Notice>{notice}</Notice>
       <ErrorBanner error={query.error} />
       {!item && !query.error && <Loading />}
@@ -108,14 +108,14 @@ export default function InventoryItemScreen() {
               </div>
               <div>
                 <dt>Unit cost</dt>
-                <dd className="ops-money" data-testid="item-cost">
-                  {formatMoney(item.cost_price, item.currency)}
+                <dd data-testid="item-cost">
+                  <Money amount={item.cost_price} currency={item.currency} />
                 </dd>
               </div>
               <div>
                 <dt>Unit price</dt>
-                <dd className="ops-money" data-testid="item-price">
-                  {formatMoney(item.sale_price, item.currency)}
+                <dd data-testid="item-price">
+                  <Money amount={item.sale_price} currency={item.currency} />
                 </dd>
               </div>
               <div>
@@ -148,9 +148,7 @@ export default function InventoryItemScreen() {
                 },
                 {
                   header: "Unit cost",
-                  cell: (supplier) => (
-                    <span className="ops-money">{formatMoney(supplier.cost_price, item.currency)}</span>
-                  ),
+                  cell: (supplier) => <Money amount={supplier.cost_price} currency={item.currency} />,
                 },
               ]}
             />

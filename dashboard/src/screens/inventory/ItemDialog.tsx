@@ -1,14 +1,13 @@
-import { useState } from "react";
 import { maxListItems, maxTextLength } from "../../../../schema/lib/limits.ts";
 import { useMutation } from "../../api/hooks.ts";
 import { CreateInventoryItemDocument, UpdateInventoryItemDocument } from "../../generated/graphql.ts";
 import { Button } from "../../ui/Button.tsx";
-import { Dialog } from "../../ui/Dialog.tsx";
+import { Dialog, useDialogDraft } from "../../ui/Dialog.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
-import { TextField } from "../../ui/Field.tsx";
+import { TextAreaField, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
-import { CURRENCY_PATTERN, MONEY_PATTERN, QUANTITY_PATTERN } from "../ops/format.ts";
-import { TextAreaField } from "../ops/TextAreaField.tsx";
+import { QUANTITY_PATTERN } from "../../ui/format.ts";
+import { CURRENCY_PATTERN, MONEY_PATTERN } from "../../ui/money.ts";
 import type { Item } from "./inventory-cells.tsx";
 import {
   changedVariables,
@@ -43,16 +42,11 @@ export function ItemDialog({
   onClose(): void;
   onSaved(item: Item): void;
 }) {
-  const [draft, setDraft] = useState<ItemDraft>(() => itemDraft(item ?? undefined));
-  const [draftOf, setDraftOf] = useState<{ open: boolean; item: Item | null }>({ open, item });
+  // Opened again, or for another item: the form starts from it.
+  const [draft, setDraft] = useDialogDraft(open, item?.id, () => itemDraft(item ?? undefined));
   const [create, creating] = useMutation(CreateInventoryItemDocument);
   const [update, updating] = useMutation(UpdateInventoryItemDocument);
   const state = item ? updating : creating;
-  // Opened again, or for another item: the form starts from it.
-  if (draftOf.open !== open || draftOf.item?.id !== item?.id) {
-    setDraftOf({ open, item });
-    if (open) setDraft(itemDraft(item ?? undefined));
-  }
   const at = (param: string) => fieldError(state.error, param);
   const set = (name: Exclude<keyof ItemDraft, "suppliers">) => (event: { target: { value: string } }) =>
     setDraft((d) => ({ ...d, [name]: event.target.value }));
@@ -109,7 +103,7 @@ export function ItemDialog({
             onChange={set("category")}
           />
           <TextAreaField
-            className="ops-wide"
+            className="ops-wide ops-textarea"
             label="Description (optional)"
             maxLength={most("description")}
             value={draft.description}

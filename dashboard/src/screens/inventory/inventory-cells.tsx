@@ -1,5 +1,6 @@
 import type { InventoryItemFieldsFragment, StockStatus } from "../../generated/graphql.ts";
 import { BASE } from "../../router.tsx";
+import { Tag, type Tone } from "../../ui/Tag.tsx";
 
 // The inventory screens' shared types, texts and cells.
 
@@ -20,16 +21,17 @@ export const STOCK_TEXT: Record<StockStatus, string> = {
 
 export const STOCK_STATUSES = Object.keys(STOCK_TEXT) as StockStatus[];
 
+const STOCK_TONE: Record<StockStatus, Tone> = { in_stock: "ok", low_stock: "warn", out_of_stock: "bad" };
+
 export const isStockStatus = (value: string): value is StockStatus =>
   (STOCK_STATUSES as string[]).includes(value);
 
 /** The stock status the API computed, as a badge. */
 export function StockBadge({ status }: { status: StockStatus }) {
-  const tone = { in_stock: "tag-ok", low_stock: "tag-warn", out_of_stock: "tag-bad" }[status];
   return (
-    <span className={`tag ${tone}`} data-status={status}>
+    <Tag tone={STOCK_TONE[status]} data-status={status}>
       {STOCK_TEXT[status]}
-    </span>
+    </Tag>
   );
 }
 

@@ -1,5 +1,6 @@
+import { changedFields } from "../../api/changes.ts";
 import type { CreateInventoryItemMutationVariables } from "../../generated/graphql.ts";
-import { moneyText, numberOrNull } from "../ops/format.ts";
+import { moneyInputText, parseMoneyInput } from "../../ui/money.ts";
 import type { Item } from "./inventory-cells.tsx";
 
 /** An item's form as typed: every field a string, the suppliers a list of them. */
@@ -48,8 +49,8 @@ export function itemDraft(item?: Item): ItemDraft {
     quantity: item ? String(item.quantity) : "0",
     unit_of_measure: item?.unit_of_measure ?? "pcs",
     min_stock_threshold: item ? String(item.min_stock_threshold) : "0",
-    cost_price: moneyText(item?.cost_price),
-    sale_price: moneyText(item?.sale_price),
+    cost_price: moneyInputText(item?.cost_price),
+    sale_price: moneyInputText(item?.sale_price),
     currency: item?.currency ?? "USD",
     suppliers: (item?.suppliers ?? []).map((supplier) => ({
       key: ++nextKey,
@@ -57,7 +58,7 @@ export function itemDraft(item?: Item): ItemDraft {
       email: supplier.email ?? "",
       phone: supplier.phone ?? "",
       supplier_sku: supplier.supplier_sku ?? "",
-      cost_price: moneyText(supplier.cost_price),
+      cost_price: moneyInputText(supplier.cost_price),
     })),
   };
 }
@@ -75,15 +76,15 @@ export function itemVariables(draft: ItemDraft): CreateInventoryItemMutationVari
     quantity: Number(draft.quantity),
     unit_of_measure: draft.unit_of_measure.trim(),
     min_stock_threshold: Number(draft.min_stock_threshold),
-    cost_price: numberOrNull(draft.cost_price),
-    sale_price: numberOrNull(draft.sale_price),
+    cost_price: parseMoneyInput(draft.cost_price),
+    sale_price: parseMoneyInput(draft.sale_price),
     currency: draft.currency.trim(),
     suppliers: draft.suppliers.map((supplier) => ({
       name: supplier.name.trim(),
       email: text(supplier.email),
       phone: text(supplier.phone),
       supplier_sku: text(supplier.supplier_sku),
-      cost_price: numberOrNull(supplier.cost_price),
+      cost_price: parseMoneyInput(supplier.cost_price),
     })),
   };
 }
@@ -96,13 +97,7 @@ export function changedVariables(
   item: Item,
   draft: ItemDraft,
 ): Partial<CreateInventoryItemMutationVariables> {
-  const before = itemVariables(itemDraft(item));
-  const after = itemVariables(draft);
-  return Object.fromEntries(
-    (Object.keys(after) as (keyof typeof after)[])
-      .filter((name) => JSON.stringify(after[name]) !== JSON.stringify(before[name]))
-      .map((name) => [name, after[name]]),
-  );
+  return changedFields(itemVariables(itemDraft(item)), itemVariables(draft));
 }
 
 /** The params of every field the form shows, for the banner to stay silent about them. */

@@ -1,22 +1,12 @@
 import { Link } from "../../router.tsx";
-import { formatDateTime, formatNumber } from "../../ui/format.ts";
+import { formatDateTime, formatDay, formatNumber, formatQuantity } from "../../ui/format.ts";
+import { Money } from "../../ui/Money.tsx";
 import { Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import {
-  formatDay,
-  type InvoiceDetail,
-  invoicePath,
-  METHOD_TEXT,
-  Money,
-  StatusBadge,
-} from "./invoice-cells.tsx";
+import { type InvoiceDetail, invoicePath, METHOD_TEXT, StatusBadge } from "./invoice-cells.tsx";
 
 type Line = InvoiceDetail["items"][number];
 type Payment = InvoiceDetail["payments"][number];
-
-/** A quantity as the API wrote it (up to 3 decimals), grouped for reading. */
-const quantityText = (value: number) =>
-  value.toLocaleString(undefined, { minimumFractionDigits: 0, maximumFractionDigits: 3 });
 
 /** The document as the API holds it: facts, lines, totals, payments, dates and notes. */
 export function DocumentView({ doc }: { doc: InvoiceDetail }) {
@@ -84,7 +74,7 @@ export function DocumentView({ doc }: { doc: InvoiceDetail }) {
           rowKey={(line) => `${doc.items.indexOf(line)}`}
           columns={[
             { header: "Description", cell: (line) => line.description },
-            { header: "Quantity", nowrap: true, cell: (line) => quantityText(line.quantity) },
+            { header: "Quantity", nowrap: true, cell: (line) => formatQuantity(line.quantity) },
             { header: "Unit price", nowrap: true, cell: (line) => money(line.unit_price) },
             { header: "Amount", nowrap: true, cell: (line) => money(line.amount) },
           ]}

@@ -16,7 +16,7 @@ import {
   STATUS_TEXT,
 } from "./invoice-cells.tsx";
 import { newLine } from "./LineItems.tsx";
-import { fieldText, toNumber } from "./money.ts";
+import { fieldText, toNumber } from "./totals.ts";
 import "./invoices.css";
 
 const PATTERN = `${INVOICES_PATH}/:id/edit`;

@@ -13,7 +13,8 @@ import { routeParam } from "../../routes.ts";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
-import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
+import { ErrorBanner, Notice, RoleNote } from "../../ui/ErrorBanner.tsx";
+import { formatMoney } from "../../ui/money.ts";
 import { Loading, Page } from "../../ui/Page.tsx";
 import { DocumentView } from "./DocumentView.tsx";
 import {
@@ -21,7 +22,6 @@ import {
   CANNOT_WRITE,
   type InvoiceDetail as Detail,
   documentName,
-  formatMoney,
   INVOICES_PATH,
   invoicePath,
 } from "./invoice-cells.tsx";
@@ -155,7 +155,7 @@ function InvoiceDetail({ id }: { id: string }) {
         <Link to={INVOICES_PATH}>All invoices and quotes</Link>
       </p>
       {anyAction && (!write || (may.pay && !pay)) && (
-        <p className="muted">{!write ? CANNOT_WRITE : CANNOT_PAY}</p>
+        <RoleNote>{!write ? CANNOT_WRITE : CANNOT_PAY}</RoleNote>
       )}
       <Notice>{notice}</Notice>
       <ErrorBanner error={actionError} />

@@ -3,13 +3,14 @@ import { maxTextLength } from "../../../../schema/lib/limits.ts";
 import type { DocumentType, InvoiceItemInput } from "../../generated/graphql.ts";
 import { Button } from "../../ui/Button.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
-import { SelectField, TextField } from "../../ui/Field.tsx";
+import { SelectField, TextAreaField, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
+import { Money } from "../../ui/Money.tsx";
+import { centsText } from "../../ui/money.ts";
 import { ClientPicker, type PickedClient } from "./ClientPicker.tsx";
-import { Money, TYPE_TEXT } from "./invoice-cells.tsx";
+import { TYPE_TEXT } from "./invoice-cells.tsx";
 import { type LineDraft, LineItems, lineParams, newLine } from "./LineItems.tsx";
-import { centsText, previewTotals, toNumber } from "./money.ts";
-import { TextAreaField } from "./TextAreaField.tsx";
+import { previewTotals, toNumber } from "./totals.ts";
 
 /** The form's fields as typed: dates as YYYY-MM-DD, numbers as their text ("" for none). */
 export interface InvoiceValues {
@@ -62,7 +63,7 @@ const FIELDS = [
 
 /**
  * An invoice or quote's fields and lines, with its totals computed live exactly as the server
- * will (money.ts). Used to create a document and to edit a draft; the API's refusal of a field
+ * will (totals.ts). Used to create a document and to edit a draft; the API's refusal of a field
  * (a line's too) is shown under that field.
  */
 export function InvoiceForm({

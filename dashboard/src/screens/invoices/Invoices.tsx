@@ -9,33 +9,29 @@ import {
 import { Link, useQueryState } from "../../router.tsx";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
-import { ErrorBanner } from "../../ui/ErrorBanner.tsx";
-import { SelectField } from "../../ui/Field.tsx";
+import { ErrorBanner, RoleNote } from "../../ui/ErrorBanner.tsx";
+import { optionsOf, SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
+import { formatDay } from "../../ui/format.ts";
+import { Money } from "../../ui/Money.tsx";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
 import {
   CANNOT_WRITE,
   documentName,
-  formatDay,
   INVOICES_PATH,
   type InvoiceRow,
   invoicePath,
-  Money,
+  isDocumentType,
   STATUS_TEXT,
   StatusBadge,
+  TYPE_OPTIONS,
   TYPE_TEXT,
 } from "./invoice-cells.tsx";
 import "./invoices.css";
 
 const STATUSES = Object.keys(STATUS_TEXT) as InvoiceStatus[];
 const FILTERS = ["status", "type", "client", "overdue"] as const;
-
-const TYPE_OPTIONS = [
-  { value: "", label: "Invoices and quotes" },
-  { value: "invoice", label: "Invoices" },
-  { value: "quote", label: "Quotes" },
-];
 
 /** A value of the URL the API would refuse is read as no filter. */
 const oneOf = <T extends string>(value: string, values: readonly T[]): T | null =>
@@ -52,7 +48,7 @@ export default function Invoices() {
   const [filters, setFilters] = useQueryState(FILTERS);
   const overdue = filters.overdue === "1";
   const status = oneOf(filters.status, STATUSES);
-  const type = overdue ? "invoice" : oneOf<DocumentType>(filters.type, ["invoice", "quote"]);
+  const type: DocumentType | null = overdue ? "invoice" : isDocumentType(filters.type) ? filters.type : null;
   const list = usePaged(
     InvoicesDocument,
     { status, document_type: type, client_id: filters.client || null },
@@ -80,16 +76,13 @@ export default function Invoices() {
         )
       }
     >
-      {!can("invoices.write") && <p className="muted">{CANNOT_WRITE}</p>}
+      {!can("invoices.write") && <RoleNote>{CANNOT_WRITE}</RoleNote>}
       <Panel title="Filters">
         <div className="invoices-filters">
           <SelectField
             label="Status"
             value={status ?? ""}
-            options={[
-              { value: "", label: "Any status" },
-              ...STATUSES.map((value) => ({ value, label: STATUS_TEXT[value] })),
-            ]}
+            options={optionsOf(STATUS_TEXT, "Any status")}
             onChange={(event) => setFilters({ status: event.target.value })}
           />
           <SelectField

@@ -2,10 +2,10 @@ import { type InputHTMLAttributes, useEffect, useId, useRef } from "react";
 import { maxListItems, maxTextLength } from "../../../../schema/lib/limits.ts";
 import { Button } from "../../ui/Button.tsx";
 import { fieldError } from "../../ui/ErrorBanner.tsx";
-import { Money } from "./invoice-cells.tsx";
-import { centsText } from "./money.ts";
+import { Money } from "../../ui/Money.tsx";
+import { centsText } from "../../ui/money.ts";
 
-/** A line as typed: the numbers are the text of their fields, read exactly by money.ts. */
+/** A line as typed: the numbers are the text of their fields, read exactly by totals.ts. */
 export interface LineDraft {
   /** React's key: stays with the line when one above it is removed. */
   key: number;

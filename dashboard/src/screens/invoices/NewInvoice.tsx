@@ -6,7 +6,7 @@ import { Page } from "../../ui/Page.tsx";
 import { withParam } from "./form-errors.ts";
 import { emptyValues, InvoiceForm, type InvoiceValues, itemsInput } from "./InvoiceForm.tsx";
 import { CANNOT_WRITE, INVOICES_PATH, invoicePath } from "./invoice-cells.tsx";
-import { toNumber } from "./money.ts";
+import { toNumber } from "./totals.ts";
 import "./invoices.css";
 
 /** A new invoice or quote (`?type=quote` starts with a quote): created as a draft, then shown. */

@@ -5,21 +5,15 @@ import { type PaymentMethod, RecordPaymentDocument } from "../../generated/graph
 import { Button } from "../../ui/Button.tsx";
 import { Dialog } from "../../ui/Dialog.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
-import { SelectField, TextField } from "../../ui/Field.tsx";
+import { optionsOf, SelectField, TextAreaField, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
+import { fromLocalInput } from "../../ui/format.ts";
+import { formatMoney } from "../../ui/money.ts";
 import { withParam } from "./form-errors.ts";
-import { formatMoney, type InvoiceDetail, METHOD_TEXT } from "./invoice-cells.tsx";
-import { fieldText, toNumber } from "./money.ts";
-import { TextAreaField } from "./TextAreaField.tsx";
+import { type InvoiceDetail, METHOD_TEXT } from "./invoice-cells.tsx";
+import { fieldText, toNumber } from "./totals.ts";
 
 const FIELDS = ["amount", "payment_method", "reference", "payer_email", "paid_at", "notes"];
-
-/** A datetime-local value (the user's clock) as an instant with its zone, or undefined for "now". */
-function instant(local: string): string | undefined {
-  if (!local) return undefined;
-  const date = new Date(local);
-  return Number.isNaN(date.getTime()) ? local : date.toISOString();
-}
 
 /**
  * Records a payment on an invoice: the amount (the balance due to start with), how it was paid,
@@ -69,7 +63,8 @@ function PaymentForm({
       invoice_id: invoice.id,
       amount: toNumber(amount),
       payment_method: method,
-      paid_at: instant(paidAt),
+      // Empty is left out: the API takes it as now.
+      paid_at: fromLocalInput(paidAt) ?? undefined,
       reference: reference.trim() || undefined,
       payer_email: payerEmail.trim() || undefined,
       notes: notes.trim() || undefined,
@@ -96,7 +91,7 @@ function PaymentForm({
         label="Method"
         value={method}
         error={fieldError(error, "payment_method")}
-        options={Object.entries(METHOD_TEXT).map(([value, label]) => ({ value, label }))}
+        options={optionsOf(METHOD_TEXT)}
         onChange={(event) => setMethod(event.target.value as PaymentMethod)}
       />
       <TextField

@@ -6,8 +6,9 @@ import type {
   PaymentMethod,
 } from "../../generated/graphql.ts";
 import { BASE } from "../../router.tsx";
+import { Tag, Tags, type Tone } from "../../ui/Tag.tsx";
 
-// The invoices screens' shared types, texts and cells.
+// The invoices screens' shared types, texts and cells (the client screen lists documents with them too).
 
 export type InvoiceRow = InvoiceRowFieldsFragment;
 export type InvoiceDetail = InvoiceDetailFieldsFragment;
@@ -32,6 +33,16 @@ export const STATUS_TEXT: Record<InvoiceStatus, string> = {
 
 export const TYPE_TEXT: Record<DocumentType, string> = { invoice: "Invoice", quote: "Quote" };
 
+/** A list's choice of document type ("" for both). */
+export const TYPE_OPTIONS = [
+  { value: "", label: "Invoices and quotes" },
+  { value: "invoice", label: "Invoices" },
+  { value: "quote", label: "Quotes" },
+];
+
+export const isDocumentType = (value: string): value is DocumentType =>
+  value === "invoice" || value === "quote";
+
 export const METHOD_TEXT: Record<PaymentMethod, string> = {
   bank_transfer: "Bank transfer",
   card: "Card",
@@ -41,74 +52,23 @@ export const METHOD_TEXT: Record<PaymentMethod, string> = {
   other: "Other",
 };
 
-const TONE: Partial<Record<InvoiceStatus, string>> = {
-  sent: "tag-info",
-  partially_paid: "tag-warn",
-  paid: "tag-ok",
-  accepted: "tag-ok",
-  void: "tag-bad",
-  declined: "tag-bad",
+const TONE: Partial<Record<InvoiceStatus, Tone>> = {
+  sent: "info",
+  partially_paid: "warn",
+  paid: "ok",
+  accepted: "ok",
+  void: "bad",
+  declined: "bad",
 };
 
 /** The status as a badge, and "Overdue" beside it when the API says so. */
 export function StatusBadge({ doc }: { doc: Pick<InvoiceRow, "status" | "overdue"> }) {
   return (
-    <span className="invoices-status">
-      <span className={["tag", TONE[doc.status]].filter(Boolean).join(" ")}>{STATUS_TEXT[doc.status]}</span>
-      {doc.overdue && <span className="tag tag-bad">Overdue</span>}
-    </span>
+    <Tags>
+      <Tag tone={TONE[doc.status]}>{STATUS_TEXT[doc.status]}</Tag>
+      {doc.overdue && <Tag tone="bad">Overdue</Tag>}
+    </Tags>
   );
-}
-
-const formatters = new Map<string, Intl.NumberFormat>();
-
-function currencyFormat(currency: string): Intl.NumberFormat | null {
-  let format = formatters.get(currency);
-  if (!format) {
-    try {
-      format = new Intl.NumberFormat(undefined, {
-        style: "currency",
-        currency,
-        minimumFractionDigits: 2,
-        maximumFractionDigits: 2,
-      });
-    } catch {
-      // Not a currency code Intl knows the shape of (a code still being typed): shown plainly.
-      return null;
-    }
-    formatters.set(currency, format);
-  }
-  return format;
-}
-
-/**
- * An amount with its currency, from the API's number or the preview's exact decimal text
- * ("64.32"): Intl formats a decimal string exactly, without going through floating point.
- */
-export function formatMoney(amount: number | string, currency: string): string {
-  const format = currencyFormat(currency);
-  const text = typeof amount === "number" ? String(amount) : amount;
-  if (!format) return `${text} ${currency}`;
-  return (format.format as unknown as (value: string) => string)(text);
-}
-
-/** An amount as a cell: the formatted text, with the exact decimal in `data-amount` (what tests compare). */
-export function Money({ amount, currency }: { amount: number | string; currency: string }) {
-  const exact = typeof amount === "number" ? amount.toFixed(2) : amount;
-  return (
-    <span className="invoices-money" data-amount={exact}>
-      {formatMoney(amount, currency)}
-    </span>
-  );
-}
-
-const day = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeZone: "UTC" });
-
-/** A calendar date of the API (YYYY-MM-DD) in the user's locale, as that day (not shifted by a time zone). */
-export function formatDay(date: string | null | undefined): string {
-  if (!date) return "—";
-  const parsed = new Date(`${date}T00:00:00Z`);
-  return Number.isNaN(parsed.getTime()) ? date : day.format(parsed);
 }
 
 /** "Invoice INV-2026-0001", "Quote QUO-2026-0002". */

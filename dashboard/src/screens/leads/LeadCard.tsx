@@ -3,7 +3,8 @@ import type { LeadStage } from "../../generated/graphql.ts";
 import { Link } from "../../router.tsx";
 import { formatDateTime } from "../../ui/format.ts";
 import { formatMoney } from "../../ui/money.ts";
-import { type Lead, leadPath, PriorityTag, STAGE_OPTIONS } from "./lead-shared.tsx";
+import { PriorityTag } from "../../ui/PriorityTag.tsx";
+import { type Lead, leadPath, STAGE_OPTIONS } from "./lead-shared.tsx";
 
 /**
  * A lead on the pipeline: name (to its detail screen), company, value, priority, next follow-up,
@@ -50,7 +51,7 @@ export function LeadCard({
         <div>
           <dt>Priority</dt>
           <dd>
-            <PriorityTag priority={lead.priority} />
+            <PriorityTag priority={lead.priority} suffix="priority" />
           </dd>
         </div>
         <div>

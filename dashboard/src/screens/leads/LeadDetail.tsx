@@ -6,15 +6,15 @@ import { routeParam } from "../../routes.ts";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
-import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
-import { formatDateTime } from "../../ui/format.ts";
-import { Loading, Page, Panel } from "../../ui/Page.tsx";
-import { clientPath } from "../clients/client-shared.ts";
-import "../crm/crm.css";
+import { ErrorBanner, Notice, RoleNote } from "../../ui/ErrorBanner.tsx";
+import { formatDateTime, formatDay } from "../../ui/format.ts";
 import { formatMoney } from "../../ui/money.ts";
-import { formatDay } from "../crm/dates.ts";
+import { Loading, Page, Panel } from "../../ui/Page.tsx";
+import { PriorityTag } from "../../ui/PriorityTag.tsx";
+import { clientPath } from "../clients/client-shared.ts";
+import "../crm.css";
 import { LeadFormDialog } from "./LeadFormDialog.tsx";
-import { LEADS_PATH, type Lead, ONLY_WRITERS, PriorityTag, StageTag } from "./lead-shared.tsx";
+import { LEADS_PATH, type Lead, ONLY_WRITERS, StageTag } from "./lead-shared.tsx";
 
 const PATTERN = `${LEADS_PATH}/:id`;
 
@@ -45,11 +45,7 @@ export default function LeadDetail() {
         </Link>
       }
     >
-      {!canWrite && (
-        <div className="banner banner-info" role="note">
-          {ONLY_WRITERS}
-        </div>
-      )}
+      {!canWrite && <RoleNote>{ONLY_WRITERS}</RoleNote>}
       <Notice>{notice}</Notice>
       <ErrorBanner error={query.error} />
       {query.loading && !lead && <Loading />}
@@ -135,7 +131,7 @@ export default function LeadDetail() {
 function LeadFacts({ lead }: { lead: Lead }) {
   const facts: [string, ReactNode][] = [
     ["Stage", <StageTag key="stage" stage={lead.stage} />],
-    ["Priority", <PriorityTag key="priority" priority={lead.priority} />],
+    ["Priority", <PriorityTag key="priority" priority={lead.priority} suffix="priority" />],
     ["Estimated value", formatMoney(lead.estimated_value, lead.currency, "Not estimated")],
     ["Currency", lead.currency],
     ["Company", lead.company_name ?? "—"],

@@ -1,4 +1,3 @@
-import { useState } from "react";
 import { useMutation } from "../../api/hooks.ts";
 import {
   CreateLeadDocument,
@@ -8,13 +7,12 @@ import {
   UpdateLeadDocument,
 } from "../../generated/graphql.ts";
 import { Button } from "../../ui/Button.tsx";
-import { Dialog } from "../../ui/Dialog.tsx";
+import { Dialog, useDialogDraft } from "../../ui/Dialog.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
-import { SelectField, TextField } from "../../ui/Field.tsx";
+import { SelectField, TextAreaField, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
+import { fromLocalInput, toLocalInput } from "../../ui/format.ts";
 import { MONEY_PATTERN, parseMoneyInput } from "../../ui/money.ts";
-import { fromLocalInput, toLocalInput } from "../crm/dates.ts";
-import { TextAreaField } from "../crm/TextAreaField.tsx";
 import { type Lead, PRIORITY_OPTIONS, STAGE_OPTIONS } from "./lead-shared.tsx";
 
 /** What the form holds: every field as the text of its input. */
@@ -111,13 +109,8 @@ export function LeadFormDialog({
   onClose(): void;
   onSaved(lead: Lead): void;
 }) {
-  const [draft, setDraft] = useState(() => draftOf(lead));
-  const [draftFor, setDraftFor] = useState<{ open: boolean; lead: Lead | null }>({ open, lead });
   // Opened again, or for another lead: the form starts from what the lead holds now.
-  if (draftFor.open !== open || draftFor.lead !== lead) {
-    setDraftFor({ open, lead });
-    if (open) setDraft(draftOf(lead));
-  }
+  const [draft, setDraft] = useDialogDraft(open, lead, () => draftOf(lead));
   const [create, creating] = useMutation(CreateLeadDocument);
   const [update, updating] = useMutation(UpdateLeadDocument);
   const state = lead ? updating : creating;
@@ -218,7 +211,7 @@ export function LeadFormDialog({
           <TextField label="Next follow-up (optional)" type="datetime-local" {...bind("next_follow_up_at")} />
           <TextField label="Last contacted (optional)" type="datetime-local" {...bind("last_contacted_at")} />
         </div>
-        <TextAreaField label="Notes (optional)" maxLength={10000} {...bind("notes")} />
+        <TextAreaField label="Notes (optional)" rows={3} maxLength={10000} {...bind("notes")} />
         <Actions>
           <Button onClick={close}>Cancel</Button>
           <Button type="submit" variant="primary" busy={state.pending}>

@@ -2,10 +2,10 @@ import { useState } from "react";
 import { Link, navigate, useQueryState } from "../../router.tsx";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
-import { Notice } from "../../ui/ErrorBanner.tsx";
+import { Notice, RoleNote } from "../../ui/ErrorBanner.tsx";
 import { Page } from "../../ui/Page.tsx";
-import "../crm/crm.css";
-import { SearchForm } from "../crm/SearchForm.tsx";
+import { SearchForm } from "../../ui/TextFilter.tsx";
+import "../crm.css";
 import { LeadFormDialog } from "./LeadFormDialog.tsx";
 import { LeadsTable } from "./LeadsTable.tsx";
 import { LEADS_PATH, leadPath, ONLY_WRITERS } from "./lead-shared.tsx";
@@ -53,11 +53,7 @@ export default function Leads() {
         </Button>
       }
     >
-      {!canWrite && (
-        <div className="banner banner-info" role="note">
-          {ONLY_WRITERS}
-        </div>
-      )}
+      {!canWrite && <RoleNote>{ONLY_WRITERS}</RoleNote>}
       {notice && (
         <Notice>
           {notice.text} <Link to={leadPath(notice.id)}>Open it</Link>
@@ -72,6 +68,7 @@ export default function Leads() {
           label="Search leads"
           value={filters.search}
           placeholder="Name, company or e-mail"
+          className="crm-search"
           onSearch={(search) => setFilters({ search })}
         />
       </div>

@@ -3,13 +3,14 @@ import { LeadListDocument, type LeadStage } from "../../generated/graphql.ts";
 import { Link } from "../../router.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
-import { SelectField } from "../../ui/Field.tsx";
+import { optionsOf, SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
 import { formatDate, formatDateTime } from "../../ui/format.ts";
 import { formatMoney } from "../../ui/money.ts";
 import { Loading } from "../../ui/Page.tsx";
+import { PriorityTag } from "../../ui/PriorityTag.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { isStage, leadPath, PriorityTag, STAGE_OPTIONS, StageTag } from "./lead-shared.tsx";
+import { isStage, leadPath, STAGE_LABEL, StageTag } from "./lead-shared.tsx";
 
 /** Leads a page of the table holds. */
 const PAGE = 25;
@@ -41,7 +42,7 @@ export function LeadsTable({
         <SelectField
           label="Stage"
           value={isStage(stage) ? stage : ""}
-          options={[{ value: "", label: "Every stage" }, ...STAGE_OPTIONS]}
+          options={optionsOf(STAGE_LABEL, "Every stage")}
           error={fieldError(leads.error, "stage")}
           onChange={(event) => onStage(event.target.value)}
         />
@@ -66,7 +67,11 @@ export function LeadsTable({
             },
             { header: "Company", cell: (lead) => lead.company_name ?? "—" },
             { header: "Stage", cell: (lead) => <StageTag stage={lead.stage} />, nowrap: true },
-            { header: "Priority", cell: (lead) => <PriorityTag priority={lead.priority} />, nowrap: true },
+            {
+              header: "Priority",
+              cell: (lead) => <PriorityTag priority={lead.priority} suffix="priority" />,
+              nowrap: true,
+            },
             {
               header: "Value",
               cell: (lead) => formatMoney(lead.estimated_value, lead.currency),

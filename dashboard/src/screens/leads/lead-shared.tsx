@@ -1,5 +1,8 @@
-import type { CrmLeadFieldsFragment, LeadStage, Priority } from "../../generated/graphql.ts";
+import type { CrmLeadFieldsFragment, LeadStage } from "../../generated/graphql.ts";
 import { BASE } from "../../router.tsx";
+import { optionsOf } from "../../ui/Field.tsx";
+import { PRIORITY_TEXT } from "../../ui/PriorityTag.tsx";
+import { Tag } from "../../ui/Tag.tsx";
 
 // The leads screens' shared types, texts and cells.
 
@@ -23,31 +26,12 @@ export const STAGE_LABEL: Record<LeadStage, string> = {
   lost: "Lost",
 };
 
-export const PRIORITIES: readonly Priority[] = ["low", "medium", "high", "urgent"];
-
-export const PRIORITY_LABEL: Record<Priority, string> = {
-  low: "Low",
-  medium: "Medium",
-  high: "High",
-  urgent: "Urgent",
-};
-
-export const STAGE_OPTIONS = STAGES.map((stage) => ({ value: stage, label: STAGE_LABEL[stage] }));
-export const PRIORITY_OPTIONS = PRIORITIES.map((priority) => ({
-  value: priority,
-  label: PRIORITY_LABEL[priority],
-}));
+export const STAGE_OPTIONS = optionsOf(STAGE_LABEL);
+export const PRIORITY_OPTIONS = optionsOf(PRIORITY_TEXT);
 
 export const isStage = (value: string): value is LeadStage => (STAGES as readonly string[]).includes(value);
 
-/** A priority as a tag; high and urgent stand out. */
-export function PriorityTag({ priority }: { priority: Priority }) {
-  const tone = priority === "urgent" ? "tag-bad" : priority === "high" ? "tag-warn" : "";
-  return <span className={["tag", tone].filter(Boolean).join(" ")}>{PRIORITY_LABEL[priority]} priority</span>;
-}
-
 /** A stage as a tag; won and lost in their colours. */
 export function StageTag({ stage }: { stage: LeadStage }) {
-  const tone = stage === "won" ? "tag-ok" : stage === "lost" ? "tag-bad" : "";
-  return <span className={["tag", tone].filter(Boolean).join(" ")}>{STAGE_LABEL[stage]}</span>;
+  return <Tag tone={stage === "won" ? "ok" : stage === "lost" ? "bad" : undefined}>{STAGE_LABEL[stage]}</Tag>;
 }

@@ -3,7 +3,7 @@ import type { OverviewBusinessQuery, OverviewTotalFragment } from "../../generat
 import { BASE, Link } from "../../router.tsx";
 import { Chart } from "../../ui/Chart.tsx";
 import { formatDate, formatNumber } from "../../ui/format.ts";
-import { formatMoney } from "../../ui/money.ts";
+import { exactAmount, formatMoney } from "../../ui/money.ts";
 import { Panel } from "../../ui/Page.tsx";
 import { type ActivityLine, describeEvent } from "./activity.ts";
 
@@ -20,7 +20,7 @@ function Amounts({ totals, none = "None" }: { totals: readonly OverviewTotalFrag
   return (
     <>
       {totals.map((total) => (
-        <span key={total.currency} className="overview-amount" data-amount={total.amount.toFixed(2)}>
+        <span key={total.currency} className="overview-amount" data-amount={exactAmount(total.amount)}>
           {formatMoney(total.amount, total.currency)}
         </span>
       ))}

@@ -6,17 +6,17 @@ import { routeParam } from "../../routes.ts";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
-import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
-import { formatDateTime } from "../../ui/format.ts";
+import { ErrorBanner, Notice, RoleNote } from "../../ui/ErrorBanner.tsx";
+import { setFlash, takeFlash } from "../../ui/flash.ts";
+import { formatDateTime, formatDay } from "../../ui/format.ts";
+import { Money } from "../../ui/Money.tsx";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
-import { setFlash, takeFlash } from "../ops/flash.ts";
-import { formatDay, formatMoney } from "../ops/format.ts";
 import { ProgressMeter } from "./ProgressMeter.tsx";
 import { ProjectDialog } from "./ProjectDialog.tsx";
 import { useTaskProgress } from "./progress.ts";
 import { CANNOT_WRITE, PROJECTS_PATH, type Project, ProjectStatusTag } from "./project-cells.tsx";
 import { TasksPanel } from "./TasksPanel.tsx";
-import "../ops/ops.css";
+import "../ops.css";
 import "./projects.css";
 
 const PATTERN = `${PROJECTS_PATH}/:id`;
@@ -63,7 +63,7 @@ export default function ProjectScreen() {
       <Link to={PROJECTS_PATH} className="ops-back">
         ← All projects
       </Link>
-      {!writable && <p className="muted ops-note">{CANNOT_WRITE}</p>}
+      {!writable && <RoleNote>{CANNOT_WRITE}</RoleNote>}
       <Notice>{notice}</Notice>
       <ErrorBanner error={query.error} />
       {!project && !query.error && <Loading />}
@@ -91,8 +91,8 @@ export default function ProjectScreen() {
               </div>
               <div>
                 <dt>Budget</dt>
-                <dd className="ops-money" data-testid="project-budget">
-                  {formatMoney(project.budget, project.currency)}
+                <dd data-testid="project-budget">
+                  <Money amount={project.budget} currency={project.currency} />
                 </dd>
               </div>
               <div>

@@ -1,16 +1,15 @@
-import { useState } from "react";
 import { maxTextLength } from "../../../../schema/lib/limits.ts";
 import { useMutation } from "../../api/hooks.ts";
 import { CreateProjectDocument, type ProjectStatus, UpdateProjectDocument } from "../../generated/graphql.ts";
 import { Button } from "../../ui/Button.tsx";
-import { Dialog } from "../../ui/Dialog.tsx";
+import { Dialog, useDialogDraft } from "../../ui/Dialog.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
-import { SelectField, TextField } from "../../ui/Field.tsx";
+import { optionsOf, SelectField, TextAreaField, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
-import { CURRENCY_PATTERN, FIRST_DAY, LAST_DAY, MONEY_PATTERN } from "../ops/format.ts";
-import { TextAreaField } from "../ops/TextAreaField.tsx";
+import { FIRST_DAY, LAST_DAY } from "../../ui/format.ts";
+import { CURRENCY_PATTERN, MONEY_PATTERN } from "../../ui/money.ts";
 import { useClientOptions } from "./clients.ts";
-import { optionsOf, PROJECT_STATUS_TEXT, type Project } from "./project-cells.tsx";
+import { PROJECT_STATUS_TEXT, type Project } from "./project-cells.tsx";
 import {
   changedProjectVariables,
   PROJECT_PARAMS,
@@ -33,15 +32,7 @@ export function ProjectDialog({
   onClose(): void;
   onSaved(project: Project): void;
 }) {
-  const [draft, setDraft] = useState<ProjectDraft>(() => projectDraft(project));
-  const [draftOf, setDraftOf] = useState<{ open: boolean; id: string | undefined }>({
-    open,
-    id: project?.id,
-  });
-  if (draftOf.open !== open || draftOf.id !== project?.id) {
-    setDraftOf({ open, id: project?.id });
-    if (open) setDraft(projectDraft(project));
-  }
+  const [draft, setDraft] = useDialogDraft(open, project?.id, () => projectDraft(project));
   const clients = useClientOptions(
     { value: "", label: "No client (internal work)" },
     project?.client ?? null,
@@ -87,7 +78,7 @@ export function ProjectDialog({
             onChange={set("name")}
           />
           <TextAreaField
-            className="ops-wide"
+            className="ops-wide ops-textarea"
             label="Description (optional)"
             maxLength={most("description")}
             value={draft.description}

@@ -1,31 +1,30 @@
 import { useState } from "react";
+import { useOverrides } from "../../api/overrides.ts";
 import { usePaged } from "../../api/paged.ts";
 import { ProjectsDocument } from "../../generated/graphql.ts";
 import { Link, navigate, useQueryState } from "../../router.tsx";
 import { useSession } from "../../session.tsx";
 import { Button } from "../../ui/Button.tsx";
-import { ErrorBanner, Notice } from "../../ui/ErrorBanner.tsx";
-import { SelectField } from "../../ui/Field.tsx";
+import { ErrorBanner, Notice, RoleNote } from "../../ui/ErrorBanner.tsx";
+import { optionsOf, SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
+import { setFlash, takeFlash } from "../../ui/flash.ts";
+import { Money } from "../../ui/Money.tsx";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { FilterText } from "../ops/FilterText.tsx";
-import { setFlash, takeFlash } from "../ops/flash.ts";
-import { formatMoney } from "../ops/format.ts";
-import { useOverrides } from "../ops/overrides.ts";
+import { FilterText } from "../../ui/TextFilter.tsx";
 import { useClientOptions } from "./clients.ts";
 import { ProjectDialog } from "./ProjectDialog.tsx";
 import {
   CANNOT_WRITE,
   isProjectStatus,
-  optionsOf,
   PROJECT_STATUS_TEXT,
   type Project,
   ProjectStatusTag,
   projectDates,
   projectPath,
 } from "./project-cells.tsx";
-import "../ops/ops.css";
+import "../ops.css";
 import "./projects.css";
 
 const FILTERS = ["status", "client_id", "search"] as const;
@@ -72,7 +71,7 @@ export default function Projects() {
         </Button>
       }
     >
-      {!writable && <p className="muted ops-note">{CANNOT_WRITE}</p>}
+      {!writable && <RoleNote>{CANNOT_WRITE}</RoleNote>}
       <Notice>{notice}</Notice>
       <Panel title="All projects">
         <search className="ops-filters" aria-label="Filter projects">
@@ -143,9 +142,7 @@ export default function Projects() {
               { header: "Dates", cell: (project) => projectDates(project) },
               {
                 header: "Budget",
-                cell: (project) => (
-                  <span className="ops-money">{formatMoney(project.budget, project.currency)}</span>
-                ),
+                cell: (project) => <Money amount={project.budget} currency={project.currency} />,
               },
               {
                 header: "Actions",

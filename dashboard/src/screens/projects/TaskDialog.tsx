@@ -1,4 +1,3 @@
-import { useState } from "react";
 import { maxTextLength } from "../../../../schema/lib/limits.ts";
 import { useMutation } from "../../api/hooks.ts";
 import {
@@ -8,13 +7,13 @@ import {
   UpdateTaskDocument,
 } from "../../generated/graphql.ts";
 import { Button } from "../../ui/Button.tsx";
-import { Dialog } from "../../ui/Dialog.tsx";
+import { Dialog, useDialogDraft } from "../../ui/Dialog.tsx";
 import { ErrorBanner, fieldError } from "../../ui/ErrorBanner.tsx";
-import { SelectField, TextField } from "../../ui/Field.tsx";
+import { optionsOf, SelectField, TextAreaField, TextField } from "../../ui/Field.tsx";
 import { Actions, Form } from "../../ui/Form.tsx";
-import { FIRST_DAY, LAST_DAY } from "../ops/format.ts";
-import { TextAreaField } from "../ops/TextAreaField.tsx";
-import { optionsOf, PRIORITY_TEXT, TASK_STATUS_TEXT, type Task } from "./project-cells.tsx";
+import { FIRST_DAY, LAST_DAY } from "../../ui/format.ts";
+import { PRIORITY_TEXT } from "../../ui/PriorityTag.tsx";
+import { TASK_STATUS_TEXT, type Task } from "./project-cells.tsx";
 import { changedTaskVariables, TASK_PARAMS, type TaskDraft, taskDraft, taskVariables } from "./task-draft.ts";
 
 const most = (name: string) => maxTextLength("Mutation.createTask", name);
@@ -33,12 +32,7 @@ export function TaskDialog({
   onClose(): void;
   onSaved(task: Task): void;
 }) {
-  const [draft, setDraft] = useState<TaskDraft>(() => taskDraft(task));
-  const [draftOf, setDraftOf] = useState<{ open: boolean; id: string | undefined }>({ open, id: task?.id });
-  if (draftOf.open !== open || draftOf.id !== task?.id) {
-    setDraftOf({ open, id: task?.id });
-    if (open) setDraft(taskDraft(task));
-  }
+  const [draft, setDraft] = useDialogDraft(open, task?.id, () => taskDraft(task));
   const [create, creating] = useMutation(CreateTaskDocument);
   const [update, updating] = useMutation(UpdateTaskDocument);
   const state = task ? updating : creating;
@@ -77,7 +71,7 @@ export function TaskDialog({
             onChange={set("title")}
           />
           <TextAreaField
-            className="ops-wide"
+            className="ops-wide ops-textarea"
             label="Details (optional)"
             maxLength={most("description")}
             value={draft.description}

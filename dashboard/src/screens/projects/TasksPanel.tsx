@@ -1,5 +1,6 @@
 import { useState } from "react";
 import { useMutation } from "../../api/hooks.ts";
+import { useOverrides } from "../../api/overrides.ts";
 import { usePaged } from "../../api/paged.ts";
 import {
   DeleteTaskDocument,
@@ -11,23 +12,14 @@ import { useQueryState } from "../../router.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ConfirmDialog } from "../../ui/ConfirmDialog.tsx";
 import { ErrorBanner, fieldError, Notice } from "../../ui/ErrorBanner.tsx";
-import { SelectField } from "../../ui/Field.tsx";
+import { optionsOf, SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
-import { formatDateTime } from "../../ui/format.ts";
+import { formatDateTime, formatDay } from "../../ui/format.ts";
 import { Loading, Panel } from "../../ui/Page.tsx";
+import { isPriority, PRIORITY_TEXT, PriorityTag } from "../../ui/PriorityTag.tsx";
 import { Table } from "../../ui/Table.tsx";
-import { FilterText } from "../ops/FilterText.tsx";
-import { formatDay } from "../ops/format.ts";
-import { useOverrides } from "../ops/overrides.ts";
-import {
-  isPriority,
-  isTaskStatus,
-  optionsOf,
-  PRIORITY_TEXT,
-  PriorityTag,
-  TASK_STATUS_TEXT,
-  type Task,
-} from "./project-cells.tsx";
+import { FilterText } from "../../ui/TextFilter.tsx";
+import { isTaskStatus, TASK_STATUS_TEXT, type Task } from "./project-cells.tsx";
 import { StatusMenu } from "./StatusMenu.tsx";
 import { TaskDialog } from "./TaskDialog.tsx";
 

@@ -1,14 +1,14 @@
 import type {
-  Priority,
   ProjectFieldsFragment,
   ProjectStatus,
   TaskFieldsFragment,
   TaskStatus,
 } from "../../generated/graphql.ts";
 import { BASE } from "../../router.tsx";
-import { formatDay } from "../ops/format.ts";
+import { formatDay } from "../../ui/format.ts";
+import { Tag, type Tone } from "../../ui/Tag.tsx";
 
-// The projects screens' shared types, texts and cells.
+// The projects screens' shared types, texts and cells (the client screen lists projects with them too).
 
 export type Project = ProjectFieldsFragment;
 export type Task = TaskFieldsFragment;
@@ -38,31 +38,15 @@ export const TASK_STATUSES = Object.keys(TASK_STATUS_TEXT) as TaskStatus[];
 export const isTaskStatus = (value: string): value is TaskStatus =>
   (TASK_STATUSES as string[]).includes(value);
 
-export const PRIORITY_TEXT: Record<Priority, string> = {
-  low: "Low",
-  medium: "Medium",
-  high: "High",
-  urgent: "Urgent",
+const PROJECT_STATUS_TONE: Record<ProjectStatus, Tone | undefined> = {
+  active: "ok",
+  on_hold: "warn",
+  completed: undefined,
+  archived: undefined,
 };
-export const PRIORITIES = Object.keys(PRIORITY_TEXT) as Priority[];
-export const isPriority = (value: string): value is Priority => (PRIORITIES as string[]).includes(value);
-
-/** A select's options for an enum, with "any" first when given. */
-export function optionsOf<T extends string>(text: Record<T, string>, any?: string) {
-  return [
-    ...(any === undefined ? [] : [{ value: "", label: any }]),
-    ...(Object.entries(text) as [T, string][]).map(([value, label]) => ({ value, label })),
-  ];
-}
 
 export function ProjectStatusTag({ status }: { status: ProjectStatus }) {
-  const tone = { active: "tag-ok", on_hold: "tag-warn", completed: "", archived: "" }[status];
-  return <span className={["tag", tone].filter(Boolean).join(" ")}>{PROJECT_STATUS_TEXT[status]}</span>;
-}
-
-export function PriorityTag({ priority }: { priority: Priority }) {
-  const tone = { low: "", medium: "", high: "tag-warn", urgent: "tag-bad" }[priority];
-  return <span className={["tag", tone].filter(Boolean).join(" ")}>{PRIORITY_TEXT[priority]}</span>;
+  return <Tag tone={PROJECT_STATUS_TONE[status]}>{PROJECT_STATUS_TEXT[status]}</Tag>;
 }
 
 /** A project's start and due dates as a span. */

@@ -1,5 +1,6 @@
+import { changedFields } from "../../api/changes.ts";
 import type { CreateProjectMutationVariables, ProjectStatus } from "../../generated/graphql.ts";
-import { moneyText, numberOrNull } from "../ops/format.ts";
+import { moneyInputText, parseMoneyInput } from "../../ui/money.ts";
 import type { Project } from "./project-cells.tsx";
 
 /** A project's form as typed. */
@@ -22,7 +23,7 @@ export function projectDraft(project?: Project | null): ProjectDraft {
     status: project?.status ?? "active",
     start_date: project?.start_date ?? "",
     due_date: project?.due_date ?? "",
-    budget: moneyText(project?.budget),
+    budget: moneyInputText(project?.budget),
     currency: project?.currency ?? "USD",
   };
 }
@@ -38,7 +39,7 @@ export function projectVariables(draft: ProjectDraft): CreateProjectMutationVari
     status: draft.status,
     start_date: draft.start_date || null,
     due_date: draft.due_date || null,
-    budget: numberOrNull(draft.budget),
+    budget: parseMoneyInput(draft.budget),
     currency: draft.currency.trim(),
   };
 }
@@ -48,13 +49,7 @@ export function changedProjectVariables(
   project: Project,
   draft: ProjectDraft,
 ): Partial<CreateProjectMutationVariables> {
-  const before = projectVariables(projectDraft(project));
-  const after = projectVariables(draft);
-  return Object.fromEntries(
-    (Object.keys(after) as (keyof typeof after)[])
-      .filter((name) => after[name] !== before[name])
-      .map((name) => [name, after[name]]),
-  );
+  return changedFields(projectVariables(projectDraft(project)), projectVariables(draft));
 }
 
 export const PROJECT_PARAMS = [

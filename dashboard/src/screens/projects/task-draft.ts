@@ -1,3 +1,4 @@
+import { changedFields } from "../../api/changes.ts";
 import type { CreateTaskMutationVariables, Priority, TaskStatus } from "../../generated/graphql.ts";
 import type { Task } from "./project-cells.tsx";
 
@@ -38,13 +39,7 @@ export function taskVariables(draft: TaskDraft): TaskFields {
 
 /** Only the fields the form changed, for updateTask (a status moved meanwhile is not moved back). */
 export function changedTaskVariables(task: Task, draft: TaskDraft): Partial<TaskFields> {
-  const before = taskVariables(taskDraft(task));
-  const after = taskVariables(draft);
-  return Object.fromEntries(
-    (Object.keys(after) as (keyof TaskFields)[])
-      .filter((name) => after[name] !== before[name])
-      .map((name) => [name, after[name]]),
-  );
+  return changedFields(taskVariables(taskDraft(task)), taskVariables(draft));
 }
 
 export const TASK_PARAMS = ["title", "description", "status", "priority", "assignee_email", "due_date"];

@@ -1,8 +1,8 @@
 /**
- * Exact money for the invoice form's preview, in integer arithmetic (BigInt): the same sums the
+ * The invoice form's numbers. Its totals preview in integer arithmetic (BigInt): the same sums the
  * server makes with decimals (schema/lib/invoicing.ts), so the preview never differs from what the
  * API answers by a cent. Quantities are held in thousandths, prices and amounts in cents, tax rates
- * in thousandths of a percent.
+ * in thousandths of a percent; cents are shown with ui/money.ts (`centsText`, `Money`).
  */
 
 /** Places of each kind of number, as the API's scalars allow them (Money 2, Quantity 3, Percent 3). */
@@ -65,13 +65,6 @@ export function previewTotals(
   const tax = subtotal === null || rate === null ? null : divideHalfUp(subtotal * rate, 100_000n);
   const total = subtotal === null || tax === null ? null : subtotal + tax;
   return { lines: amounts, subtotal, tax, total };
-}
-
-/** Cents as the decimal the API writes: 6432n → "64.32", 5n → "0.05". */
-export function centsText(cents: bigint): string {
-  const whole = cents / 100n;
-  const fraction = (cents % 100n).toString().padStart(2, "0");
-  return `${whole}.${fraction}`;
 }
 
 /** A number the API returned (Money, Quantity, Percent), as text for a form field. */
