@@ -100,7 +100,7 @@ e2e("the dashboard's agents", (server) => {
     const dashboard = await openDashboard(browser, server());
     await signInUi(dashboard, user.email);
     if (workspace) await dashboard.page.getByLabel("Workspace").selectOption({ label: workspace });
-    await dashboard.page.getByRole("link", { name: "Agents" }).click();
+    await dashboard.page.getByRole("link", { name: "Agents", exact: true }).click();
     await dashboard.page.getByRole("heading", { level: 1, name: "Agents" }).waitFor();
     await dashboard.page.locator(".facts").waitFor();
     return dashboard;

@@ -336,7 +336,7 @@ e2e("the dashboard app", (server) => {
       expect(await expireSessions(server(), user.userId)).toBe(1);
       dashboard.allowErrors(/status of 401/);
       // The next GraphQL request is refused with session_expired: the app signs out and says why.
-      await page.getByRole("link", { name: "Members" }).click();
+      await page.getByRole("link", { name: "Members", exact: true }).click();
       await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
       await expect
         .poll(() => page.getByRole("status").filter({ hasText: "Your session has expired" }).count())
@@ -398,7 +398,7 @@ e2e("the dashboard app", (server) => {
         signOut: { status: 403, code: "csrf_failed" },
       });
       // The session survived the forged sign-out, and the app's own requests (with the header) work.
-      await page.getByRole("link", { name: "API keys" }).click();
+      await page.getByRole("link", { name: "API keys", exact: true }).click();
       await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
       await page.getByRole("table", { name: "API keys" }).or(page.getByText("No keys yet")).waitFor();
       await dashboard.close();
@@ -410,7 +410,7 @@ e2e("the dashboard app", (server) => {
       const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await signInUi(dashboard, user.email);
-      await page.getByRole("link", { name: "Account" }).click();
+      await page.getByRole("link", { name: "Account", exact: true }).click();
       await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();
       expect(await expectLabelled(page)).toEqual([
         "Workspace",
@@ -441,7 +441,7 @@ e2e("the dashboard app", (server) => {
       const refused = await sessionGraphqlRaw(server(), other, "{ viewer { user { email } } }");
       expect(refused.status).toBe(401);
       expect(refused.body.errors?.[0]?.extensions.code).toBe("session_expired");
-      await page.getByRole("link", { name: "Overview" }).click();
+      await page.getByRole("link", { name: "Overview", exact: true }).click();
       await page.getByTestId("plan").waitFor();
       await expect(signInApi(server(), user.email)).rejects.toThrow(/401/);
       await signInApi(server(), user.email, newPassword);
@@ -603,7 +603,7 @@ e2e("the dashboard app", (server) => {
         ["API keys", "Logs", "Webhooks", "Agents", "API reference", "GraphiQL"],
       );
       await screenshots(page, "navigation-open");
-      await nav.getByRole("link", { name: "Account" }).click();
+      await nav.getByRole("link", { name: "Account", exact: true }).click();
       await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();
       expect(await nav.isVisible()).toBe(false);
       expect(await page.getByLabel("Workspace").locator("option").count()).toBe(2);

@@ -204,7 +204,7 @@ e2e("the dashboard's invoices", (server) => {
 
     const dashboard = await open("/dashboard", lister);
     const { page } = dashboard;
-    await page.getByRole("link", { name: "Invoices" }).click();
+    await page.getByRole("link", { name: "Invoices", exact: true }).click();
     await page.getByRole("heading", { level: 1, name: "Invoices" }).waitFor();
     await expect.poll(() => listRows(page).count()).toBe(20);
     expect(await page.locator("h1").textContent()).toBe("Invoices");
@@ -643,7 +643,7 @@ e2e("the dashboard's invoices", (server) => {
 
     const dashboard = await openSignedIn(browser(), server(), member, { workspace: "Ledger & Co (member)" });
     const { page } = dashboard;
-    await page.getByRole("link", { name: "Invoices" }).click();
+    await page.getByRole("link", { name: "Invoices", exact: true }).click();
     await expect.poll(() => listRows(page).filter({ hasText: invoice.invoice_number }).count()).toBe(1);
     const newButton = page.getByRole("link", { name: "New invoice or quote" });
     await newButton.waitFor();

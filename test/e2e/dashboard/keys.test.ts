@@ -58,7 +58,7 @@ e2e("the dashboard's API keys", (server) => {
   const openKeys = async (): Promise<DashboardPage> => {
     const dashboard = await openDashboard(browser(), server());
     await signInUi(dashboard, owner.email);
-    await dashboard.page.getByRole("link", { name: "API keys" }).click();
+    await dashboard.page.getByRole("link", { name: "API keys", exact: true }).click();
     await dashboard.page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
     return dashboard;
   };
@@ -232,7 +232,7 @@ e2e("the dashboard's API keys", (server) => {
       const { page } = dashboard;
       await signInUi(dashboard, member.email);
       await page.getByLabel("Workspace").selectOption({ label: "Key Holders (member)" });
-      await page.getByRole("link", { name: "API keys" }).click();
+      await page.getByRole("link", { name: "API keys", exact: true }).click();
       await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
       await page
         .getByRole("note")

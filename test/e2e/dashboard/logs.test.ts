@@ -209,7 +209,7 @@ e2e("the dashboard's request logs", (server) => {
 
   it("shows the server's totals, charts and top endpoints, and a table of the requests with their X-Request-Ids (screenshots)", async () => {
     const { page } = dashboard;
-    await page.getByRole("link", { name: "Logs" }).click();
+    await page.getByRole("link", { name: "Logs", exact: true }).click();
     await page.getByRole("heading", { level: 1, name: "Request logs" }).waitFor();
     await expect.poll(() => shownIds()).toHaveLength(25);
 
@@ -510,7 +510,7 @@ e2e("the dashboard's request logs", (server) => {
       await signInUi(view, member.email);
       // Their own workspace has had no requests: the screen says so.
       await page.getByLabel("Workspace").selectOption({ label: `${member.workspaceName} (owner)` });
-      await page.getByRole("link", { name: "Logs" }).click();
+      await page.getByRole("link", { name: "Logs", exact: true }).click();
       await page.getByRole("heading", { level: 1, name: "Request logs" }).waitFor();
       await page.getByText("No requests in the last 7 days (UTC): nothing to chart yet.").waitFor();
       await page

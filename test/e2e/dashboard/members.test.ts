@@ -34,7 +34,7 @@ e2e("the dashboard's members", (server) => {
     const dashboard = await openDashboard(browser(), server());
     await signInUi(dashboard, user.email);
     if (workspace) await dashboard.page.getByLabel("Workspace").selectOption({ label: workspace });
-    await dashboard.page.getByRole("link", { name: "Members" }).click();
+    await dashboard.page.getByRole("link", { name: "Members", exact: true }).click();
     await dashboard.page.getByRole("heading", { level: 1, name: "Members" }).waitFor();
     await dashboard.page.getByRole("table", { name: "Members" }).waitFor();
     return dashboard;
@@ -269,7 +269,7 @@ e2e("the dashboard's members", (server) => {
       await owners.close();
 
       // The member's next request in that workspace is refused (not_a_member): the app reloads the session and moves on.
-      await page.getByRole("link", { name: "Overview" }).click();
+      await page.getByRole("link", { name: "Overview", exact: true }).click();
       await expect
         .poll(() => page.getByLabel("Workspace").locator("option").allTextContents())
         .toEqual(["Member's Own (owner)"]);

@@ -137,8 +137,12 @@ e2e("the dashboard's overview", (server) => {
     await page.waitForURL(/\/dashboard\/inventory\/item_/);
     // A detail screen marks its list's entry in the navigation as where the user is.
     const nav = page.getByRole("navigation", { name: "Dashboard" });
-    expect(await nav.getByRole("link", { name: "Inventory" }).getAttribute("aria-current")).toBe("location");
-    expect(await nav.getByRole("link", { name: "Overview" }).getAttribute("aria-current")).toBeNull();
+    expect(await nav.getByRole("link", { name: "Inventory", exact: true }).getAttribute("aria-current")).toBe(
+      "location",
+    );
+    expect(
+      await nav.getByRole("link", { name: "Overview", exact: true }).getAttribute("aria-current"),
+    ).toBeNull();
     await page.goBack();
     await page.getByTestId("outstanding").waitFor();
     await screenshots(page, "overview-business");

@@ -108,7 +108,8 @@ e2e(
     const openWebhooks = async (width: number = WIDTHS.desktop): Promise<DashboardPage> => {
       const dashboard = await openDashboard(browser, server(), width);
       await signInUi(dashboard, owner.email);
-      if (width === WIDTHS.desktop) await dashboard.page.getByRole("link", { name: "Webhooks" }).click();
+      if (width === WIDTHS.desktop)
+        await dashboard.page.getByRole("link", { name: "Webhooks", exact: true }).click();
       else await dashboard.goto("/dashboard/webhooks");
       await dashboard.page.getByRole("heading", { level: 1, name: "Webhooks" }).waitFor();
       return dashboard;
@@ -521,7 +522,7 @@ e2e(
         const { page } = dashboard;
         await signInUi(dashboard, member.email);
         await page.getByLabel("Workspace").selectOption({ label: "Hook Makers (member)" });
-        await page.getByRole("link", { name: "Webhooks" }).click();
+        await page.getByRole("link", { name: "Webhooks", exact: true }).click();
         await page.getByRole("heading", { level: 1, name: "Webhooks" }).waitFor();
         await page
           .getByRole("note")
