@@ -138,6 +138,7 @@ e2e("compliance: OpenAPI", (server) => {
           "PATCH /clients/{id}",
           "DELETE /clients/{id}",
           "GET /workspace",
+          "GET /summary",
           "GET /inventory/items",
           "POST /inventory/items",
           "GET /inventory/items/{id}",
