@@ -304,6 +304,42 @@ e2e("the dashboard app", (server) => {
       await dashboard.close();
     });
 
+    it("sends the user to sign-in, with the way back, on any 401: the cookie cleared under a GraphQL screen and under the password form", async () => {
+      const user = await createUser(server(), { label: "cleared" });
+      const dashboard = await openDashboard(browser(), server());
+      const { page, context } = dashboard;
+      await signInUi(dashboard, user.email);
+      dashboard.allowErrors(/status of 401/);
+      const toSignIn = async (next: string) => {
+        await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
+        expect(new URL(page.url()).searchParams.get("next")).toBe(next);
+        // Signed out for real: no header of the signed-in frame, no API-key wording.
+        expect(await page.getByTestId("user-email").count()).toBe(0);
+        expect(await page.locator("body").innerText()).not.toMatch(/API key|Bearer/);
+      };
+
+      // No cookie at all: /graphql's 401 is whatever code, and the app signs out.
+      await context.clearCookies();
+      await page.getByRole("link", { name: "Members" }).click();
+      await toSignIn("/dashboard/members");
+      await page.getByLabel("E-mail").fill(user.email);
+      await page.getByLabel("Password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { level: 1, name: "Members" }).waitFor();
+      await page.getByRole("table", { name: "Members" }).waitFor();
+
+      // An account request (401 session_required) does the same.
+      await page.getByRole("link", { name: "Account" }).click();
+      await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();
+      await context.clearCookies();
+      await page.getByLabel("Current password").fill(PASSWORD);
+      await page.getByLabel("New password", { exact: true }).fill("another long passphrase");
+      await page.getByLabel("Repeat the new password").fill("another long passphrase");
+      await page.getByRole("button", { name: "Change password" }).click();
+      await toSignIn("/dashboard/account");
+      await dashboard.close();
+    });
+
     it("refuses a request of the signed-in page without the X-CSRF-Token header (403 csrf_failed), or with a wrong one", async () => {
       const user = await createUser(server(), { label: "csrf" });
       const dashboard = await openDashboard(browser(), server());
