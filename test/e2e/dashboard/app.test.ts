@@ -389,6 +389,41 @@ e2e("the dashboard app", (server) => {
       await dashboard.close();
     });
 
+    it("tells a signed-in user in GraphiQL (/graphql) to paste an API key in its headers tab, and a dashboard fetch what it lacks", async () => {
+      const user = await createUser(server(), { label: "graphiql" });
+      const dashboard = await openDashboard(browser(), server());
+      const { page } = dashboard;
+      await signInUi(dashboard, user.email);
+      dashboard.allowErrors(/status of 403/);
+      // GraphiQL's page asks for a favicon the server does not have.
+      dashboard.allowErrors(/favicon\.ico/);
+      await page.goto("/graphql");
+      await page.locator(".graphiql-container").first().waitFor();
+      await page.locator(".graphiql-execute-button").click();
+      const result = page.locator(".result-window");
+      await expect.poll(() => result.textContent(), { timeout: 15_000 }).toContain("csrf_failed");
+      const shown = (await result.textContent())!;
+      expect(shown).toContain("GraphiQL");
+      expect(shown).toContain("Headers");
+      expect(shown).toContain("Authorization");
+      expect(shown).toContain("Bearer");
+      expect(shown).not.toContain("reload the dashboard");
+
+      // A dashboard fetch is told what it lacks: the session's token in X-CSRF-Token.
+      const answer = await page.evaluate(async () => {
+        const response = await fetch("/graphql", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ query: "{ workspace { id } }" }),
+        });
+        return (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+      });
+      expect(answer.errors[0]!.extensions.code).toBe("csrf_failed");
+      expect(answer.errors[0]!.message).toContain("X-CSRF-Token");
+      expect(answer.errors[0]!.message).toContain("csrf_token");
+      await dashboard.close();
+    });
+
     it("changes the password: a wrong current one is refused under its field; then other sessions end and the new one signs in", async () => {
       const user = await createUser(server(), { label: "password" });
       const other = await signInApi(server(), user.email);
