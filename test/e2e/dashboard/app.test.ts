@@ -218,6 +218,7 @@ e2e("the dashboard app", (server) => {
       await alert.waitFor();
       expect(await alert.textContent()).toContain("The e-mail or password is not right.");
       expect(await alert.getAttribute("data-code")).toBe("invalid_credentials");
+      expect(await alert.innerText()).not.toContain("invalid_credentials");
       // The password field is emptied for the next try; the e-mail stays.
       expect(await page.getByLabel("Password").inputValue()).toBe("");
       expect(await page.getByLabel("E-mail").inputValue()).toBe(user.email);
@@ -233,7 +234,14 @@ e2e("the dashboard app", (server) => {
         if ((await alert.getAttribute("data-code")) === "rate_limit_exceeded") break;
       }
       expect(await alert.getAttribute("data-code")).toBe("rate_limit_exceeded");
-      expect(await alert.textContent()).toMatch(/Try again in \d+ (seconds?|minutes)\./);
+      // The wait is said once, in words; the code and request id wait behind Details.
+      const message = (await alert.locator(".banner-message").textContent())!;
+      expect(message).toMatch(
+        /^Too many sign-in attempts from here\. Try again in \d+ (seconds?|minutes)\.$/,
+      );
+      expect(await alert.innerText()).not.toMatch(/rate_limit_exceeded|req_/);
+      await alert.getByText("Details").click();
+      expect(await alert.innerText()).toMatch(/rate_limit_exceeded.*req_/s);
       await dashboard.close();
     });
 

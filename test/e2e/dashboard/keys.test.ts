@@ -224,6 +224,26 @@ e2e("the dashboard's API keys", (server) => {
     await dashboard.close();
   });
 
+  it("refuses a blank name once, in plain words, under the Name field", async () => {
+    const dashboard = await openKeys();
+    const { page } = dashboard;
+    dashboard.allowErrors(/status of 400/);
+    await page.getByRole("button", { name: "Create key" }).click();
+    const dialog = page.getByRole("dialog", { name: "Create an API key" });
+    await dialog.getByLabel("Name").fill("   ");
+    await dialog.getByRole("button", { name: "Create key" }).click();
+    const under = dialog
+      .locator(".field")
+      .filter({ has: page.getByLabel("Name", { exact: true }) })
+      .locator(".field-error");
+    await under.waitFor();
+    expect(await under.textContent()).toBe("Name is required.");
+    expect(await page.getByText("is required").count()).toBe(1);
+    expect(await dialog.locator(".banner-error").count()).toBe(0);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dashboard.close();
+  });
+
   describe("as a member", () => {
     it("sees no keys and cannot create one; a forced attempt shows the API's owner_required message", async () => {
       const member = await createUser(server(), { label: "keys-member" });
