@@ -368,6 +368,8 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       const body = await readBody(request, ["current_password", "new_password"]);
       const current = password(body, "current_password", false);
       const next = password(body, "new_password", true);
+      if (next === current)
+        throw validationFailed("new_password", "The new password must differ from the current one.");
       // Through the sign-in limiter: a stolen session cannot guess the password at leisure.
       const result = await services.signIn.attempt({ email: session.email, password: current, ip });
       if (result.outcome === "wait") throw tooMany("password attempts", result.retryAfterSeconds);

@@ -413,7 +413,7 @@ e2e("dashboard accounts", (server) => {
       expect((await client().signIn(user.email, next)).status).toBe(200);
     });
 
-    it("refuses a wrong current password, a bad new one, no session and no CSRF token; nothing changes", async () => {
+    it("refuses a wrong current password, a bad new one, the current one again, no session and no CSRF token; nothing changes", async () => {
       const user = await existingUser(db());
       const here = client();
       await here.signIn(user.email);
@@ -428,6 +428,12 @@ e2e("dashboard accounts", (server) => {
         "validation_failed",
         "current_password",
       );
+      const same = await here.api("POST", "/password", {
+        current_password: PASSWORD,
+        new_password: PASSWORD,
+      });
+      expectError(same, 400, "invalid_request_error", "validation_failed", "new_password");
+      expect(same.json.error.message).toBe("The new password must differ from the current one.");
       expectError(
         await here.api("POST", "/password", { current_password: PASSWORD, new_password: "too short" }),
         400,

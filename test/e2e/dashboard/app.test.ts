@@ -475,6 +475,45 @@ e2e("the dashboard app", (server) => {
       await signInApi(server(), user.email, newPassword);
       await dashboard.close();
     });
+
+    it("refuses a new password equal to the current one, and a wrong current one: each in plain words, once, under its field", async () => {
+      const user = await createUser(server(), { label: "samepw" });
+      const dashboard = await openDashboard(browser(), server());
+      const { page } = dashboard;
+      await signInUi(dashboard, user.email);
+      await page.getByRole("link", { name: "Account" }).click();
+      await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();
+      dashboard.allowErrors(/status of 400/);
+      const errorUnder = (label: string) =>
+        page
+          .locator(".field")
+          .filter({ has: page.getByLabel(label, { exact: true }) })
+          .locator(".field-error");
+
+      await page.getByLabel("Current password").fill(PASSWORD);
+      await page.getByLabel("New password", { exact: true }).fill(PASSWORD);
+      await page.getByLabel("Repeat the new password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Change password" }).click();
+      await errorUnder("New password").waitFor();
+      expect(await errorUnder("New password").textContent()).toBe(
+        "The new password must differ from the current one.",
+      );
+      expect(await page.getByText("must differ from the current one").count()).toBe(1);
+      expect(await page.locator(".banner-error").count()).toBe(0);
+      // The API kept the password.
+      await signInApi(server(), user.email, PASSWORD);
+
+      await page.getByLabel("Current password").fill("this is not my password");
+      await page.getByLabel("New password", { exact: true }).fill("a different passphrase");
+      await page.getByLabel("Repeat the new password").fill("a different passphrase");
+      await page.getByRole("button", { name: "Change password" }).click();
+      await errorUnder("Current password").waitFor();
+      expect(await errorUnder("Current password").textContent()).toBe("The current password is not right.");
+      expect(await page.getByText("password is not right").count()).toBe(1);
+      expect(await page.locator("main").innerText()).not.toContain("current_password");
+      expect(await page.locator(".banner-error").count()).toBe(0);
+      await dashboard.close();
+    });
   });
 
   describe("workspaces and invitations", () => {
