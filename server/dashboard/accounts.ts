@@ -4,7 +4,7 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { recordAudit } from "../../schema/lib/audit.ts";
 import { ApiError, internalError, validationFailed } from "../../schema/lib/errors.ts";
 import { findUnicodeProblem, textProblem } from "../../schema/lib/limits.ts";
-import { acceptInvitation } from "../accounts/invitations.ts";
+import { acceptInvitation, previewInvitation } from "../accounts/invitations.ts";
 import {
   createAccount,
   EmailTakenError,
@@ -304,8 +304,12 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       const body = await readBody(request, ["email", "password", "workspace_name", "invitation_token"]);
       const address = email(body);
       const secret = password(body, "password", true);
-      const name = workspaceName(body, address);
       const invitation = text(body, "invitation_token", false);
+      // An invitee joins the inviting workspace; a workspace of their own only when they name one.
+      const name =
+        invitation !== undefined && (body.workspace_name ?? null) === null
+          ? null
+          : workspaceName(body, address);
       const wait = await services.signUps.take(ip);
       if (wait !== null) throw tooMany("sign-ups", wait);
       let created: { userId: string };
@@ -314,11 +318,12 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
           services.prisma,
           { email: address, password: secret, workspaceName: name, plan: "free" },
           async (tx, userId, workspaceId) => {
-            await recordAudit(tx, requestOrigin(userActor({ id: userId, email: address })), {
-              action: "workspace.created",
-              targetId: workspaceId,
-              workspaceId,
-            });
+            if (workspaceId)
+              await recordAudit(tx, requestOrigin(userActor({ id: userId, email: address })), {
+                action: "workspace.created",
+                targetId: workspaceId,
+                workspaceId,
+              });
             if (invitation !== undefined)
               await acceptInvitation(tx, invitation, { id: userId, email: address }, "invitation_token");
           },
@@ -379,6 +384,13 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
         recordAccountAudit(tx, user, "user.password_changed"),
       );
       return noContent();
+    },
+  },
+  "/invitations/lookup": {
+    async POST(request, services) {
+      await checkPreSessionCsrf(services, request);
+      const body = await readBody(request, ["token"]);
+      return json(200, await previewInvitation(services.prisma, text(body, "token", true), "token"));
     },
   },
   "/invitations/accept": {

@@ -19,6 +19,14 @@ export interface SessionBody {
   workspaces: WorkspaceSummary[];
 }
 
+/** A pending invitation as its token shows it (POST /dashboard/api/invitations/lookup). */
+export interface InvitationPreview {
+  email: string;
+  role: Role;
+  workspace: { id: string; name: string };
+  expires_at: string;
+}
+
 const BASE = "/dashboard/api";
 
 /**
@@ -65,5 +73,6 @@ export const accounts = {
   signOut: () => call<void>("POST", "/sign-out", {}),
   changePassword: (input: { current_password: string; new_password: string }) =>
     call<void>("POST", "/password", input, true),
+  lookupInvitation: (token: string) => call<InvitationPreview>("POST", "/invitations/lookup", { token }),
   acceptInvitation: (token: string) => call<SessionBody>("POST", "/invitations/accept", { token }, true),
 };

@@ -544,7 +544,7 @@ e2e("the dashboard app", (server) => {
       expect(new URL(page.url()).hash).toBe("");
       await screenshots(page, "invitation");
       await page.getByRole("button", { name: "Accept invitation" }).click();
-      await page.getByText("You joined Inviting Co.").waitFor();
+      await page.getByText("You joined Inviting Co as a member.").waitFor();
 
       // Now acting in the workspace joined: a member there.
       const switcher = page.getByLabel("Workspace");
@@ -578,7 +578,7 @@ e2e("the dashboard app", (server) => {
       await dashboard.close();
     });
 
-    it("keeps an invitation through sign-up: the new user joins the inviting workspace", async () => {
+    it("keeps an invitation through sign-up: the invited address filled in, the new user joins the inviting workspace only, and is told so", async () => {
       const owner = await createUser(server(), { label: "inviter2", workspaceName: "Welcoming Ltd" });
       const email = uniqueEmail("newcomer");
       const ownerSession = await signInApi(server(), owner.email);
@@ -594,16 +594,29 @@ e2e("the dashboard app", (server) => {
       await page.goto(`${link.pathname}${link.hash}`);
       await page.getByRole("heading", { level: 1, name: "Invitation" }).waitFor();
       await screenshots(page, "invitation-signed-out");
+      await page.getByText("Welcoming Ltd").first().waitFor();
       await page.getByRole("link", { name: "Create an account" }).click();
       await page.getByRole("heading", { level: 1, name: "Create your account" }).waitFor();
-      await page.getByText("Use the e-mail address the invitation was sent to").waitFor();
-      await page.getByLabel("E-mail").fill(email);
+      // The invited address, filled in and kept: it is the one the account gets.
+      const address = page.getByLabel("E-mail");
+      await expect.poll(() => address.inputValue()).toBe(email);
+      expect(await address.getAttribute("readonly")).not.toBeNull();
+      await page.getByText("You join Welcoming Ltd as a member").waitFor();
       await page.getByLabel("Password").fill(PASSWORD);
+      await screenshots(page, "sign-up-invited");
       await page.getByRole("button", { name: "Create account" }).click();
-      await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
-      const options = await page.getByLabel("Workspace").locator("option").allTextContents();
-      expect(options).toHaveLength(2);
-      expect(options).toContain("Welcoming Ltd (member)");
+      await page.getByRole("status").filter({ hasText: "You joined Welcoming Ltd as a member." }).waitFor();
+      // Only the inviting workspace: no empty one of their own.
+      expect(await page.getByLabel("Workspace").locator("option").allTextContents()).toEqual([
+        "Welcoming Ltd (member)",
+      ]);
+      const created = await server().running.db.prisma.user.findUniqueOrThrow({
+        where: { email },
+        select: { memberships: { select: { workspaceId: true, role: true } } },
+      });
+      expect(created.memberships).toEqual([{ workspaceId: owner.workspaceId, role: "member" }]);
+      await page.getByRole("link", { name: "Go to its overview" }).click();
+      await expect.poll(() => page.locator("main").textContent()).toContain("Welcoming Ltd");
       await dashboard.close();
     });
 
@@ -629,7 +642,7 @@ e2e("the dashboard app", (server) => {
       await page.getByLabel("Password").fill(PASSWORD);
       await page.getByRole("button", { name: "Sign in" }).click();
       await page.getByRole("button", { name: "Accept invitation" }).click();
-      await page.getByText("You joined Signing In Co.").waitFor();
+      await page.getByText("You joined Signing In Co as an owner.").waitFor();
       expect(await page.getByLabel("Workspace").inputValue()).toBe(owner.workspaceId);
       expect(await page.getByLabel("Workspace").locator("option:checked").textContent()).toBe(
         "Signing In Co (owner)",

@@ -87,7 +87,7 @@ e2e("the dashboard's members", (server) => {
     await signInUi(joiner, invitee.email);
     await joiner.page.goto(url.replace(server().url, ""));
     await joiner.page.getByRole("button", { name: "Accept invitation" }).click();
-    await joiner.page.getByText("You joined The Team.").waitFor();
+    await joiner.page.getByText("You joined The Team as a member.").waitFor();
     await joiner.close();
 
     await page.reload();
