@@ -13,7 +13,7 @@ import { type AiServices, useAi } from "./ai/plugin.ts";
 import { useAuditSweep } from "./audit/sweep.ts";
 import { AgentTokenResolver } from "./auth/agent-tokens.ts";
 import { useAuthentication } from "./auth/authenticate.ts";
-import { hasSessionCookie, sessionCredential } from "./auth/session-auth.ts";
+import { CSRF_HEADER, hasSessionCookie, sessionCredential } from "./auth/session-auth.ts";
 import { useDashboardAccounts } from "./dashboard/accounts.ts";
 import { useDashboardStatic } from "./dashboard/static.ts";
 import type { Database } from "./db/open.ts";
@@ -149,8 +149,12 @@ export function createApp(
       useAuthentication(
         config,
         [(token) => apiKeys.resolve(token), (token) => agentTokens.resolve(token)],
+        // A dashboard request whose cookie is gone (expired, cleared) still carries X-CSRF-Token:
+        // it is answered as a session (401 session_expired), not told to send an API key.
         async (request, challenge) =>
-          hasSessionCookie(config, request) ? sessionCredential(db.prisma, config, request, challenge) : null,
+          hasSessionCookie(config, request) || request.headers.has(CSRF_HEADER)
+            ? sessionCredential(db.prisma, config, request, challenge)
+            : null,
       ),
       // A caller past its rate limit is refused before its body is read; idempotency needs the body read.
       ...(config.policies ? [useRateLimit(config, redis, redisNamespace)] : []),

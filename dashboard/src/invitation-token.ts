@@ -36,3 +36,20 @@ export function tokenFromHash(hash: string): string | null {
   const token = new URLSearchParams(hash.replace(/^#/, "")).get("token");
   return token && token.length <= 200 ? token : null;
 }
+
+let joined: { workspace: string; role: string } | null = null;
+
+/** Says which workspace the user just joined, for the invitation screen to tell them (after sign-up). */
+export function rememberJoined(workspace: string, role: string): void {
+  joined = { workspace, role };
+}
+
+/** What rememberJoined said, if anything; `clear` forgets it once shown. */
+export function joinedWorkspace(clear = false): { workspace: string; role: string } | null {
+  const value = joined;
+  if (clear) joined = null;
+  return value;
+}
+
+/** "a member", "an owner": a role in a sentence. */
+export const roleInWords = (role: string) => (role === "owner" ? "an owner" : `a ${role}`);

@@ -90,6 +90,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       onExpired(() => {
         setExpired(true);
         setAuth({ csrfToken: null, workspaceId: null });
+        // Signed out at once: the app goes to sign-in now, not after the session answer.
+        setBody(null);
+        setWorkspaceId(null);
+        setStatus((current) => (current === "signed-in" ? "signed-out" : current));
         // A pre-session CSRF token for the sign-in form.
         void reload();
       }),

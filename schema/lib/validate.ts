@@ -3,10 +3,19 @@ import { validationFailed } from "./errors.ts";
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const CURRENCY = /^[A-Z]{3}$/;
 
+/**
+ * A parameter as a person reads it in a message: `input.name` is "Name", `first_name` "First name"
+ * (the error's `param` keeps the exact name for programs).
+ */
+export function paramLabel(param: string): string {
+  const words = param.replace(/^input\./, "").replaceAll("_", " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 /** Trims a required text; empty or whitespace-only is a validation error. */
 export function requiredText(param: string, value: string | null | undefined): string {
   const text = value?.trim();
-  if (!text) throw validationFailed(param, `${param} is required and cannot be empty.`);
+  if (!text) throw validationFailed(param, `${paramLabel(param)} is required.`);
   return text;
 }
 

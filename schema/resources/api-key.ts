@@ -100,8 +100,7 @@ const CreateApiKeyInput = builder.inputType("CreateApiKeyInput", {
 const live = (now: Date) => ({ OR: [{ revokedAt: null }, { revokedAt: { gt: now } }] });
 
 function checkedScopes(scopes: readonly string[]): string[] {
-  if (scopes.length === 0)
-    throw validationFailed("input.scopes", "input.scopes must name at least one scope.");
+  if (scopes.length === 0) throw validationFailed("input.scopes", "Choose at least one scope.");
   scopes.forEach((scope, index) => {
     if (!isScope(scope))
       throw validationFailed(

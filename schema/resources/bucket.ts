@@ -106,8 +106,14 @@ builder.mutationFields((t) => ({
         // Locked, so an upload cannot land in the bucket between the count and the delete.
         await lockOwned(tx, "bucket", id, ctx.credential.workspaceId);
         const objects = await tx.storedObject.count({ where: { bucketId: id } });
-        if (objects > 0)
-          throw invalidState(`Bucket '${id}' still holds ${objects} object(s): delete them first.`);
+        if (objects > 0) {
+          const { name } = await tx.bucket.findUniqueOrThrow({ where: { id }, select: { name: true } });
+          throw invalidState(
+            objects === 1
+              ? `Bucket '${name}' still holds 1 object: delete it first.`
+              : `Bucket '${name}' still holds ${objects} objects: delete them first.`,
+          );
+        }
         await tx.bucket.delete({ where: { id } });
         return { id, object: "bucket", deleted: true as const };
       }),

@@ -15,6 +15,42 @@ export const invitationInvalid = (param: string) =>
     },
   );
 
+/** What the invitee may see of a pending invitation, from its token alone (the sign-up form fills in the e-mail). */
+export interface InvitationPreview {
+  email: string;
+  role: string;
+  workspace: { id: string; name: string };
+  expires_at: string;
+}
+
+/** The pending, unexpired invitation `token` names, else invitation_invalid (`param` names the field that carried it). */
+export async function previewInvitation(
+  db: Prisma.TransactionClient,
+  token: string,
+  param: string,
+): Promise<InvitationPreview> {
+  if (!isInvitationToken(token)) throw invitationInvalid(param);
+  const invitation = await db.invitation.findUnique({
+    where: { tokenHash: hashInvitationToken(token) },
+    select: {
+      email: true,
+      role: true,
+      acceptedAt: true,
+      revokedAt: true,
+      expiresAt: true,
+      workspace: { select: { id: true, name: true } },
+    },
+  });
+  if (!invitation || invitation.acceptedAt || invitation.revokedAt || invitation.expiresAt <= new Date())
+    throw invitationInvalid(param);
+  return {
+    email: invitation.email,
+    role: invitation.role,
+    workspace: invitation.workspace,
+    expires_at: invitation.expiresAt.toISOString(),
+  };
+}
+
 /**
  * Accepts the invitation `token` names for `user`, in the caller's transaction: the user joins its
  * workspace with the invited role (a user already a member keeps their role), the invitation

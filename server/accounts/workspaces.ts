@@ -78,37 +78,41 @@ export interface NewAccount {
   /** Already normalized and checked (normalEmail, isEmail, the password's length). */
   email: string;
   password: string;
-  workspaceName: string;
+  /** Their own workspace's name; null for none (an invitee who joins the inviting workspace only). */
+  workspaceName: string | null;
   plan: PlanName;
 }
 
 /**
- * Signs a new user up: the user and their own workspace, which they own. `then` runs in the same
- * transaction (an invitation accepted at sign-up): what it throws undoes the account too.
- * An e-mail already in use is an EmailTakenError.
+ * Signs a new user up: the user and, unless `workspaceName` is null, their own workspace, which they
+ * own. `then` runs in the same transaction (an invitation accepted at sign-up): what it throws
+ * undoes the account too. An e-mail already in use is an EmailTakenError.
  */
 export async function createAccount(
   db: PrismaClient,
   input: NewAccount,
-  then?: (tx: Prisma.TransactionClient, userId: string, workspaceId: string) => Promise<void>,
-): Promise<{ userId: string; workspaceId: string }> {
+  then?: (tx: Prisma.TransactionClient, userId: string, workspaceId: string | null) => Promise<void>,
+): Promise<{ userId: string; workspaceId: string | null }> {
   const passwordHash = await hashPassword(input.password);
   try {
     return await db.$transaction(async (tx) => {
       if (await tx.user.findUnique({ where: { email: input.email }, select: { id: true } }))
         throw new EmailTakenError();
       const user = await tx.user.create({ data: { id: newId("user"), email: input.email, passwordHash } });
-      const workspace = await tx.workspace.create({
-        data: {
-          id: newId("workspace"),
-          name: input.workspaceName,
-          plan: input.plan,
-          agentAuthEnabled: agentAuthDefault(input.plan),
-          memberships: { create: { userId: user.id, role: "owner" } },
-        },
-      });
-      await then?.(tx, user.id, workspace.id);
-      return { userId: user.id, workspaceId: workspace.id };
+      const workspace =
+        input.workspaceName === null
+          ? null
+          : await tx.workspace.create({
+              data: {
+                id: newId("workspace"),
+                name: input.workspaceName,
+                plan: input.plan,
+                agentAuthEnabled: agentAuthDefault(input.plan),
+                memberships: { create: { userId: user.id, role: "owner" } },
+              },
+            });
+      await then?.(tx, user.id, workspace?.id ?? null);
+      return { userId: user.id, workspaceId: workspace?.id ?? null };
     });
   } catch (error) {
     // Two sign-ups with one e-mail at once: the unique index refuses the second.

@@ -1,34 +1,47 @@
 import { createHash } from "node:crypto";
+import { LOGO } from "../http/well-known.ts";
 import { CLAIM_PAGE_PATH } from "./claims.ts";
 
 const STYLE = `
 *{box-sizing:border-box}
-body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1c1e21;background:#f3f4f6}
-main{max-width:30rem;margin:0 auto;padding:1.5rem 1rem}
-.card{background:#fff;border:1px solid #d9dce1;border-radius:12px;padding:1.25rem 1.25rem 1.5rem}
-h1{font-size:1.35rem;margin:0 0 .75rem}
-p{margin:.5rem 0}
-.brand{font-weight:700;letter-spacing:.02em;color:#4338ca;margin:0 0 1rem}
-label{display:block;font-weight:600;margin:1rem 0 .3rem}
-input,select,button{font:inherit;width:100%;border-radius:8px;border:1px solid #b8bdc6;padding:.7rem .8rem;background:#fff;color:inherit}
-input:focus,select:focus,button:focus{outline:3px solid #a5b4fc;outline-offset:1px}
+:root{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;font-size:16px;line-height:1.5;color:#0f172a;background:#f1f5f9}
+body{margin:0;min-height:100vh}
+:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
+.auth{min-height:100vh;display:grid;place-items:center;padding:1rem}
+.auth-card{width:100%;max-width:26rem;background:#fff;border:1px solid #cbd5e1;border-radius:8px;padding:1.5rem;display:grid;gap:1rem}
+.brand{color:#1f3a5f;font-weight:700;font-size:1.1rem;display:flex;align-items:center;gap:.5rem}
+h1{font-size:1.5rem;line-height:1.25;margin:0}
+p{margin:0}
+form{display:grid;gap:.9rem}
+label{font-weight:600;display:block;margin-bottom:-.65rem}
+input,select{font:inherit;color:#0f172a;background:#fff;border:1px solid #64748b;border-radius:6px;padding:.5rem .6rem;min-height:2.75rem;width:100%}
 input.code{font-size:1.6rem;letter-spacing:.4em;text-align:center;font-variant-numeric:tabular-nums}
-.actions{display:flex;gap:.75rem;margin-top:1.25rem;flex-wrap:wrap}
-.actions button{flex:1 1 8rem}
-button{cursor:pointer;font-weight:600;border:0;padding:.8rem}
-button.primary{background:#4338ca;color:#fff}
-button.secondary{background:#e5e7eb;color:#1c1e21}
-button.link{background:none;color:#4338ca;width:auto;padding:0;font-weight:400;text-decoration:underline}
-ul.scopes{padding:0;list-style:none;display:flex;flex-wrap:wrap;gap:.4rem;margin:.4rem 0}
-ul.scopes li{background:#eef2ff;border-radius:6px;padding:.15rem .5rem;font:14px ui-monospace,Menlo,Consolas,monospace}
-.message{border-radius:8px;padding:.7rem .8rem;margin:0 0 1rem}
-.message.error{background:#fef2f2;color:#991b1b;border:1px solid #fecaca}
-.message.info{background:#ecfdf5;color:#065f46;border:1px solid #a7f3d0}
-.message.warn{background:#fffbeb;color:#92400e;border:1px solid #fde68a;font-weight:600}
-.muted{color:#5b6170;font-size:.9rem}
-.who{display:flex;justify-content:space-between;align-items:center;gap:.5rem;margin-top:1.25rem}
+.actions{display:flex;flex-wrap:wrap;gap:.5rem}
+.actions .button{flex:1 1 8rem}
+.button{font:inherit;font-weight:600;cursor:pointer;border-radius:6px;padding:.5rem .9rem;min-height:2.75rem;border:1px solid transparent}
+.button:disabled{opacity:.55;cursor:not-allowed}
+.button-primary{background:#1d4ed8;color:#fff}
+.button-primary:hover{background:#1e40af}
+.button-secondary{background:#fff;color:#0f172a;border-color:#64748b}
+.button-secondary:hover{background:#f1f5f9}
+.button-link{background:none;border:0;color:#1d4ed8;padding:.25rem;min-height:0;font-weight:400;text-decoration:underline}
+ul.scopes{padding:0;list-style:none;display:flex;flex-wrap:wrap;gap:.2rem;margin:0}
+ul.scopes li{display:inline-block;padding:.05rem .45rem;border-radius:999px;background:#f1f5f9;border:1px solid #cbd5e1;font:.8rem ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.banner{border-radius:8px;padding:.75rem 1rem;border:1px solid;overflow-wrap:anywhere}
+.banner-error{background:#fef2f2;border-color:#fca5a5;color:#7f1d1d}
+.banner-info{background:#eff6ff;border-color:#93c5fd;color:#1e3a8a}
+.banner-warn{background:#fef9c3;border-color:#fde047;color:#713f12;font-weight:600}
+.muted{color:#475569;font-size:.9rem}
+.who{display:flex;justify-content:space-between;align-items:center;gap:.5rem}
 .who form{margin:0}
+.who .button-link{white-space:nowrap}
 `;
+
+/** The logo drawn in the page (no request: the claim page's visits stay few), beside the name it stands for. */
+const BRAND_MARK = LOGO.replace(
+  'role="img" aria-label="Kontor"',
+  'width="28" height="28" aria-hidden="true"',
+).trim();
 
 /** No script at all; the one inline stylesheet is allowed by its hash. */
 const CSP = [
@@ -60,9 +73,9 @@ export function htmlPage(
 <style>${STYLE}</style>
 </head>
 <body>
-<main>
-<p class="brand">Kontor</p>
-<div class="card">
+<main class="auth">
+<div class="auth-card">
+<span class="brand">${BRAND_MARK}Kontor</span>
 <h1>${escapeHtml(title)}</h1>
 ${body}
 </div>
@@ -91,7 +104,7 @@ export const paragraph = (text: string) => `<p>${escapeHtml(text)}</p>`;
 
 function message(kind: "error" | "info", text: string | undefined): string {
   return text
-    ? `<div class="message ${kind}" role="${kind === "error" ? "alert" : "status"}">${escapeHtml(text)}</div>`
+    ? `<div class="banner banner-${kind}" role="${kind === "error" ? "alert" : "status"}">${escapeHtml(text)}</div>`
     : "";
 }
 
@@ -116,7 +129,7 @@ ${hidden("action", "sign_in")}${hidden("claim_attempt_token", input.attemptToken
 <input id="email" name="email" type="email" autocomplete="username" required maxlength="320" value="${escapeHtml(input.email)}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024">
-<div class="actions"><button class="primary" type="submit">Sign in</button></div>
+<div class="actions"><button class="button button-primary" type="submit">Sign in</button></div>
 </form>`;
 }
 
@@ -149,7 +162,7 @@ export function decisionForm(input: DecisionFormInput): string {
               `<option value="${escapeHtml(w.id)}"${w.id === input.selectedWorkspaceId ? " selected" : ""}>${escapeHtml(w.name)}</option>`,
           )
           .join("")}</select>`
-    : `<div class="message error">You own no workspace this agent could be let into. You can still deny it.</div>`;
+    : `<div class="banner banner-error">You own no workspace this agent could be let into. You can still deny it.</div>`;
   return `${message("error", input.error)}
 <p>${name} asks to work in a workspace of yours with these scopes:</p>
 ${scopes}
@@ -159,12 +172,12 @@ ${workspace}
 <label for="code">Code shown by the agent</label>
 <input id="code" class="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" placeholder="000000">
 <div class="actions">
-<button class="primary" type="submit" name="action" value="approve"${input.workspaces.length ? "" : " disabled"}>Approve</button>
-<button class="secondary" type="submit" name="action" value="deny" formnovalidate>Deny</button>
+<button class="button button-primary" type="submit" name="action" value="approve"${input.workspaces.length ? "" : " disabled"}>Approve</button>
+<button class="button button-secondary" type="submit" name="action" value="deny" formnovalidate>Deny</button>
 </div>
 </form>
 <div class="who"><span class="muted">Signed in as ${escapeHtml(input.userEmail)}</span>
-<form method="post" action="${CLAIM_PAGE_PATH}">${hidden("action", "sign_out")}${hidden("claim_attempt_token", input.attemptToken)}${hidden("csrf_token", input.csrf)}<button class="link" type="submit">Sign out</button></form>
+<form method="post" action="${CLAIM_PAGE_PATH}">${hidden("action", "sign_out")}${hidden("claim_attempt_token", input.attemptToken)}${hidden("csrf_token", input.csrf)}<button class="button button-link" type="submit">Sign out</button></form>
 </div>`;
 }
 
@@ -180,14 +193,14 @@ export function wrongPersonForm(input: {
   const name = input.agentName ? `“${escapeHtml(input.agentName)}”` : "An unnamed agent";
   const hint = escapeHtml(input.loginHint);
   return `${message("error", input.error)}
-<div class="message warn" role="status">This request is for ${hint}.</div>
+<div class="banner banner-warn" role="status">This request is for ${hint}.</div>
 <p>${name} asks to work for ${hint}, and only that account can approve it. You are signed in as ${escapeHtml(input.userEmail)}.</p>
 <p>If you are ${hint}, sign out and sign in with that account. If you did not expect this request, deny it: the agent is not let in, and it has to ask again.</p>
 <form method="post" action="${CLAIM_PAGE_PATH}">
 ${hidden("claim_attempt_token", input.attemptToken)}${hidden("csrf_token", input.csrf)}
 <div class="actions">
-<button class="primary" type="submit" name="action" value="sign_out">Sign out</button>
-<button class="secondary" type="submit" name="action" value="deny">Deny</button>
+<button class="button button-primary" type="submit" name="action" value="sign_out">Sign out</button>
+<button class="button button-secondary" type="submit" name="action" value="deny">Deny</button>
 </div>
 </form>`;
 }

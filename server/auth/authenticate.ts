@@ -10,8 +10,9 @@ import { baseUrl, type Config } from "../runtime/config.ts";
 export type CredentialResolver = (token: string) => Promise<Credential | null>;
 
 /**
- * The dashboard's session cookie, for requests without an Authorization header: null without a
- * cookie, else the credential or the error to answer (`challenge` goes on a 401).
+ * The dashboard's session cookie, for requests without an Authorization header: null when the
+ * request is not a session's (no cookie, no X-CSRF-Token), else the credential or the error to
+ * answer (`challenge` goes on a 401).
  */
 export type SessionResolver = (
   request: Request,

@@ -21,6 +21,18 @@ export const csrfFailed = () =>
     "The X-CSRF-Token header is missing or does not match this session: reload the dashboard and try again.",
   );
 
+/**
+ * The session cookie came without X-CSRF-Token: a tool such as GraphiQL opened while signed in to
+ * the dashboard (the browser sends the cookie along), or a dashboard fetch that forgot the header.
+ */
+export const csrfMissing = () =>
+  new ApiError(
+    403,
+    "permission_error",
+    "csrf_failed",
+    'This request carries the dashboard\'s session cookie but no X-CSRF-Token header. In GraphiQL, use an API key: in the Headers tab, paste {"Authorization": "Bearer ktr_live_…"} (a Bearer key wins over the cookie). A dashboard request sends the session\'s csrf_token (from GET /dashboard/api/session) as X-CSRF-Token.',
+  );
+
 export const sessionExpired = (headers?: Record<string, string>) =>
   new ApiError(
     401,
@@ -58,7 +70,9 @@ export async function sessionCredential(
   if (refusal) return refusal;
   const session = await findSession(db, config, request);
   if (!session) return sessionExpired(challenge);
-  if (!sameSecret(session.csrfToken, request.headers.get(CSRF_HEADER) ?? undefined)) return csrfFailed();
+  const csrf = request.headers.get(CSRF_HEADER);
+  if (csrf === null) return csrfMissing();
+  if (!sameSecret(session.csrfToken, csrf)) return csrfFailed();
   const wanted = request.headers.get(WORKSPACE_HEADER)?.trim() || undefined;
   if (wanted !== undefined && !WORKSPACE_ID.test(wanted)) return notAMember();
   const membership = await db.membership.findFirst({

@@ -4,7 +4,7 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { recordAudit } from "../../schema/lib/audit.ts";
 import { ApiError, internalError, validationFailed } from "../../schema/lib/errors.ts";
 import { findUnicodeProblem, textProblem } from "../../schema/lib/limits.ts";
-import { acceptInvitation } from "../accounts/invitations.ts";
+import { acceptInvitation, previewInvitation } from "../accounts/invitations.ts";
 import {
   createAccount,
   EmailTakenError,
@@ -159,15 +159,27 @@ async function readBody(request: Request, allowed: readonly string[]): Promise<R
   return record;
 }
 
+/** How the dashboard's form names each field, for messages a person reads under it. */
+const FIELD_NAMES: Record<string, string> = {
+  email: "The e-mail address",
+  password: "The password",
+  current_password: "The current password",
+  new_password: "The new password",
+  workspace_name: "The workspace name",
+  invitation_token: "The invitation",
+  token: "The invitation",
+};
+const fieldName = (name: string) => FIELD_NAMES[name] ?? name;
+
 function text(body: Record<string, unknown>, name: string, required: true): string;
 function text(body: Record<string, unknown>, name: string, required: false): string | undefined;
 function text(body: Record<string, unknown>, name: string, required: boolean): string | undefined {
   const value = body[name];
   if (value === undefined || value === null) {
-    if (required) throw validationFailed(name, `${name} is required.`);
+    if (required) throw validationFailed(name, `${fieldName(name)} is required.`);
     return undefined;
   }
-  if (typeof value !== "string") throw validationFailed(name, `${name} must be a string.`);
+  if (typeof value !== "string") throw validationFailed(name, `${fieldName(name)} must be a string.`);
   return value;
 }
 
@@ -176,7 +188,10 @@ const codePoints = (value: string) => [...value].length;
 function email(body: Record<string, unknown>): string {
   const value = normalEmail(text(body, "email", true));
   if (!isEmail(value))
-    throw validationFailed("email", `email must be an e-mail address of at most ${MAX_EMAIL} characters.`);
+    throw validationFailed(
+      "email",
+      `${fieldName("email")} must be an e-mail address of at most ${MAX_EMAIL} characters.`,
+    );
   return value;
 }
 
@@ -186,9 +201,12 @@ function password(body: Record<string, unknown>, name: string, checkLength: bool
     value.length > 4 * MAX_PASSWORD ||
     (checkLength && (codePoints(value) < MIN_PASSWORD || codePoints(value) > MAX_PASSWORD))
   ) {
-    throw validationFailed(name, `${name} must have ${MIN_PASSWORD} to ${MAX_PASSWORD} characters.`);
+    throw validationFailed(
+      name,
+      `${fieldName(name)} must have ${MIN_PASSWORD} to ${MAX_PASSWORD.toLocaleString("en")} characters.`,
+    );
   }
-  if (value.length === 0) throw validationFailed(name, `${name} is required.`);
+  if (value.length === 0) throw validationFailed(name, `${fieldName(name)} is required.`);
   return value;
 }
 
@@ -201,7 +219,7 @@ function workspaceName(body: Record<string, unknown>, emailAddress: string): str
   if (!name || problem)
     throw validationFailed(
       "workspace_name",
-      `workspace_name must have 1 to ${MAX_WORKSPACE_NAME} characters${problem && name ? ` (it ${problem})` : ""}.`,
+      `${fieldName("workspace_name")} must have 1 to ${MAX_WORKSPACE_NAME} characters${problem && name ? ` (it ${problem})` : ""}.`,
     );
   return name;
 }
@@ -286,8 +304,12 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       const body = await readBody(request, ["email", "password", "workspace_name", "invitation_token"]);
       const address = email(body);
       const secret = password(body, "password", true);
-      const name = workspaceName(body, address);
       const invitation = text(body, "invitation_token", false);
+      // An invitee joins the inviting workspace; a workspace of their own only when they name one.
+      const name =
+        invitation !== undefined && (body.workspace_name ?? null) === null
+          ? null
+          : workspaceName(body, address);
       const wait = await services.signUps.take(ip);
       if (wait !== null) throw tooMany("sign-ups", wait);
       let created: { userId: string };
@@ -296,11 +318,12 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
           services.prisma,
           { email: address, password: secret, workspaceName: name, plan: "free" },
           async (tx, userId, workspaceId) => {
-            await recordAudit(tx, requestOrigin(userActor({ id: userId, email: address })), {
-              action: "workspace.created",
-              targetId: workspaceId,
-              workspaceId,
-            });
+            if (workspaceId)
+              await recordAudit(tx, requestOrigin(userActor({ id: userId, email: address })), {
+                action: "workspace.created",
+                targetId: workspaceId,
+                workspaceId,
+              });
             if (invitation !== undefined)
               await acceptInvitation(tx, invitation, { id: userId, email: address }, "invitation_token");
           },
@@ -320,7 +343,7 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       if (textProblem(address, MAX_EMAIL) !== null)
         throw validationFailed(
           "email",
-          `email must be an e-mail address of at most ${MAX_EMAIL} characters.`,
+          `${fieldName("email")} must be an e-mail address of at most ${MAX_EMAIL} characters.`,
         );
       const secret = password(body, "password", false);
       const result = await services.signIn.attempt({ email: address, password: secret, ip });
@@ -350,15 +373,24 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       const body = await readBody(request, ["current_password", "new_password"]);
       const current = password(body, "current_password", false);
       const next = password(body, "new_password", true);
+      if (next === current)
+        throw validationFailed("new_password", "The new password must differ from the current one.");
       // Through the sign-in limiter: a stolen session cannot guess the password at leisure.
       const result = await services.signIn.attempt({ email: session.email, password: current, ip });
       if (result.outcome === "wait") throw tooMany("password attempts", result.retryAfterSeconds);
       if (result.outcome === "wrong")
-        throw validationFailed("current_password", "current_password is not right.");
+        throw validationFailed("current_password", "The current password is not right.");
       await changePassword(services.prisma, session, next, (tx, user) =>
         recordAccountAudit(tx, user, "user.password_changed"),
       );
       return noContent();
+    },
+  },
+  "/invitations/lookup": {
+    async POST(request, services) {
+      await checkPreSessionCsrf(services, request);
+      const body = await readBody(request, ["token"]);
+      return json(200, await previewInvitation(services.prisma, text(body, "token", true), "token"));
     },
   },
   "/invitations/accept": {

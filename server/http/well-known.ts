@@ -40,7 +40,7 @@ export const HEALTH_PATH = "/health";
 
 /** The logo RFC 9728's `resource_logo_uri` names: a consent screen may show it beside the resource name. */
 export const LOGO_PATH = "/logo.svg";
-const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" role="img" aria-label="Kontor">
+export const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" role="img" aria-label="Kontor">
 <rect width="64" height="64" rx="14" fill="#1f3a5f"/>
 <path d="M20 14h8v15l13-15h10L36 31l16 19H42L28 33v17h-8z" fill="#fff"/>
 </svg>

@@ -118,7 +118,7 @@ const ERROR_CODES: ErrorCode[] = [
   {
     status: 401,
     code: "session_expired",
-    when: "the dashboard session of the cookie is unknown or expired",
+    when: "the dashboard session of the cookie is unknown or expired, or `X-CSRF-Token` came without the cookie",
     on: always,
   },
   {

@@ -1,4 +1,4 @@
-import { authHeaders, reportExpired } from "./auth-state.ts";
+import { authHeaders, reportRefusal } from "./auth-state.ts";
 import { apiError, networkError, unexpectedAnswer } from "./errors.ts";
 
 /** The accounts API under /dashboard/api (dashboard contract §1). */
@@ -19,9 +19,26 @@ export interface SessionBody {
   workspaces: WorkspaceSummary[];
 }
 
+/** A pending invitation as its token shows it (POST /dashboard/api/invitations/lookup). */
+export interface InvitationPreview {
+  email: string;
+  role: Role;
+  workspace: { id: string; name: string };
+  expires_at: string;
+}
+
 const BASE = "/dashboard/api";
 
-async function call<T>(method: "GET" | "POST", path: string, body?: Record<string, unknown>): Promise<T> {
+/**
+ * A request of the accounts API. `session`: made with the signed-in session (not sign-in or
+ * sign-up, whose 401 is a wrong password), so that a 401 signs the dashboard out.
+ */
+async function call<T>(
+  method: "GET" | "POST",
+  path: string,
+  body?: Record<string, unknown>,
+  session = false,
+): Promise<T> {
   let response: Response;
   try {
     response = await fetch(`${BASE}${path}`, {
@@ -42,7 +59,7 @@ async function call<T>(method: "GET" | "POST", path: string, body?: Record<strin
   if (!json || typeof json !== "object") throw unexpectedAnswer(response.status);
   if (!response.ok) {
     const error = apiError(response.status, json.error ?? {}, response);
-    if (error.code === "session_expired") reportExpired();
+    if (session) reportRefusal(error);
     throw error;
   }
   return json;
@@ -55,6 +72,7 @@ export const accounts = {
     call<SessionBody>("POST", "/sign-up", input),
   signOut: () => call<void>("POST", "/sign-out", {}),
   changePassword: (input: { current_password: string; new_password: string }) =>
-    call<void>("POST", "/password", input),
-  acceptInvitation: (token: string) => call<SessionBody>("POST", "/invitations/accept", { token }),
+    call<void>("POST", "/password", input, true),
+  lookupInvitation: (token: string) => call<InvitationPreview>("POST", "/invitations/lookup", { token }),
+  acceptInvitation: (token: string) => call<SessionBody>("POST", "/invitations/accept", { token }, true),
 };

@@ -32,6 +32,16 @@ export function reportExpired(): void {
   for (const listener of expiredListeners) listener();
 }
 
+/**
+ * What a refused session request tells the session: any 401 means the session is gone (expired,
+ * signed out elsewhere, or its cookie cleared: then the API answers `unauthenticated`, not
+ * `session_expired`), and `not_a_member` that the list of workspaces is stale.
+ */
+export function reportRefusal(error: { status: number; code: string }): void {
+  if (error.status === 401) reportExpired();
+  else if (error.code === "not_a_member") reportMembershipLost();
+}
+
 /** The API said the user is not a member of the workspace asked for (removed meanwhile): the session's list is stale. */
 export function onMembershipLost(listener: () => void): () => void {
   membershipListeners.add(listener);

@@ -59,8 +59,9 @@ export const unexpectedAnswer = (status: number) =>
 /** What a person should read for an error: the API's own message, with a hint for the common codes. */
 export function describe(error: unknown): string {
   if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
+  // The API's own "Retry after N seconds." gives way to the wait in words: said once.
   if (error.status === 429 && error.retryAfter)
-    return `${error.message} Try again in ${waitText(error.retryAfter)}.`;
+    return `${error.message.replace(/\s*Retry after \d+ seconds?\.?/i, "")} Try again in ${waitText(error.retryAfter)}.`;
   return error.message;
 }
 

@@ -1,5 +1,5 @@
 import type { TypedDocumentString } from "../generated/graphql.ts";
-import { authHeaders, reportExpired, reportMembershipLost } from "./auth-state.ts";
+import { authHeaders, reportRefusal } from "./auth-state.ts";
 import { ApiError, apiError, networkError, unexpectedAnswer } from "./errors.ts";
 
 /**
@@ -46,8 +46,7 @@ export async function graphql<TResult, TVariables extends Variables>(
       { ...first.extensions, message: first.message },
       response,
     );
-    if (error.code === "session_expired") reportExpired();
-    if (error.code === "not_a_member") reportMembershipLost();
+    reportRefusal(error);
     throw error;
   }
   if (!response.ok || body.data == null) throw unexpectedAnswer(response.status);

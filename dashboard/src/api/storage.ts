@@ -1,4 +1,4 @@
-import { authHeaders, reportExpired, reportMembershipLost } from "./auth-state.ts";
+import { authHeaders, reportRefusal } from "./auth-state.ts";
 import { type ApiError, apiError, networkError, unexpectedAnswer } from "./errors.ts";
 
 /**
@@ -47,8 +47,7 @@ function refusal(status: number, text: string, headers: Headers): ApiError {
   }
   if (!fields) return unexpectedAnswer(status);
   const error = apiError(status, fields, new Response(null, { headers }));
-  if (error.code === "session_expired") reportExpired();
-  if (error.code === "not_a_member") reportMembershipLost();
+  reportRefusal(error);
   return error;
 }
 

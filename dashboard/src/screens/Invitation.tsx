@@ -1,9 +1,11 @@
 import { useEffect, useState } from "react";
-import { accounts } from "../api/accounts.ts";
+import { accounts, type InvitationPreview } from "../api/accounts.ts";
 import {
   forgetInvitation,
+  joinedWorkspace,
   pendingInvitation,
   rememberInvitation,
+  roleInWords,
   tokenFromHash,
 } from "../invitation-token.ts";
 import { BASE, Link, useLocation } from "../router.tsx";
@@ -15,8 +17,9 @@ import { AuthCard, Page } from "../ui/Page.tsx";
 
 /**
  * The invitation link `/dashboard/invitations#token=inv_…`: the token is kept for this tab and
- * taken out of the address bar; a signed-in user accepts it here, a signed-out one signs in or
- * signs up first and comes back.
+ * taken out of the address bar; the invitation says which workspace and role it is for; a
+ * signed-in user accepts it here, a signed-out one signs in (and comes back) or signs up (and
+ * lands here, told what they joined).
  */
 export default function Invitation() {
   const session = useSession();
@@ -24,12 +27,24 @@ export default function Invitation() {
   const [token] = useState(() => tokenFromHash(hash) ?? pendingInvitation());
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
-  const [joined, setJoined] = useState<string | null>(null);
+  const [joined, setJoined] = useState(() => joinedWorkspace());
+  const [invited, setInvited] = useState<InvitationPreview | null>(null);
+
+  // Said once: a later visit to this screen does not repeat it.
+  useEffect(() => void joinedWorkspace(true), []);
 
   useEffect(() => {
     if (!token) return;
     rememberInvitation(token);
     if (location.hash) history.replaceState(null, "", location.pathname);
+    let current = true;
+    accounts.lookupInvitation(token).then(
+      (preview) => current && setInvited(preview),
+      (failure: unknown) => current && setError(failure),
+    );
+    return () => {
+      current = false;
+    };
   }, [token]);
 
   const accept = async () => {
@@ -42,7 +57,7 @@ export default function Invitation() {
       const added = body.workspaces.find((w) => !before.has(w.id));
       forgetInvitation();
       session.apply(body, added?.id);
-      setJoined(added?.name ?? "the workspace");
+      setJoined({ workspace: added?.name ?? "the workspace", role: added?.role ?? "member" });
     } catch (failure) {
       setError(failure);
     } finally {
@@ -50,22 +65,28 @@ export default function Invitation() {
     }
   };
 
-  const content = !token ? (
-    <p>This invitation link is incomplete. Open the exact link you were sent, or ask for a new invitation.</p>
-  ) : joined ? (
+  const about = invited ? (
+    <>
+      You have been invited to join <strong>{invited.workspace.name}</strong> as {roleInWords(invited.role)}.
+    </>
+  ) : (
+    "You have been invited to a Kontor workspace."
+  );
+  const content = joined ? (
     <>
       <div className="banner banner-notice" role="status">
-        You joined {joined}.
+        You joined {joined.workspace} as {roleInWords(joined.role)}.
       </div>
       <p>
         <Link to={BASE}>Go to its overview</Link>
       </p>
     </>
+  ) : !token ? (
+    <p>This invitation link is incomplete. Open the exact link you were sent, or ask for a new invitation.</p>
   ) : session.status === "signed-in" ? (
     <>
       <p>
-        You have been invited to a Kontor workspace. Accept it as <strong>{session.body?.user?.email}</strong>
-        ?
+        {about} Accept it as <strong>{session.body?.user?.email}</strong>?
       </p>
       <ErrorBanner error={error} />
       <Actions>
@@ -77,9 +98,10 @@ export default function Invitation() {
   ) : (
     <>
       <p>
-        You have been invited to a Kontor workspace. Sign in to accept it, or create an account with the
-        e-mail address the invitation was sent to.
+        {about} Sign in to accept it, or create an account with the e-mail address the invitation was sent to
+        {invited ? ` (${invited.email})` : ""}.
       </p>
+      <ErrorBanner error={error} />
       <Actions>
         <Link className="button button-secondary" to={`${BASE}/sign-up`}>
           Create an account

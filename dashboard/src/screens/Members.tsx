@@ -2,6 +2,7 @@ import { useState } from "react";
 import { useMutation, useQuery } from "../api/hooks.ts";
 import {
   InvitationsDocument,
+  type InvitationsQuery,
   InviteMemberDocument,
   MembersDocument,
   type MembershipRole,
@@ -22,6 +23,15 @@ import { SecretBox } from "../ui/SecretBox.tsx";
 import { Table } from "../ui/Table.tsx";
 
 type Member = MembersQuery["members"][number];
+type Invitation = InvitationsQuery["invitations"][number];
+
+/** What each role may do, said when a role changes. */
+const ROLE_POWERS: Record<MembershipRole, string> = {
+  owner: "Owners manage keys, webhooks, agents and members, and may remove other owners.",
+  member: "Members work with the business data and logs, but manage no keys, webhooks, agents or members.",
+};
+
+const roleName = (role: MembershipRole) => (role === "owner" ? "an owner" : "a member");
 
 const ROLES: { value: MembershipRole; label: string }[] = [
   { value: "member", label: "Member" },
@@ -36,22 +46,11 @@ export default function Members() {
   const { isOwner } = session;
   const members = useQuery(MembersDocument, {});
   const invitations = useQuery(InvitationsDocument, {}, { skip: !isOwner });
-  const [update, updating] = useMutation(UpdateMemberDocument);
-  const [revokeInvitation, revokingInvitation] = useMutation(RevokeInvitationDocument);
+  const [changing, setChanging] = useState<{ member: Member; role: MembershipRole } | null>(null);
+  const [revoking, setRevoking] = useState<Invitation | null>(null);
   const [removing, setRemoving] = useState<Member | null>(null);
   const [notice, setNotice] = useState("");
   const me = session.body?.user?.id;
-
-  const changeRole = async (member: Member, role: MembershipRole) => {
-    setNotice("");
-    const result = await update({ user_id: member.user_id, role });
-    if (!result) return;
-    setNotice(
-      `${result.updateMember.email} is now ${result.updateMember.role === "owner" ? "an owner" : "a member"}.`,
-    );
-    members.reload();
-    if (member.user_id === me) void session.reload();
-  };
 
   return (
     <Page title="Members">
@@ -61,7 +60,6 @@ export default function Members() {
         </div>
       )}
       <Notice>{notice}</Notice>
-      <ErrorBanner error={updating.error} />
       <Panel title="People in this workspace">
         <ErrorBanner error={members.error} />
         {members.loading && !members.data && <Loading />}
@@ -87,8 +85,11 @@ export default function Members() {
                     className="compact-field"
                     options={ROLES}
                     value={member.role}
-                    disabled={!isOwner || updating.pending}
-                    onChange={(event) => void changeRole(member, event.target.value as MembershipRole)}
+                    disabled={!isOwner}
+                    onChange={(event) => {
+                      setNotice("");
+                      setChanging({ member, role: event.target.value as MembershipRole });
+                    }}
                   />
                 ),
               },
@@ -115,7 +116,7 @@ export default function Members() {
       <InvitePanel disabled={!isOwner} onInvited={() => invitations.reload()} />
       {isOwner && (
         <Panel title="Pending invitations">
-          <ErrorBanner error={invitations.error ?? revokingInvitation.error} />
+          <ErrorBanner error={invitations.error} />
           {invitations.loading && !invitations.data && <Loading />}
           {invitations.data && (
             <Table
@@ -138,14 +139,10 @@ export default function Members() {
                     <div className="row-actions">
                       <Button
                         variant="danger"
-                        busy={revokingInvitation.pending}
                         aria-label={`Revoke the invitation of ${invitation.email}`}
-                        onClick={async () => {
-                          const result = await revokeInvitation({ id: invitation.id });
-                          if (result) {
-                            setNotice(`The invitation of ${result.revokeInvitation.email} was revoked.`);
-                            invitations.reload();
-                          }
+                        onClick={() => {
+                          setNotice("");
+                          setRevoking(invitation);
                         }}
                       >
                         Revoke
@@ -158,6 +155,45 @@ export default function Members() {
           )}
         </Panel>
       )}
+      <ConfirmDialog
+        subject={changing}
+        title={changing ? `Make ${changing.member.email} ${roleName(changing.role)}?` : "Change role?"}
+        label="Change role"
+        confirm={changing?.role === "owner" ? "Make owner" : "Make member"}
+        variant="primary"
+        mutation={UpdateMemberDocument}
+        variables={({ member, role }) => ({ user_id: member.user_id, role })}
+        onClose={() => setChanging(null)}
+        onDone={({ updateMember }, { member }) => {
+          setChanging(null);
+          setNotice(`${updateMember.email} is now ${roleName(updateMember.role)}.`);
+          members.reload();
+          if (member.user_id === me) void session.reload();
+        }}
+      >
+        <p>
+          {changing && ROLE_POWERS[changing.role]}
+          {changing?.member.user_id === me && changing?.role === "member"
+            ? " You will no longer manage this workspace."
+            : ""}
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        subject={revoking}
+        title={`Revoke the invitation of ${revoking?.email ?? "this person"}?`}
+        label="Revoke invitation"
+        confirm="Revoke invitation"
+        mutation={RevokeInvitationDocument}
+        variables={(invitation) => ({ id: invitation.id })}
+        onClose={() => setRevoking(null)}
+        onDone={({ revokeInvitation }) => {
+          setRevoking(null);
+          setNotice(`The invitation of ${revokeInvitation.email} was revoked.`);
+          invitations.reload();
+        }}
+      >
+        <p>Its link stops working at once. You can invite them again later.</p>
+      </ConfirmDialog>
       <ConfirmDialog
         subject={removing}
         title={`Remove ${removing?.email ?? "member"}?`}

@@ -1,6 +1,6 @@
-import { useState } from "react";
-import { accounts } from "../api/accounts.ts";
-import { forgetInvitation, pendingInvitation } from "../invitation-token.ts";
+import { useEffect, useState } from "react";
+import { accounts, type InvitationPreview } from "../api/accounts.ts";
+import { forgetInvitation, pendingInvitation, rememberJoined, roleInWords } from "../invitation-token.ts";
 import { BASE, Link, navigate } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { Button } from "../ui/Button.tsx";
@@ -9,7 +9,11 @@ import { TextField } from "../ui/Field.tsx";
 import { Actions, Form } from "../ui/Form.tsx";
 import { AuthCard } from "../ui/Page.tsx";
 
-/** A new user and their own workspace on the free plan; with an invitation pending, they join its workspace too. */
+/**
+ * A new user and their own workspace on the free plan. From an invitation link, the invited address
+ * is filled in (and kept), and the user joins the inviting workspace instead: a workspace of their
+ * own too only when they name one.
+ */
 export default function SignUp() {
   const session = useSession();
   const [email, setEmail] = useState("");
@@ -17,7 +21,24 @@ export default function SignUp() {
   const [workspaceName, setWorkspaceName] = useState("");
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
-  const invitation = pendingInvitation();
+  const [invitation] = useState(pendingInvitation);
+  const [invited, setInvited] = useState<InvitationPreview | null>(null);
+
+  useEffect(() => {
+    if (!invitation) return;
+    let current = true;
+    accounts.lookupInvitation(invitation).then(
+      (preview) => {
+        if (!current) return;
+        setInvited(preview);
+        setEmail(preview.email);
+      },
+      (failure: unknown) => current && setError(failure),
+    );
+    return () => {
+      current = false;
+    };
+  }, [invitation]);
 
   const submit = async () => {
     setBusy(true);
@@ -29,9 +50,13 @@ export default function SignUp() {
         ...(workspaceName.trim() && { workspace_name: workspaceName.trim() }),
         ...(invitation && { invitation_token: invitation }),
       });
+      const joined = invited && body.workspaces.find((w) => w.id === invited.workspace.id);
       if (invitation) forgetInvitation();
-      session.apply(body);
-      navigate(BASE, { replace: true });
+      session.apply(body, joined ? joined.id : undefined);
+      if (joined) {
+        rememberJoined(joined.name, joined.role);
+        navigate(`${BASE}/invitations`, { replace: true });
+      } else navigate(BASE, { replace: true });
     } catch (failure) {
       setError(failure);
     } finally {
@@ -43,7 +68,14 @@ export default function SignUp() {
     <AuthCard title="Create your account">
       {invitation && (
         <p className="muted">
-          Use the e-mail address the invitation was sent to: you join its workspace as you sign up.
+          {invited ? (
+            <>
+              You join <strong>{invited.workspace.name}</strong> as {roleInWords(invited.role)} as you sign
+              up, with the address the invitation was sent to.
+            </>
+          ) : (
+            "Use the e-mail address the invitation was sent to: you join its workspace as you sign up."
+          )}
         </p>
       )}
       <ErrorBanner error={error} fields={["email", "password", "workspace_name"]} />
@@ -55,6 +87,8 @@ export default function SignUp() {
           autoComplete="email"
           required
           maxLength={254}
+          readOnly={invited !== null}
+          hint={invited ? "The invitation was sent to this address: the account gets it." : undefined}
           value={email}
           error={fieldError(error, "email")}
           onChange={(e) => setEmail(e.target.value)}
@@ -77,7 +111,11 @@ export default function SignUp() {
           name="workspace"
           autoComplete="organization"
           maxLength={100}
-          hint="Optional: your workspace on the free plan. You can be invited to others."
+          hint={
+            invited
+              ? `Optional: leave it empty to join ${invited.workspace.name} only; a name makes a workspace of your own too.`
+              : "Optional: your workspace on the free plan. You can be invited to others."
+          }
           value={workspaceName}
           error={fieldError(error, "workspace_name")}
           onChange={(e) => setWorkspaceName(e.target.value)}

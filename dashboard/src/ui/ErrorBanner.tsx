@@ -68,10 +68,10 @@ export function RoleNote({ children }: { children: ReactNode }) {
 
 /**
  * The error of one field, when an API error's `param` names it (a GraphQL argument's own name, or
- * the field of an `input` object: `input.name` is the field `name`).
+ * the field of an `input` object: `input.name` is the field `name`), or one of its items (`scopes[2]`).
  */
 export function fieldError(error: unknown, param: string): string | undefined {
-  return error instanceof ApiError && (error.param === param || error.param === `input.${param}`)
-    ? error.message
-    : undefined;
+  if (!(error instanceof ApiError) || error.param === undefined) return undefined;
+  const name = error.param.replace(/^input\./, "");
+  return name === param || name.startsWith(`${param}[`) ? error.message : undefined;
 }

@@ -303,7 +303,7 @@ e2e("claims are bound to their person", (server) => {
       expect(await page.locator("main").innerText()).toContain(`An agent asks to work for ${alice.email}.`);
       await signIn(page, mallory.email);
       await expect(page.locator("h1").textContent()).resolves.toBe("This request is for someone else");
-      await expect(page.locator(".message.warn").innerText()).resolves.toBe(
+      await expect(page.locator(".banner-warn").innerText()).resolves.toBe(
         `This request is for ${alice.email}.`,
       );
       const body = await page.locator("main").innerText();
@@ -356,7 +356,7 @@ e2e("claims are bound to their person", (server) => {
       const { context, page } = await openPage();
       await page.goto(agent.claim.verification_uri);
       await signIn(page, mallory.email);
-      await expect(page.locator(".message.warn").innerText()).resolves.toBe(
+      await expect(page.locator(".banner-warn").innerText()).resolves.toBe(
         `This request is for ${alice.email}.`,
       );
       await page.click("button:has-text('Deny')");

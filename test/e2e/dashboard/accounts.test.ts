@@ -413,7 +413,7 @@ e2e("dashboard accounts", (server) => {
       expect((await client().signIn(user.email, next)).status).toBe(200);
     });
 
-    it("refuses a wrong current password, a bad new one, no session and no CSRF token; nothing changes", async () => {
+    it("refuses a wrong current password, a bad new one, the current one again, no session and no CSRF token; nothing changes", async () => {
       const user = await existingUser(db());
       const here = client();
       await here.signIn(user.email);
@@ -428,6 +428,12 @@ e2e("dashboard accounts", (server) => {
         "validation_failed",
         "current_password",
       );
+      const same = await here.api("POST", "/password", {
+        current_password: PASSWORD,
+        new_password: PASSWORD,
+      });
+      expectError(same, 400, "invalid_request_error", "validation_failed", "new_password");
+      expect(same.json.error.message).toBe("The new password must differ from the current one.");
       expectError(
         await here.api("POST", "/password", { current_password: PASSWORD, new_password: "too short" }),
         400,
@@ -492,6 +498,7 @@ e2e("dashboard accounts", (server) => {
       expect(url).toMatch(new RegExp(`^${server().url}/dashboard/invitations#token=inv_[0-9A-Za-z]{43}$`));
       return {
         owner,
+        dashboard,
         token: url.slice(url.indexOf("#token=") + 7),
         id: made.json.data.inviteMember.invitation.id as string,
       };
@@ -580,9 +587,9 @@ e2e("dashboard accounts", (server) => {
       expect(await db().membership.count({ where: { userId: stranger.userId } })).toBe(1);
     });
 
-    it("sign-up with an invitation_token joins that workspace too; a bad token creates no account", async () => {
+    it("looks an invitation up by its token for the sign-up form; sign-up with it joins that workspace only (one of their own only with workspace_name); a bad token creates no account", async () => {
       const email = unique("newcomer");
-      const { owner, token } = await invite(email, "owner");
+      const { owner, token, dashboard } = await invite(email, "owner");
       const before = await userCount();
       const wrongPerson = client();
       expectError(
@@ -594,14 +601,60 @@ e2e("dashboard accounts", (server) => {
       );
       expect(await userCount()).toBe(before);
 
+      // What the sign-up form fills in: the invited address, the role and the workspace.
+      const found = await wrongPerson.api("POST", "/invitations/lookup", { token });
+      expect(found.status, found.text).toBe(200);
+      expect(found.headers.get("cache-control")).toBe("no-store");
+      expect(found.json).toEqual({
+        email: email.toLowerCase(),
+        role: "owner",
+        workspace: { id: owner.workspaceId, name: "Inviting Co" },
+        expires_at: expect.any(String),
+      });
+      expectError(
+        await wrongPerson.api("POST", "/invitations/lookup", { token: "inv_nope" }),
+        400,
+        "invalid_request_error",
+        "invitation_invalid",
+        "token",
+      );
+      expectError(
+        await wrongPerson.api("POST", "/invitations/lookup", { token }, { csrf: null }),
+        403,
+        "permission_error",
+        "csrf_failed",
+      );
+
       const newcomer = client();
       const answer = await newcomer.signUp({ email, password: PASSWORD, invitation_token: token });
       expect(answer.status, answer.text).toBe(201);
       expect(answer.json.workspaces).toEqual([
-        expect.objectContaining({ plan: "free", role: "owner" }),
         { id: owner.workspaceId, name: "Inviting Co", plan: "pro", role: "owner" },
       ]);
       expect(await userCount()).toBe(before + 1);
+      expect(await db().membership.count({ where: { userId: answer.json.user.id } })).toBe(1);
+
+      // Asked for: a workspace of their own as well.
+      const second = unique("newcomer-own");
+      const made = await dashboard.graphql(
+        `mutation($input: InviteMemberInput!) { inviteMember(input: $input) { accept_url } }`,
+        { input: { email: second, role: "member" } },
+      );
+      const url = made.json.data.inviteMember.accept_url as string;
+      const withOwn = await newcomer.signUp({
+        email: second,
+        password: PASSWORD,
+        invitation_token: url.slice(url.indexOf("#token=") + 7),
+        workspace_name: "My Own Place",
+      });
+      expect(withOwn.status, withOwn.text).toBe(201);
+      expect(withOwn.json.workspaces).toHaveLength(2);
+      expect(withOwn.json.workspaces).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ name: "My Own Place", plan: "free", role: "owner" }),
+          { id: owner.workspaceId, name: "Inviting Co", plan: "pro", role: "member" },
+        ]),
+      );
     });
   });
 });

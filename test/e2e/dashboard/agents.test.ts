@@ -384,6 +384,70 @@ e2e("the dashboard's agents", (server) => {
     await dashboard.close();
   });
 
+  it("explains ID-JAG in a sentence where it appears, linking /auth.md and the API reference", async () => {
+    const dashboard = await openAgents(owner);
+    const { page } = dashboard;
+    const intro = page.getByTestId("id-jag-intro");
+    expect(await intro.textContent()).toMatch(/An ID-JAG \(Identity Assertion JWT Authorization Grant\) is /);
+    const guide = intro.getByRole("link", { name: "the agents' guide (auth.md)" });
+    expect(await guide.getAttribute("href")).toBe("/auth.md");
+    expect(await intro.getByRole("link", { name: "API reference" }).getAttribute("href")).toBe("/docs");
+    const served = await fetch(`${server().url}/auth.md`);
+    expect(served.status).toBe(200);
+    expect(await served.text()).toContain("identity_assertion");
+    await dashboard.close();
+  });
+
+  it("gives the claim page (/agent/claim) the dashboard's look: its fonts, colours, card and buttons", async () => {
+    const dashboard = await openAgents(owner);
+    const { page } = dashboard;
+    // The dashboard's look, read from its sign-in card…
+    const claimed = await registerServiceAuth(server(), owner.email, { agent_name: "Styled agent" });
+    const signedOut = await openDashboard(browser, server());
+    await signedOut.goto("/dashboard/sign-in");
+    const expected = await signedOut.page.evaluate(() => {
+      const style = (selector: string) => getComputedStyle(document.querySelector(selector)!);
+      const c = style(".auth-card");
+      const b = style(".button-primary");
+      const paper = getComputedStyle(document.body).backgroundColor;
+      return {
+        font: getComputedStyle(document.body).fontFamily,
+        ink: getComputedStyle(document.body).color,
+        page:
+          paper === "rgba(0, 0, 0, 0)" ? getComputedStyle(document.documentElement).backgroundColor : paper,
+        card: [c.backgroundColor, c.borderTopColor, c.borderTopWidth, c.borderTopLeftRadius],
+        button: [b.backgroundColor, b.color, b.borderTopLeftRadius, b.fontWeight],
+        brand: style(".auth-card .brand").color,
+      };
+    });
+    await signedOut.close();
+
+    // …and the claim page's, signed in with the same session: the agent asks the owner.
+    const claim = new URL(claimed.claim.verification_uri);
+    // The claim page links no icon (it loads nothing): Chromium asks for /favicon.ico and gets a 404.
+    dashboard.allowErrors(/favicon\.ico/);
+    await page.goto(`${claim.pathname}${claim.search}`);
+    await page.getByRole("button", { name: "Approve" }).waitFor();
+    const claimLook = await page.evaluate(() => {
+      const style = (selector: string) => getComputedStyle(document.querySelector(selector)!);
+      const c = style(".auth-card");
+      const b = style("button.button-primary");
+      const paper = getComputedStyle(document.body).backgroundColor;
+      return {
+        font: getComputedStyle(document.body).fontFamily,
+        ink: getComputedStyle(document.body).color,
+        page:
+          paper === "rgba(0, 0, 0, 0)" ? getComputedStyle(document.documentElement).backgroundColor : paper,
+        card: [c.backgroundColor, c.borderTopColor, c.borderTopWidth, c.borderTopLeftRadius],
+        button: [b.backgroundColor, b.color, b.borderTopLeftRadius, b.fontWeight],
+        brand: style(".brand").color,
+      };
+    });
+    expect(claimLook).toEqual(expected);
+    await screenshots(page, "claim-page");
+    await dashboard.close();
+  });
+
   describe("as a member", () => {
     it("sees agent access, the limits, providers and agents, with every change disabled and the reason given; forced, the API's owner_required message shows and nothing changes", async () => {
       const crewOwner = await createUser(server(), {

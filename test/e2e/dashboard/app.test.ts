@@ -269,6 +269,7 @@ e2e("the dashboard app", (server) => {
       await alert.waitFor();
       expect(await alert.textContent()).toContain("The e-mail or password is not right.");
       expect(await alert.getAttribute("data-code")).toBe("invalid_credentials");
+      expect(await alert.innerText()).not.toContain("invalid_credentials");
       // The password field is emptied for the next try; the e-mail stays.
       expect(await page.getByLabel("Password").inputValue()).toBe("");
       expect(await page.getByLabel("E-mail").inputValue()).toBe(user.email);
@@ -284,7 +285,14 @@ e2e("the dashboard app", (server) => {
         if ((await alert.getAttribute("data-code")) === "rate_limit_exceeded") break;
       }
       expect(await alert.getAttribute("data-code")).toBe("rate_limit_exceeded");
-      expect(await alert.textContent()).toMatch(/Try again in \d+ (seconds?|minutes)\./);
+      // The wait is said once, in words; the code and request id wait behind Details.
+      const message = (await alert.locator(".banner-message").textContent())!;
+      expect(message).toMatch(
+        /^Too many sign-in attempts from here\. Try again in \d+ (seconds?|minutes)\.$/,
+      );
+      expect(await alert.innerText()).not.toMatch(/rate_limit_exceeded|req_/);
+      await alert.getByText("Details").click();
+      expect(await alert.innerText()).toMatch(/rate_limit_exceeded.*req_/s);
       await dashboard.close();
     });
 
@@ -355,6 +363,42 @@ e2e("the dashboard app", (server) => {
       await dashboard.close();
     });
 
+    it("sends the user to sign-in, with the way back, on any 401: the cookie cleared under a GraphQL screen and under the password form", async () => {
+      const user = await createUser(server(), { label: "cleared" });
+      const dashboard = await openDashboard(browser(), server());
+      const { page, context } = dashboard;
+      await signInUi(dashboard, user.email);
+      dashboard.allowErrors(/status of 401/);
+      const toSignIn = async (next: string) => {
+        await page.getByRole("heading", { level: 1, name: "Sign in" }).waitFor();
+        expect(new URL(page.url()).searchParams.get("next")).toBe(next);
+        // Signed out for real: no header of the signed-in frame, no API-key wording.
+        expect(await page.getByTestId("user-email").count()).toBe(0);
+        expect(await page.locator("body").innerText()).not.toMatch(/API key|Bearer/);
+      };
+
+      // No cookie at all: /graphql's 401 is whatever code, and the app signs out.
+      await context.clearCookies();
+      await page.getByRole("link", { name: "Members" }).click();
+      await toSignIn("/dashboard/members");
+      await page.getByLabel("E-mail").fill(user.email);
+      await page.getByLabel("Password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { level: 1, name: "Members" }).waitFor();
+      await page.getByRole("table", { name: "Members" }).waitFor();
+
+      // An account request (401 session_required) does the same.
+      await page.getByRole("link", { name: "Account" }).click();
+      await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();
+      await context.clearCookies();
+      await page.getByLabel("Current password").fill(PASSWORD);
+      await page.getByLabel("New password", { exact: true }).fill("another long passphrase");
+      await page.getByLabel("Repeat the new password").fill("another long passphrase");
+      await page.getByRole("button", { name: "Change password" }).click();
+      await toSignIn("/dashboard/account");
+      await dashboard.close();
+    });
+
     it("refuses a request of the signed-in page without the X-CSRF-Token header (403 csrf_failed), or with a wrong one", async () => {
       const user = await createUser(server(), { label: "csrf" });
       const dashboard = await openDashboard(browser(), server());
@@ -404,6 +448,41 @@ e2e("the dashboard app", (server) => {
       await dashboard.close();
     });
 
+    it("tells a signed-in user in GraphiQL (/graphql) to paste an API key in its headers tab, and a dashboard fetch what it lacks", async () => {
+      const user = await createUser(server(), { label: "graphiql" });
+      const dashboard = await openDashboard(browser(), server());
+      const { page } = dashboard;
+      await signInUi(dashboard, user.email);
+      dashboard.allowErrors(/status of 403/);
+      // GraphiQL's page asks for a favicon the server does not have.
+      dashboard.allowErrors(/favicon\.ico/);
+      await page.goto("/graphql");
+      await page.locator(".graphiql-container").first().waitFor();
+      await page.locator(".graphiql-execute-button").click();
+      const result = page.locator(".result-window");
+      await expect.poll(() => result.textContent(), { timeout: 15_000 }).toContain("csrf_failed");
+      const shown = (await result.textContent())!;
+      expect(shown).toContain("GraphiQL");
+      expect(shown).toContain("Headers");
+      expect(shown).toContain("Authorization");
+      expect(shown).toContain("Bearer");
+      expect(shown).not.toContain("reload the dashboard");
+
+      // A dashboard fetch is told what it lacks: the session's token in X-CSRF-Token.
+      const answer = await page.evaluate(async () => {
+        const response = await fetch("/graphql", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ query: "{ workspace { id } }" }),
+        });
+        return (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+      });
+      expect(answer.errors[0]!.extensions.code).toBe("csrf_failed");
+      expect(answer.errors[0]!.message).toContain("X-CSRF-Token");
+      expect(answer.errors[0]!.message).toContain("csrf_token");
+      await dashboard.close();
+    });
+
     it("changes the password: a wrong current one is refused under its field; then other sessions end and the new one signs in", async () => {
       const user = await createUser(server(), { label: "password" });
       const other = await signInApi(server(), user.email);
@@ -447,6 +526,45 @@ e2e("the dashboard app", (server) => {
       await signInApi(server(), user.email, newPassword);
       await dashboard.close();
     });
+
+    it("refuses a new password equal to the current one, and a wrong current one: each in plain words, once, under its field", async () => {
+      const user = await createUser(server(), { label: "samepw" });
+      const dashboard = await openDashboard(browser(), server());
+      const { page } = dashboard;
+      await signInUi(dashboard, user.email);
+      await page.getByRole("link", { name: "Account" }).click();
+      await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();
+      dashboard.allowErrors(/status of 400/);
+      const errorUnder = (label: string) =>
+        page
+          .locator(".field")
+          .filter({ has: page.getByLabel(label, { exact: true }) })
+          .locator(".field-error");
+
+      await page.getByLabel("Current password").fill(PASSWORD);
+      await page.getByLabel("New password", { exact: true }).fill(PASSWORD);
+      await page.getByLabel("Repeat the new password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Change password" }).click();
+      await errorUnder("New password").waitFor();
+      expect(await errorUnder("New password").textContent()).toBe(
+        "The new password must differ from the current one.",
+      );
+      expect(await page.getByText("must differ from the current one").count()).toBe(1);
+      expect(await page.locator(".banner-error").count()).toBe(0);
+      // The API kept the password.
+      await signInApi(server(), user.email, PASSWORD);
+
+      await page.getByLabel("Current password").fill("this is not my password");
+      await page.getByLabel("New password", { exact: true }).fill("a different passphrase");
+      await page.getByLabel("Repeat the new password").fill("a different passphrase");
+      await page.getByRole("button", { name: "Change password" }).click();
+      await errorUnder("Current password").waitFor();
+      expect(await errorUnder("Current password").textContent()).toBe("The current password is not right.");
+      expect(await page.getByText("password is not right").count()).toBe(1);
+      expect(await page.locator("main").innerText()).not.toContain("current_password");
+      expect(await page.locator(".banner-error").count()).toBe(0);
+      await dashboard.close();
+    });
   });
 
   describe("workspaces and invitations", () => {
@@ -477,7 +595,7 @@ e2e("the dashboard app", (server) => {
       expect(new URL(page.url()).hash).toBe("");
       await screenshots(page, "invitation");
       await page.getByRole("button", { name: "Accept invitation" }).click();
-      await page.getByText("You joined Inviting Co.").waitFor();
+      await page.getByText("You joined Inviting Co as a member.").waitFor();
 
       // Now acting in the workspace joined: a member there.
       const switcher = page.getByLabel("Workspace");
@@ -511,7 +629,7 @@ e2e("the dashboard app", (server) => {
       await dashboard.close();
     });
 
-    it("keeps an invitation through sign-up: the new user joins the inviting workspace", async () => {
+    it("keeps an invitation through sign-up: the invited address filled in, the new user joins the inviting workspace only, and is told so", async () => {
       const owner = await createUser(server(), { label: "inviter2", workspaceName: "Welcoming Ltd" });
       const email = uniqueEmail("newcomer");
       const ownerSession = await signInApi(server(), owner.email);
@@ -527,16 +645,29 @@ e2e("the dashboard app", (server) => {
       await page.goto(`${link.pathname}${link.hash}`);
       await page.getByRole("heading", { level: 1, name: "Invitation" }).waitFor();
       await screenshots(page, "invitation-signed-out");
+      await page.getByText("Welcoming Ltd").first().waitFor();
       await page.getByRole("link", { name: "Create an account" }).click();
       await page.getByRole("heading", { level: 1, name: "Create your account" }).waitFor();
-      await page.getByText("Use the e-mail address the invitation was sent to").waitFor();
-      await page.getByLabel("E-mail").fill(email);
+      // The invited address, filled in and kept: it is the one the account gets.
+      const address = page.getByLabel("E-mail");
+      await expect.poll(() => address.inputValue()).toBe(email);
+      expect(await address.getAttribute("readonly")).not.toBeNull();
+      await page.getByText("You join Welcoming Ltd as a member").waitFor();
       await page.getByLabel("Password").fill(PASSWORD);
+      await screenshots(page, "sign-up-invited");
       await page.getByRole("button", { name: "Create account" }).click();
-      await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
-      const options = await page.getByLabel("Workspace").locator("option").allTextContents();
-      expect(options).toHaveLength(2);
-      expect(options).toContain("Welcoming Ltd (member)");
+      await page.getByRole("status").filter({ hasText: "You joined Welcoming Ltd as a member." }).waitFor();
+      // Only the inviting workspace: no empty one of their own.
+      expect(await page.getByLabel("Workspace").locator("option").allTextContents()).toEqual([
+        "Welcoming Ltd (member)",
+      ]);
+      const created = await server().running.db.prisma.user.findUniqueOrThrow({
+        where: { email },
+        select: { memberships: { select: { workspaceId: true, role: true } } },
+      });
+      expect(created.memberships).toEqual([{ workspaceId: owner.workspaceId, role: "member" }]);
+      await page.getByRole("link", { name: "Go to its overview" }).click();
+      await expect.poll(() => page.locator("main").textContent()).toContain("Welcoming Ltd");
       await dashboard.close();
     });
 
@@ -562,7 +693,7 @@ e2e("the dashboard app", (server) => {
       await page.getByLabel("Password").fill(PASSWORD);
       await page.getByRole("button", { name: "Sign in" }).click();
       await page.getByRole("button", { name: "Accept invitation" }).click();
-      await page.getByText("You joined Signing In Co.").waitFor();
+      await page.getByText("You joined Signing In Co as an owner.").waitFor();
       expect(await page.getByLabel("Workspace").inputValue()).toBe(owner.workspaceId);
       expect(await page.getByLabel("Workspace").locator("option:checked").textContent()).toBe(
         "Signing In Co (owner)",

@@ -199,7 +199,7 @@ e2e("the dashboard's API keys", (server) => {
     // Both work during the grace period; the old one's row says when it ends.
     expect((await v1(first.secret, "/leads")).status).toBe(200);
     expect((await v1(second, "/leads")).status).toBe(200);
-    await expect.poll(() => page.getByText(/^Ends /).count()).toBe(1);
+    await expect.poll(() => page.getByText(/expires in/).count()).toBe(1);
     await page.getByRole("button", { name: "Done" }).click();
 
     // The new key rotated at once: it stops working, the newest works.
@@ -221,6 +221,86 @@ e2e("the dashboard's API keys", (server) => {
     expect((await v1(third, "/leads")).status).toBe(200);
     // The first key is still in its grace period.
     expect((await v1(first.secret, "/leads")).status).toBe(200);
+    await dashboard.close();
+  });
+
+  it('after a rotation with a grace period, tells the old key from the new one ("old key", the time left, buttons named by prefix), and the table fits 1280 px with its Actions in view', async () => {
+    const scopes = [
+      "leads.read",
+      "leads.write",
+      "clients.read",
+      "clients.write",
+      "invoices.read",
+      "invoices.write",
+    ];
+    const first = await keyViaApi("Grace sync", scopes);
+    const session = await signInApi(server(), owner.email);
+    const { rotateApiKey } = await sessionGraphql<{ rotateApiKey: { api_key: { prefix: string } } }>(
+      server(),
+      session,
+      "mutation($id: ID!) { rotateApiKey(id: $id, grace_seconds: 86400) { api_key { prefix } } }",
+      { id: first.api_key.id },
+    );
+    const dashboard = await openKeys();
+    const { page } = dashboard;
+    const rows = row(dashboard, "Grace sync");
+    await expect.poll(() => rows.count()).toBe(2);
+
+    // The old one says so, with the time it has left; the new one is plainly active.
+    const old = rows.filter({ hasText: first.api_key.prefix });
+    const fresh = rows.filter({ hasText: rotateApiKey.api_key.prefix });
+    expect(await old.textContent()).toMatch(/old key/i);
+    expect(await old.textContent()).toMatch(/expires in 2[34] h/);
+    expect(await fresh.textContent()).not.toMatch(/old key/i);
+    // Their buttons have names of their own: the prefix, and "old key" for the old one.
+    const revokeOld = page.getByRole("button", {
+      name: `Revoke “Grace sync” (old key ${first.api_key.prefix}…)`,
+      exact: true,
+    });
+    const revokeNew = page.getByRole("button", {
+      name: `Revoke “Grace sync” (${rotateApiKey.api_key.prefix}…)`,
+      exact: true,
+    });
+    expect(await revokeOld.count()).toBe(1);
+    expect(await revokeNew.count()).toBe(1);
+    await revokeOld.click();
+    const dialog = page.getByRole("dialog", { name: /old key/ });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain(first.api_key.prefix);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+
+    // No sideways scroll inside the table at 1280 px, and every action button is on screen.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const region = page
+      .locator(".table-scroll")
+      .filter({ has: page.getByRole("table", { name: "API keys" }) });
+    const overflow = await region.evaluate((element) => element.scrollWidth - element.clientWidth);
+    expect(overflow, "the keys table scrolls sideways at 1280 px").toBeLessThanOrEqual(0);
+    for (const button of [revokeOld, revokeNew]) {
+      const box = (await button.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(1280);
+    }
+    await screenshots(page, "keys-grace");
+    await dashboard.close();
+  });
+
+  it("refuses a blank name once, in plain words, under the Name field", async () => {
+    const dashboard = await openKeys();
+    const { page } = dashboard;
+    dashboard.allowErrors(/status of 400/);
+    await page.getByRole("button", { name: "Create key" }).click();
+    const dialog = page.getByRole("dialog", { name: "Create an API key" });
+    await dialog.getByLabel("Name").fill("   ");
+    await dialog.getByRole("button", { name: "Create key" }).click();
+    const under = dialog
+      .locator(".field")
+      .filter({ has: page.getByLabel("Name", { exact: true }) })
+      .locator(".field-error");
+    await under.waitFor();
+    expect(await under.textContent()).toBe("Name is required.");
+    expect(await page.getByText("is required").count()).toBe(1);
+    expect(await dialog.locator(".banner-error").count()).toBe(0);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
     await dashboard.close();
   });
 

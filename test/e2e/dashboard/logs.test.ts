@@ -17,6 +17,7 @@ import {
   readPng,
   screenshots,
   sessionGraphql,
+  settle,
   signInApi,
   signInUi,
   type TestUser,
@@ -224,9 +225,9 @@ e2e("the dashboard's request logs", (server) => {
     expect(await ms("logs-p50")).toBeCloseTo(stats.latency_ms.p50!, 2);
     expect(await ms("logs-p95")).toBeCloseTo(stats.latency_ms.p95!, 2);
 
-    // Four charts, each drawn on a canvas with a text alternative.
+    // Three charts drawn on a canvas with a text alternative, and the top endpoints as bars of text.
     const canvases = page.getByTestId("logs-charts").locator("canvas");
-    await expect.poll(() => canvases.count()).toBe(4);
+    await expect.poll(() => canvases.count()).toBe(3);
     expect(await canvases.first().getAttribute("aria-label")).toContain("31 requests, 7 errors");
 
     // The figures as tables: today's row and the top endpoints are the API's.
@@ -286,7 +287,7 @@ e2e("the dashboard's request logs", (server) => {
     const { page } = dashboard;
     await openLogs();
     const charts = page.getByTestId("logs-charts");
-    await expect.poll(() => charts.locator("canvas").count()).toBe(4);
+    await expect.poll(() => charts.locator("canvas").count()).toBe(3);
     const path = join(ARTIFACTS, "logs-charts-1280.png");
     await charts.screenshot({ path });
     const png = readPng(path);
@@ -303,6 +304,54 @@ e2e("the dashboard's request logs", (server) => {
     expect(count.p95, JSON.stringify(count)).toBeGreaterThan(300);
     // 24 successes to 7 failures today: more blue than red.
     expect(count.ok).toBeGreaterThan(count.failed * 2);
+  });
+
+  it("writes the top endpoints' labels whole at 1280 and 390 px, and keeps the page under 4,400 px tall on a phone", async () => {
+    const { page } = dashboard;
+    await openLogs();
+    await expect.poll(() => shownIds()).toHaveLength(25);
+    const list = page.getByRole("list", { name: "Top endpoints" });
+    await list.waitFor();
+    const expected = stats.top_endpoints.map((e) => `${e.method} ${e.route}`);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await settle(page);
+      const labels = await list.locator("li").evaluateAll((items) =>
+        items.map((item) => {
+          const label = item.querySelector<HTMLElement>(".logs-endpoint-label")!;
+          const box = label.getBoundingClientRect();
+          const frame = item.getBoundingClientRect();
+          return {
+            text: label.textContent,
+            title: label.title,
+            // Drawn whole: nothing hidden past its box, and its box inside the row.
+            clipped:
+              label.scrollWidth > label.clientWidth + 1 ||
+              box.left < frame.left - 1 ||
+              box.right > frame.right + 1,
+          };
+        }),
+      );
+      expect(labels.map((l) => l.text)).toEqual(expected);
+      expect(labels.map((l) => l.title)).toEqual(expected);
+      expect(
+        labels.filter((l) => l.clipped),
+        `labels cut at ${width} px`,
+      ).toEqual([]);
+    }
+    // On a phone (8,354 px before): 25 requests as compact cards of three lines (≤ 85 px each:
+    // 2,125 px), the filters (≤ 600 px), the traffic panel with its totals two by two, three charts
+    // of 170 px and the endpoint bars (≤ 1,400 px), the top bar and headings (≤ 275 px): 4,400 px.
+    const height = await page.evaluate(() => document.documentElement.scrollHeight);
+    expect(height, "the logs page's height at 390 px").toBeLessThanOrEqual(4_400);
+    const card = await page
+      .getByRole("region", { name: "Requests" })
+      .getByRole("row")
+      .nth(1)
+      .evaluate((row) => row.getBoundingClientRect().height);
+    expect(card, "a request's card at 390 px").toBeLessThanOrEqual(85);
+    await screenshots(page, "logs-phone");
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it("pages through every request with Load more, newest first, without duplicates", async () => {
@@ -524,7 +573,7 @@ e2e("the dashboard's request logs", (server) => {
         .poll(() => details.allTextContents())
         .toEqual(all.slice(0, 25).map((row) => row.request_id));
       expect(await page.getByTestId("logs-total").textContent()).toBe("31");
-      await expect.poll(() => page.getByTestId("logs-charts").locator("canvas").count()).toBe(4);
+      await expect.poll(() => page.getByTestId("logs-charts").locator("canvas").count()).toBe(3);
       // No key names for a member (apiKeys is owner-only): the key's id, shortened, and a text field for it.
       const cells = await page
         .getByRole("row")

@@ -54,7 +54,7 @@ e2e("the dashboard's members", (server) => {
     return link.inputValue();
   };
 
-  it("invites by e-mail: the accept link is shown once and listed as pending; the invitee joins with the role; roles change", async () => {
+  it("invites by e-mail: the accept link is shown once and listed as pending; the invitee joins with the role; roles change, each after a confirmation", async () => {
     const dashboard = await openMembers(owner);
     const { page } = dashboard;
     expect(await expectLabelled(page)).toEqual([
@@ -87,7 +87,7 @@ e2e("the dashboard's members", (server) => {
     await signInUi(joiner, invitee.email);
     await joiner.page.goto(url.replace(server().url, ""));
     await joiner.page.getByRole("button", { name: "Accept invitation" }).click();
-    await joiner.page.getByText("You joined The Team.").waitFor();
+    await joiner.page.getByText("You joined The Team as a member.").waitFor();
     await joiner.close();
 
     await page.reload();
@@ -96,12 +96,7 @@ e2e("the dashboard's members", (server) => {
     expect(await row.getByLabel(`Role of ${invitee.email}`).inputValue()).toBe("member");
     expect(await pending.getByRole("row").filter({ hasText: invitee.email }).count()).toBe(0);
 
-    // Made an owner, then a member again.
-    await row.getByLabel(`Role of ${invitee.email}`).selectOption("owner");
-    await page
-      .getByRole("status")
-      .filter({ hasText: `${invitee.email} is now an owner.` })
-      .waitFor();
+    // A role change asks first: cancelled, nothing changes.
     const session = await signInApi(server(), invitee.email);
     const viewer = () =>
       sessionGraphql<{ viewer: { role: string } }>(
@@ -111,8 +106,29 @@ e2e("the dashboard's members", (server) => {
         {},
         owner.workspaceId,
       );
+    const roleField = row.getByLabel(`Role of ${invitee.email}`);
+    await roleField.selectOption("owner");
+    const confirm = page.getByRole("dialog", { name: `Make ${invitee.email} an owner?` });
+    await confirm.waitFor();
+    await screenshots(page, "members-role-confirm");
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    expect(await page.getByRole("dialog").count()).toBe(0);
+    expect(await roleField.inputValue()).toBe("member");
+    expect((await viewer()).viewer.role).toBe("member");
+
+    // Made an owner, then a member again, each confirmed.
+    await roleField.selectOption("owner");
+    await confirm.getByRole("button", { name: "Make owner" }).click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: `${invitee.email} is now an owner.` })
+      .waitFor();
     expect((await viewer()).viewer.role).toBe("owner");
-    await row.getByLabel(`Role of ${invitee.email}`).selectOption("member");
+    await roleField.selectOption("member");
+    await page
+      .getByRole("dialog", { name: `Make ${invitee.email} a member?` })
+      .getByRole("button", { name: "Make member" })
+      .click();
     await page
       .getByRole("status")
       .filter({ hasText: `${invitee.email} is now a member.` })
@@ -150,9 +166,12 @@ e2e("the dashboard's members", (server) => {
     await page.reload();
     await memberRow(dashboard, owner.email).waitFor();
     await memberRow(dashboard, owner.email).getByLabel(`Role of ${owner.email}`).selectOption("member");
-    const lastOwner = page.locator('[role="alert"][data-code="invalid_state"]');
+    const demote = page.getByRole("dialog", { name: `Make ${owner.email} a member?` });
+    await demote.getByRole("button", { name: "Make member" }).click();
+    const lastOwner = demote.locator('[role="alert"][data-code="invalid_state"]');
     await lastOwner.waitFor();
     expect(await lastOwner.textContent()).toContain("The workspace needs at least one owner");
+    await demote.getByRole("button", { name: "Cancel" }).click();
     await page.reload();
     await memberRow(dashboard, owner.email).waitFor();
     expect(await memberRow(dashboard, owner.email).getByLabel(`Role of ${owner.email}`).inputValue()).toBe(
@@ -169,7 +188,7 @@ e2e("the dashboard's members", (server) => {
     await dashboard.close();
   });
 
-  it("revokes a pending invitation: its link no longer works", async () => {
+  it("revokes a pending invitation after a confirmation: its link no longer works", async () => {
     const email = uniqueEmail("revoked-invitee");
     const dashboard = await openMembers(owner);
     const { page } = dashboard;
@@ -180,7 +199,14 @@ e2e("the dashboard's members", (server) => {
       .filter({ hasText: email });
     await pending.waitFor();
     expect(await pending.locator("td").nth(1).textContent()).toBe("owner");
+    // Asked first: cancelled, it stays pending.
     await pending.getByRole("button", { name: `Revoke the invitation of ${email}` }).click();
+    const confirm = page.getByRole("dialog", { name: `Revoke the invitation of ${email}?` });
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    expect(await page.getByRole("dialog").count()).toBe(0);
+    expect(await pending.count()).toBe(1);
+    await pending.getByRole("button", { name: `Revoke the invitation of ${email}` }).click();
+    await confirm.getByRole("button", { name: "Revoke invitation" }).click();
     await page
       .getByRole("status")
       .filter({ hasText: `The invitation of ${email} was revoked.` })
@@ -252,7 +278,10 @@ e2e("the dashboard's members", (server) => {
       const role = page.getByLabel(`Role of ${member.email}`);
       await role.evaluate((select) => select.removeAttribute("disabled"));
       await role.selectOption("owner");
-      await expect.poll(() => page.locator('[role="alert"][data-code="owner_required"]').count()).toBe(1);
+      const promote = page.getByRole("dialog", { name: `Make ${member.email} an owner?` });
+      await promote.getByRole("button", { name: "Make owner" }).click();
+      await expect.poll(() => promote.locator('[role="alert"][data-code="owner_required"]').count()).toBe(1);
+      await promote.getByRole("button", { name: "Cancel" }).click();
 
       // The owner removes the member: the member's list of workspaces loses it.
       await owners.page.reload();

@@ -298,7 +298,7 @@ e2e("the dashboard's storage", (server) => {
     await dashboard.close();
   });
 
-  it("deletes a file after confirming; a bucket that still holds files is refused with the API's message; the emptied bucket is deleted", async () => {
+  it("deletes a file after confirming; a bucket that still holds files is refused with the API's message, naming it; the emptied bucket is deleted", async () => {
     const user = await createUser(server(), { label: "storage-delete" });
     const userApi = await api(user);
     const bucketId = await userApi.seed("old-stuff", [notes]);
@@ -315,9 +315,12 @@ e2e("the dashboard's storage", (server) => {
     const refusal = bucketDialog.getByRole("alert");
     await refusal.waitFor();
     expect(await refusal.getAttribute("data-code")).toBe("invalid_state");
-    expect(await refusal.textContent()).toContain(
-      `Bucket '${bucketId}' still holds 1 object(s): delete them first.`,
+    // Named by its name, in plain words, once.
+    expect(await refusal.locator(".banner-message").textContent()).toBe(
+      "Bucket 'old-stuff' still holds 1 object: delete it first.",
     );
+    expect(await refusal.textContent()).not.toContain(bucketId);
+    expect(await page.getByText("still holds").count()).toBe(1);
     await screenshots(page, "storage-bucket-not-empty");
     await bucketDialog.getByRole("button", { name: "Cancel" }).click();
     expect(await page.getByRole("dialog").count()).toBe(0);

@@ -370,7 +370,7 @@ e2e(
         expect((await visitor.graphql("{ viewer { user { id } } }")).json.data.viewer.user.id).toBe(
           user.userId,
         );
-        // The same token under the bare name is no session here.
+        // The same token under the bare name is no session here (a session's request, its cookie unknown).
         const token = visitor.cookies.get("__Host-kontor_session")!;
         const bare = await fetch(`${server().url}/graphql`, {
           method: "POST",
@@ -382,7 +382,7 @@ e2e(
           body: '{"query":"{ workspace { id } }"}',
         });
         expect(bare.status).toBe(401);
-        expect(((await bare.json()) as any).errors[0].extensions.code).toBe("unauthenticated");
+        expect(((await bare.json()) as any).errors[0].extensions.code).toBe("session_expired");
         const out = await visitor.api("POST", "/sign-out");
         expect(out.status).toBe(204);
         expect(out.headers.getSetCookie()).toEqual([

@@ -120,9 +120,12 @@ export default function Agents() {
       </Panel>
 
       <Panel title="Trusted ID-JAG providers">
-        <p className="muted">
-          Agents may register with an identity assertion (ID-JAG) from a provider trusted here; each user
-          confirms the first one once.
+        <p className="muted" data-testid="id-jag-intro">
+          An ID-JAG (Identity Assertion JWT Authorization Grant) is a signed token from your company's
+          identity provider vouching that an agent acts for one of its users, so that an agent holding one
+          from a provider trusted here registers without a pairing code (each user confirms it once). How
+          agents use it: <a href="/auth.md">the agents' guide (auth.md)</a>; the trusted-provider endpoints:{" "}
+          <a href="/docs">API reference</a>.
         </p>
         <ErrorBanner error={providers.error} />
         {providers.loading && !providers.data && <Loading />}

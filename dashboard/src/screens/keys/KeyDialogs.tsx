@@ -49,14 +49,14 @@ export function CreateKeyDialog({
   return (
     <Dialog open={open} title="Create an API key" onClose={close}>
       <Form onSubmit={submit} aria-label="Create an API key">
-        <ErrorBanner error={state.error} />
+        <ErrorBanner error={state.error} fields={["name", "scopes"]} />
         <TextField
           label="Name"
           required
           maxLength={200}
           hint="What the key is for, e.g. “Billing sync”."
           value={name}
-          error={fieldError(state.error, "name") ?? fieldError(state.error, "input.name")}
+          error={fieldError(state.error, "name")}
           onChange={(event) => setName(event.target.value)}
         />
         <CheckboxGroup
@@ -65,7 +65,7 @@ export function CreateKeyDialog({
           options={SCOPES.map((scope) => ({ value: scope, label: scope }))}
           value={scopes}
           onChange={setScopes}
-          error={fieldError(state.error, "scopes") ?? fieldError(state.error, "input.scopes")}
+          error={fieldError(state.error, "scopes")}
         />
         <Actions>
           <Button onClick={() => setScopes(new Set(READ_SCOPES))}>Read only</Button>
@@ -113,7 +113,7 @@ export function RotateKeyDialog({
     <Dialog open={apiKey !== null} title={`Rotate ${apiKey ? label(apiKey) : "key"}`} onClose={close}>
       <Form onSubmit={submit} aria-label="Rotate key">
         <p>A new key with the same name and scopes replaces this one. Update every program that uses it.</p>
-        <ErrorBanner error={state.error} />
+        <ErrorBanner error={state.error} fields={["grace_seconds"]} />
         <SelectField
           label="Revoke the old key"
           options={GRACE_OPTIONS}

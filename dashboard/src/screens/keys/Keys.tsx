@@ -11,7 +11,7 @@ import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { SecretBox } from "../../ui/SecretBox.tsx";
 import { Table } from "../../ui/Table.tsx";
 import { CreateKeyDialog, RotateKeyDialog } from "./KeyDialogs.tsx";
-import { isRevoked, type Key, label, Scopes, Status } from "./key-cells.tsx";
+import { buttonLabel, isOld, isRevoked, type Key, label, Scopes, Status } from "./key-cells.tsx";
 
 const ONLY_OWNERS = "Only owners of the workspace can create, rotate and revoke API keys.";
 
@@ -98,21 +98,24 @@ export default function Keys() {
                 { header: "Name", cell: (key) => key.name ?? <span className="muted">(no name)</span> },
                 { header: "Prefix", cell: (key) => <code>{key.prefix}…</code>, nowrap: true },
                 { header: "Scopes", cell: (key) => <Scopes scopes={key.scopes} /> },
-                { header: "Created", cell: (key) => formatDateTime(key.created_at), nowrap: true },
-                { header: "Last used", cell: (key) => formatDateTime(key.last_used_at), nowrap: true },
-                { header: "Status", cell: (key) => <Status apiKey={key} />, nowrap: true },
+                { header: "Created", cell: (key) => formatDateTime(key.created_at) },
+                { header: "Last used", cell: (key) => formatDateTime(key.last_used_at) },
+                { header: "Status", cell: (key) => <Status apiKey={key} /> },
                 {
                   header: "Actions",
                   cell: (key) =>
                     isRevoked(key) ? null : (
                       <div className="row-actions">
-                        <Button onClick={() => setRotating(key)} aria-label={`Rotate ${label(key)}`}>
-                          Rotate
-                        </Button>
+                        {/* An old key is replaced already: it can only be ended sooner. */}
+                        {!isOld(key) && (
+                          <Button onClick={() => setRotating(key)} aria-label={`Rotate ${buttonLabel(key)}`}>
+                            Rotate
+                          </Button>
+                        )}
                         <Button
                           variant="danger"
                           onClick={() => setRevoking(key)}
-                          aria-label={`Revoke ${label(key)}`}
+                          aria-label={`Revoke ${buttonLabel(key)}`}
                         >
                           Revoke
                         </Button>
@@ -151,7 +154,11 @@ export default function Keys() {
       />
       <ConfirmDialog
         subject={revoking}
-        title={`Revoke ${revoking ? label(revoking) : "key"}?`}
+        title={
+          revoking && isOld(revoking)
+            ? `Revoke the old key ${label(revoking)} (${revoking.prefix}…)?`
+            : `Revoke ${revoking ? label(revoking) : "key"}?`
+        }
         label="Revoke key"
         confirm="Revoke key"
         mutation={RevokeApiKeyDocument}
@@ -163,7 +170,11 @@ export default function Keys() {
           done(`Key ${label(key)} revoked: requests with it are refused from now on.`);
         }}
       >
-        <p>Requests with this key are refused within seconds. This cannot be undone.</p>
+        <p>
+          Requests with the key <code>{revoking?.prefix}…</code> are refused within seconds.{" "}
+          {revoking && isOld(revoking) ? "The key that replaced it goes on working. " : ""}
+          This cannot be undone.
+        </p>
       </ConfirmDialog>
     </Page>
   );

@@ -170,54 +170,57 @@ export default function Logs() {
                 ? ""
                 : `Showing ${plural(rows.length, "request")}${hasMore ? ", newest first; more follow." : ", newest first."}`}
             </p>
-            <Table
-              caption="Requests"
-              rows={rows}
-              rowKey={(log) => log.request_id}
-              empty={
-                filtering
-                  ? "No requests match these filters."
-                  : "No requests in the last 30 days. Requests made with this workspace's API keys and agents appear here within a second."
-              }
-              columns={[
-                {
-                  header: "Time",
-                  nowrap: true,
-                  cell: (log) => (
-                    <time dateTime={log.created_at}>{timeShort.format(new Date(log.created_at))}</time>
-                  ),
-                },
-                {
-                  header: "Request",
-                  cell: (log) => (
-                    <>
-                      <span className="logs-method">{log.method}</span>{" "}
-                      {log.route ?? <span className="muted">(no route)</span>}
-                    </>
-                  ),
-                },
-                { header: "Status", nowrap: true, cell: (log) => <StatusTag status={log.status} /> },
-                { header: "Latency", nowrap: true, cell: (log) => formatMs(log.latency_ms) },
-                {
-                  header: "Key",
-                  cell: (log) => (log.key_id ? keyLabel(log.key_id) : <span className="muted">no key</span>),
-                },
-                {
-                  header: "Request id",
-                  nowrap: true,
-                  cell: (log) => (
-                    <Button
-                      variant="link"
-                      className="logs-id"
-                      aria-label={`Details of ${log.request_id}`}
-                      onClick={() => setSelected(log)}
-                    >
-                      {log.request_id}
-                    </Button>
-                  ),
-                },
-              ]}
-            />
+            <div className="logs-requests">
+              <Table
+                caption="Requests"
+                rows={rows}
+                rowKey={(log) => log.request_id}
+                empty={
+                  filtering
+                    ? "No requests match these filters."
+                    : "No requests in the last 30 days. Requests made with this workspace's API keys and agents appear here within a second."
+                }
+                columns={[
+                  {
+                    header: "Time",
+                    nowrap: true,
+                    cell: (log) => (
+                      <time dateTime={log.created_at}>{timeShort.format(new Date(log.created_at))}</time>
+                    ),
+                  },
+                  {
+                    header: "Request",
+                    cell: (log) => (
+                      <>
+                        <span className="logs-method">{log.method}</span>{" "}
+                        {log.route ?? <span className="muted">(no route)</span>}
+                      </>
+                    ),
+                  },
+                  { header: "Status", nowrap: true, cell: (log) => <StatusTag status={log.status} /> },
+                  { header: "Latency", nowrap: true, cell: (log) => formatMs(log.latency_ms) },
+                  {
+                    header: "Key",
+                    cell: (log) =>
+                      log.key_id ? keyLabel(log.key_id) : <span className="muted">no key</span>,
+                  },
+                  {
+                    header: "Request id",
+                    nowrap: true,
+                    cell: (log) => (
+                      <Button
+                        variant="link"
+                        className="logs-id"
+                        aria-label={`Details of ${log.request_id}`}
+                        onClick={() => setSelected(log)}
+                      >
+                        {log.request_id}
+                      </Button>
+                    ),
+                  },
+                ]}
+              />
+            </div>
           </>
         )}
         {hasMore && (

@@ -34,7 +34,7 @@ export function Traffic({
         Figures of {period}. The charts follow the key filter; status, route and time filters apply to the
         table below.
       </p>
-      <dl className="facts" aria-label="Totals">
+      <dl className="facts logs-facts" aria-label="Totals">
         <div>
           <dt>Requests</dt>
           <dd data-testid="logs-total">{formatNumber(stats.total)}</dd>
@@ -85,13 +85,7 @@ export function Traffic({
               />
             </ChartFigure>
             <ChartFigure title="Top endpoints">
-              <Chart
-                type="bar"
-                data={charts.endpoints}
-                options={charts.endpointOptions}
-                height={Math.max(160, 48 + 30 * stats.top_endpoints.length)}
-                label={`The most requested routes over ${period}: ${stats.top_endpoints.map((e) => `${e.method} ${e.route} ${e.requests}`).join(", ")}.`}
-              />
+              <EndpointBars endpoints={stats.top_endpoints} />
             </ChartFigure>
           </div>
           <details className="logs-figures">
@@ -135,6 +129,35 @@ export function Traffic({
         </>
       )}
     </>
+  );
+}
+
+/**
+ * The most requested routes as bars of HTML rather than a canvas: a route is long
+ * ("POST /v1/buckets/{id}/objects"), and text wraps where a chart's axis would cut it.
+ */
+function EndpointBars({ endpoints }: { endpoints: Stats["top_endpoints"] }) {
+  const most = Math.max(1, ...endpoints.map((e) => e.requests));
+  return (
+    <ol className="logs-endpoints" aria-label="Top endpoints">
+      {endpoints.map((endpoint) => {
+        const name = `${endpoint.method} ${endpoint.route}`;
+        return (
+          <li key={name}>
+            <span className="logs-endpoint-label" title={name}>
+              {name}
+            </span>
+            <span className="logs-endpoint-track" aria-hidden="true">
+              <span
+                className="logs-endpoint-bar"
+                style={{ width: `${(100 * endpoint.requests) / most}%`, background: COLOURS.endpoint }}
+              />
+            </span>
+            <span className="logs-endpoint-count">{plural(endpoint.requests, "request")}</span>
+          </li>
+        );
+      })}
+    </ol>
   );
 }
 
@@ -221,21 +244,6 @@ function chartsOf(stats: Stats) {
         x: { grid: { display: false } },
         y: { beginAtZero: true, ticks: { callback: (value: string | number) => `${value} ms` }, grid },
       },
-    },
-    endpoints: {
-      labels: stats.top_endpoints.map((e) => `${e.method} ${e.route}`),
-      datasets: [
-        {
-          label: "Requests",
-          data: stats.top_endpoints.map((e) => e.requests),
-          backgroundColor: COLOURS.endpoint,
-        },
-      ],
-    },
-    endpointOptions: {
-      indexAxis: "y" as const,
-      plugins: { legend: { display: false } },
-      scales: { x: { beginAtZero: true, ticks: { precision: 0 }, grid }, y: { grid: { display: false } } },
     },
   };
 }

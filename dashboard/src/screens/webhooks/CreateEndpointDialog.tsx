@@ -1,6 +1,5 @@
 import { useState } from "react";
 import { ALL_EVENTS, EVENT_TYPES } from "../../../../schema/lib/event-types.ts";
-import { ApiError } from "../../api/errors.ts";
 import { useMutation } from "../../api/hooks.ts";
 import { CreateWebhookEndpointDocument } from "../../generated/graphql.ts";
 import { Button } from "../../ui/Button.tsx";
@@ -42,15 +41,11 @@ export function CreateEndpointDialog({
     clear();
     onCreated(result.createWebhookEndpoint.url, result.createWebhookEndpoint.secret);
   };
-  const eventsError =
-    fieldError(state.error, "events") ??
-    (state.error instanceof ApiError && state.error.param?.startsWith("events[")
-      ? state.error.message
-      : undefined);
+  const eventsError = fieldError(state.error, "events");
   return (
     <Dialog open={open} title="Add a webhook endpoint" onClose={close}>
       <Form onSubmit={submit} aria-label="Add a webhook endpoint">
-        <ErrorBanner error={state.error} />
+        <ErrorBanner error={state.error} fields={["url", "description", "events"]} />
         <TextField
           label="URL"
           type="url"
