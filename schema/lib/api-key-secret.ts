@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 
 export const KEY_PREFIX = "ktr_live_";
+/** Keys a workspace may have live at once (revoked keys do not count; a rotated key counts until its grace ends). */
+export const MAX_LIVE_API_KEYS = 100;
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 /** 43 base62 characters carry 256 bits: as much as 32 random bytes. */
 const SECRET_LENGTH = 43;

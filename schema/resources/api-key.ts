@@ -2,7 +2,7 @@ import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
 import type { Tx } from "../events.ts";
 import type { ApiKey as ApiKeyRow } from "../generated/prisma/client.ts";
-import { displayPrefix, generateApiKey, hashApiKey } from "../lib/api-key-secret.ts";
+import { displayPrefix, generateApiKey, hashApiKey, MAX_LIVE_API_KEYS } from "../lib/api-key-secret.ts";
 import { recordAudit } from "../lib/audit.ts";
 import { invalidState, validationFailed } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
@@ -12,8 +12,6 @@ import { isScope, SCOPES } from "../lib/scopes.ts";
 import { requiredText } from "../lib/validate.ts";
 import { listType, objectKind, pageArgs } from "./shared.ts";
 
-/** Keys a workspace may have live at once (revoked keys do not count; a rotated key counts until its grace ends). */
-export const MAX_LIVE_API_KEYS = 100;
 /** The longest a rotated key may keep working beside its successor: 7 days. */
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 

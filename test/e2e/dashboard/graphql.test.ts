@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "../../../schema/generated/prisma/client.ts";
+import { MAX_LIVE_API_KEYS } from "../../../schema/lib/api-key-secret.ts";
 import { SCOPES } from "../../../schema/lib/scopes.ts";
-import { MAX_LIVE_API_KEYS } from "../../../schema/resources/api-key.ts";
 import { createWorkspace } from "../../../server/accounts/workspaces.ts";
 import { createApiKey } from "../../../server/auth/api-keys.ts";
 import { flushRequestLogs } from "../../../server/observability/request-log.ts";
