@@ -68,10 +68,12 @@ export function RoleNote({ children }: { children: ReactNode }) {
 
 /**
  * The error of one field, when an API error's `param` names it (a GraphQL argument's own name, or
- * the field of an `input` object: `input.name` is the field `name`), or one of its items (`scopes[2]`).
+ * the field of an `input` object: `input.name` is the field `name`), or one of its items
+ * (`scopes[2]`) — but not a field of an item (`items[1].quantity`), which that field shows.
  */
 export function fieldError(error: unknown, param: string): string | undefined {
   if (!(error instanceof ApiError) || error.param === undefined) return undefined;
   const name = error.param.replace(/^input\./, "");
-  return name === param || name.startsWith(`${param}[`) ? error.message : undefined;
+  const item = name.startsWith(`${param}[`) && !name.slice(param.length).includes(".");
+  return name === param || item ? error.message : undefined;
 }
