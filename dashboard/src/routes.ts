@@ -105,6 +105,12 @@ export const ROUTES: readonly Route[] = [
     screen: lazy(() => import("./screens/logs/Logs.tsx")),
   },
   {
+    path: `${BASE}/logs/:id`,
+    title: "Request",
+    access: "user",
+    screen: lazy(() => import("./screens/logs/LogRequest.tsx")),
+  },
+  {
     path: `${BASE}/webhooks`,
     title: "Webhooks",
     access: "user",

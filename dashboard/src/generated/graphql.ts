@@ -179,6 +179,13 @@ export type ProjectStatus =
   /** Paused for now. */
   | 'on_hold';
 
+/** Whether a request succeeded (a status below 400) or failed (400 or more). */
+export type RequestOutcome =
+  /** Answered with a status of 400 or more (4xx, 5xx). */
+  | 'failed'
+  /** Answered with a status below 400 (2xx, 3xx). */
+  | 'succeeded';
+
 /** An item's stock level, recomputed on every write from quantity and min_stock_threshold. */
 export type StockStatus =
   /** quantity is above min_stock_threshold. */
@@ -633,6 +640,7 @@ export type RequestLogFieldsFragment = { request_id: string, key_id: string | nu
 export type RequestLogsQueryVariables = Exact<{
   key_id?: string | null | undefined;
   status?: number | null | undefined;
+  outcome?: RequestOutcome | null | undefined;
   from?: string | null | undefined;
   to?: string | null | undefined;
   route?: string | null | undefined;
@@ -654,6 +662,18 @@ export type LogKeysQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type LogKeysQuery = { apiKeys: { data: Array<{ id: string, name: string | null, prefix: string, revoked_at: string | null }> } };
+
+export type RequestLogQueryVariables = Exact<{
+  request_id: string;
+}>;
+
+
+export type RequestLogQuery = { requestLogs: { data: Array<{ request_id: string, key_id: string | null, method: string, route: string | null, status: number, latency_ms: number, error_code: string | null, client_ip: string | null, user_agent: string | null, model: string | null, input_tokens: number | null, output_tokens: number | null, created_at: string }> } };
+
+export type LogAgentsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type LogAgentsQuery = { agentRegistrations: { data: Array<{ id: string, agent_name: string | null, login_hint: string | null }> } };
 
 export type MembersQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -2672,10 +2692,11 @@ export const ConvertLeadDocument = new TypedDocumentString(`
   updated_at
 }`) as unknown as TypedDocumentString<ConvertLeadMutation, ConvertLeadMutationVariables>;
 export const RequestLogsDocument = new TypedDocumentString(`
-    query RequestLogs($key_id: String, $status: Int, $from: DateTime, $to: DateTime, $route: String, $cursor: String) {
+    query RequestLogs($key_id: String, $status: Int, $outcome: RequestOutcome, $from: DateTime, $to: DateTime, $route: String, $cursor: String) {
   requestLogs(
     key_id: $key_id
     status: $status
+    outcome: $outcome
     from: $from
     to: $to
     route: $route
@@ -2743,6 +2764,40 @@ export const LogKeysDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<LogKeysQuery, LogKeysQueryVariables>;
+export const RequestLogDocument = new TypedDocumentString(`
+    query RequestLog($request_id: String!) {
+  requestLogs(request_id: $request_id, limit: 1) {
+    data {
+      ...RequestLogFields
+    }
+  }
+}
+    fragment RequestLogFields on RequestLog {
+  request_id
+  key_id
+  method
+  route
+  status
+  latency_ms
+  error_code
+  client_ip
+  user_agent
+  model
+  input_tokens
+  output_tokens
+  created_at
+}`) as unknown as TypedDocumentString<RequestLogQuery, RequestLogQueryVariables>;
+export const LogAgentsDocument = new TypedDocumentString(`
+    query LogAgents {
+  agentRegistrations(limit: 100) {
+    data {
+      id
+      agent_name
+      login_hint
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<LogAgentsQuery, LogAgentsQueryVariables>;
 export const MembersDocument = new TypedDocumentString(`
     query Members {
   viewer {

@@ -127,6 +127,8 @@ export type RestRequestLogsQueryVariables = Exact<{
   from?: string | null | undefined;
   to?: string | null | undefined;
   route?: string | null | undefined;
+  outcome?: Types.RequestOutcome | null | undefined;
+  request_id?: string | null | undefined;
   limit?: number | null | undefined;
   cursor?: string | null | undefined;
 }>;

@@ -1652,6 +1652,8 @@ export type QueryRequestLogsArgs = {
   from: InputMaybe<Scalars['DateTime']['input']>;
   key_id: InputMaybe<Scalars['String']['input']>;
   limit: InputMaybe<Scalars['Int']['input']>;
+  outcome: InputMaybe<RequestOutcome>;
+  request_id: InputMaybe<Scalars['String']['input']>;
   route: InputMaybe<Scalars['String']['input']>;
   status: InputMaybe<Scalars['Int']['input']>;
   to: InputMaybe<Scalars['DateTime']['input']>;
@@ -1815,6 +1817,13 @@ export type RequestLogStats = {
   /** Requests in the period. */
   total: Scalars['Int']['output'];
 };
+
+/** Whether a request succeeded (a status below 400) or failed (400 or more). */
+export type RequestOutcome =
+  /** Answered with a status of 400 or more (4xx, 5xx). */
+  | 'failed'
+  /** Answered with a status below 400 (2xx, 3xx). */
+  | 'succeeded';
 
 /** The key that replaces a rotated one, its secret (shown this once), and the old key with the time it stops working. */
 export type RotatedApiKey = {
