@@ -118,6 +118,19 @@ export const ROUTES: readonly Route[] = [
     screen: lazy(() => import("./screens/webhooks/Webhooks.tsx")),
   },
   {
+    path: `${BASE}/events`,
+    title: "Events",
+    access: "user",
+    nav: "developers",
+    screen: lazy(() => import("./screens/events/Events.tsx")),
+  },
+  {
+    path: `${BASE}/events/:id`,
+    title: "Event",
+    access: "user",
+    screen: lazy(() => import("./screens/events/EventDetail.tsx")),
+  },
+  {
     path: `${BASE}/agents`,
     title: "Agents",
     access: "user",

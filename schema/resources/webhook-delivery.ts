@@ -98,6 +98,9 @@ builder.queryFields((t) => ({
     args: {
       endpoint_id: t.arg.id({ description: "Only deliveries to this endpoint (`we_…`)." }),
       event_type: t.arg.string({ description: "Only deliveries of this event type, e.g. invoice.paid." }),
+      event_id: t.arg.id({
+        description: "Only deliveries of this event (`evt_…`): every endpoint's, replays included.",
+      }),
       status: t.arg({ type: WebhookDeliveryStatusEnum, description: "Only deliveries in this status." }),
       ...pageArgs,
     },
@@ -108,6 +111,7 @@ builder.queryFields((t) => ({
             workspaceId: ctx.credential.workspaceId,
             ...(args.endpoint_id && { endpointId: args.endpoint_id }),
             ...(args.event_type && { eventType: args.event_type }),
+            ...(args.event_id && { eventId: args.event_id }),
             ...(args.status && { status: args.status }),
             ...cursor,
           },

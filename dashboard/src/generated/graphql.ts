@@ -346,6 +346,31 @@ export type DeleteClientMutationVariables = Exact<{
 
 export type DeleteClientMutation = { deleteClient: { id: string, deleted: boolean } };
 
+export type EventRowFieldsFragment = { id: string, type: string, created_at: string };
+
+export type EventsQueryVariables = Exact<{
+  type?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type EventsQuery = { events: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, type: string, created_at: string }> } };
+
+export type EventDetailQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type EventDetailQuery = { event: { id: string, object: string, type: string, created_at: string, workspace_id: string, data: { object: { [key: string]: JsonValue } } } | null };
+
+export type EventDeliveriesQueryVariables = Exact<{
+  event_id: string;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type EventDeliveriesQuery = { webhookDeliveries: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string, endpoint: { id: string, url: string } }> } };
+
 export type InventoryItemFieldsFragment = { id: string, name: string, sku: string | null, description: string | null, category: string | null, quantity: number, unit_of_measure: string, min_stock_threshold: number, cost_price: number | null, sale_price: number | null, currency: string, status: StockStatus, created_at: string, updated_at: string, suppliers: Array<{ name: string, email: string | null, phone: string | null, supplier_sku: string | null, cost_price: number | null }> };
 
 export type InventoryItemsQueryVariables = Exact<{
@@ -1046,6 +1071,13 @@ export const CrmClientFieldsFragmentDoc = new TypedDocumentString(`
   updated_at
 }
     `, {"fragmentName":"CrmClientFields"}) as unknown as TypedDocumentString<CrmClientFieldsFragment, unknown>;
+export const EventRowFieldsFragmentDoc = new TypedDocumentString(`
+    fragment EventRowFields on Event {
+  id
+  type
+  created_at
+}
+    `, {"fragmentName":"EventRowFields"}) as unknown as TypedDocumentString<EventRowFieldsFragment, unknown>;
 export const InventoryItemFieldsFragmentDoc = new TypedDocumentString(`
     fragment InventoryItemFields on InventoryItem {
   id
@@ -1611,6 +1643,62 @@ export const DeleteClientDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DeleteClientMutation, DeleteClientMutationVariables>;
+export const EventsDocument = new TypedDocumentString(`
+    query Events($type: String, $cursor: String) {
+  events(type: $type, limit: 25, cursor: $cursor) {
+    data {
+      ...EventRowFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment EventRowFields on Event {
+  id
+  type
+  created_at
+}`) as unknown as TypedDocumentString<EventsQuery, EventsQueryVariables>;
+export const EventDetailDocument = new TypedDocumentString(`
+    query EventDetail($id: ID!) {
+  event(id: $id) {
+    id
+    object
+    type
+    created_at
+    workspace_id
+    data {
+      object
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<EventDetailQuery, EventDetailQueryVariables>;
+export const EventDeliveriesDocument = new TypedDocumentString(`
+    query EventDeliveries($event_id: ID!, $cursor: String) {
+  webhookDeliveries(event_id: $event_id, limit: 25, cursor: $cursor) {
+    data {
+      ...WebhookDeliveryFields
+      endpoint {
+        id
+        url
+      }
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment WebhookDeliveryFields on WebhookDelivery {
+  id
+  endpoint_id
+  event_id
+  event_type
+  status
+  attempts
+  response_status
+  last_error
+  next_attempt_at
+  delivered_at
+  created_at
+}`) as unknown as TypedDocumentString<EventDeliveriesQuery, EventDeliveriesQueryVariables>;
 export const InventoryItemsDocument = new TypedDocumentString(`
     query InventoryItems($status: StockStatus, $category: String, $search: String, $cursor: String) {
   inventoryItems(

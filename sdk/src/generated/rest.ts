@@ -178,6 +178,7 @@ export type RestWebhookEndpointQuery = { webhookEndpoint: { object: string, id: 
 export type RestWebhookDeliveriesQueryVariables = Exact<{
   endpoint_id?: string | null | undefined;
   event_type?: string | null | undefined;
+  event_id?: string | null | undefined;
   status?: Types.WebhookDeliveryStatus | null | undefined;
   limit?: number | null | undefined;
   cursor?: string | null | undefined;

@@ -1694,6 +1694,7 @@ export type QueryTrustedProvidersArgs = {
 export type QueryWebhookDeliveriesArgs = {
   cursor: InputMaybe<Scalars['String']['input']>;
   endpoint_id: InputMaybe<Scalars['ID']['input']>;
+  event_id: InputMaybe<Scalars['ID']['input']>;
   event_type: InputMaybe<Scalars['String']['input']>;
   limit: InputMaybe<Scalars['Int']['input']>;
   status: InputMaybe<WebhookDeliveryStatus>;
