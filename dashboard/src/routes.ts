@@ -13,6 +13,8 @@ export interface Route {
   access: "guest" | "user" | "any";
   /** The side navigation's group the screen is listed in; detail screens are in none. */
   nav?: NavGroup;
+  /** Listed in the navigation for owners only (the API refuses members with owner_required). */
+  ownerOnly?: boolean;
   screen: LazyExoticComponent<ComponentType>;
 }
 
@@ -96,6 +98,14 @@ export const ROUTES: readonly Route[] = [
     access: "user",
     nav: "workspace",
     screen: lazy(() => import("./screens/Members.tsx")),
+  },
+  {
+    path: `${BASE}/audit`,
+    title: "Audit log",
+    access: "user",
+    nav: "workspace",
+    ownerOnly: true,
+    screen: lazy(() => import("./screens/audit/AuditLog.tsx")),
   },
   {
     path: `${BASE}/logs`,

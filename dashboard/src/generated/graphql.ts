@@ -43,6 +43,17 @@ export type AgentRegistrationType =
   /** For a user named by e-mail, who confirmed it on the claim page. */
   | 'service_auth';
 
+/** What kind of caller made the change. */
+export type AuditActorType =
+  /** An agent with its access token or identity assertion (`id` is its registration's `areg_…`). */
+  | 'agent'
+  /** An API key (`id` is `key_…`). */
+  | 'api_key'
+  /** Kontor: its operator's CLI (`id` null), or a trusted ID-JAG provider's revocation (`id` the provider entry's `tpr_…`). */
+  | 'system'
+  /** A person signed in to the dashboard or the claim page (`id` is `usr_…`, `email` theirs). */
+  | 'user';
+
 /** A new key's name and scopes. */
 export type CreateApiKeyInput = {
   /** What the key is for (1–200 characters). */
@@ -275,6 +286,18 @@ export type RevokeAgentRegistrationMutationVariables = Exact<{
 
 
 export type RevokeAgentRegistrationMutation = { revokeAgentRegistration: { id: string, type: AgentRegistrationType, status: AgentRegistrationStatus, agent_name: string | null, login_hint: string | null, scopes: Array<string>, provider_issuer: string | null, provider_subject: string | null, live_tokens: number, last_used_at: string | null, claimed_at: string | null, revoked_at: string | null, created_at: string } };
+
+export type AuditEventsQueryVariables = Exact<{
+  action?: string | null | undefined;
+  actor_id?: string | null | undefined;
+  target_id?: string | null | undefined;
+  from?: string | null | undefined;
+  to?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type AuditEventsQuery = { auditEvents: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, action: string, client_ip: string | null, user_agent: string | null, request_id: string | null, created_at: string, actor: { type: AuditActorType, id: string | null, email: string | null }, target: { type: string, id: string | null } }> } };
 
 export type CrmClientFieldsFragment = { id: string, name: string, email: string | null, phone: string | null, company_name: string | null, tax_id: string | null, currency: string, notes: string | null, created_at: string, updated_at: string, address: { line1: string | null, line2: string | null, city: string | null, region: string | null, postal_code: string | null, country: string | null } };
 
@@ -1466,6 +1489,39 @@ export const RevokeAgentRegistrationDocument = new TypedDocumentString(`
   revoked_at
   created_at
 }`) as unknown as TypedDocumentString<RevokeAgentRegistrationMutation, RevokeAgentRegistrationMutationVariables>;
+export const AuditEventsDocument = new TypedDocumentString(`
+    query AuditEvents($action: String, $actor_id: String, $target_id: String, $from: DateTime, $to: DateTime, $cursor: String) {
+  auditEvents(
+    action: $action
+    actor_id: $actor_id
+    target_id: $target_id
+    from: $from
+    to: $to
+    limit: 25
+    cursor: $cursor
+  ) {
+    data {
+      id
+      action
+      actor {
+        type
+        id
+        email
+      }
+      target {
+        type
+        id
+      }
+      client_ip
+      user_agent
+      request_id
+      created_at
+    }
+    has_more
+    next_cursor
+  }
+}
+    `) as unknown as TypedDocumentString<AuditEventsQuery, AuditEventsQueryVariables>;
 export const ClientListDocument = new TypedDocumentString(`
     query ClientList($search: String, $cursor: String) {
   clients(search: $search, limit: 25, cursor: $cursor) {

@@ -752,6 +752,7 @@ e2e("the dashboard app", (server) => {
         "Projects",
         "API keys",
         "Members",
+        "Audit log",
         "Logs",
         "Webhooks",
         "Events",

@@ -8,6 +8,7 @@ import {
   openSignedIn,
   screenshots,
   sessionGraphql,
+  sessionGraphqlRaw,
   signInApi,
   type TestUser,
   useChromium,
@@ -18,7 +19,8 @@ import { e2e } from "../../support/suite.ts";
 /**
  * The developers' screens in headless Chromium: Events (the workspace's events newest first, the
  * type filter in the URL, paging, each event's page with its JSON payload equal to the API's and
- * its deliveries to a receiver on loopback), for an owner and a member.
+ * its deliveries to a receiver on loopback), for an owner and a member; and the audit log (owners
+ * only: its filters in the URL, paging, actors named, a member refused with the API's message).
  */
 
 const browser = useChromium();
@@ -187,6 +189,154 @@ e2e("the dashboard's developer screens", (server, stack) => {
       const dialog = page.getByRole("dialog", { name: "Delivery of lead.created" });
       await dialog.getByText("Only owners of the workspace").waitFor();
       expect(await dialog.getByRole("button", { name: "Replay" }).isDisabled()).toBe(true);
+      await view.close();
+    });
+  });
+
+  describe("audit log", () => {
+    interface AuditRow {
+      id: string;
+      action: string;
+      actor: { type: string; id: string | null; email: string | null };
+      target: { type: string; id: string | null };
+      client_ip: string | null;
+      user_agent: string | null;
+      request_id: string | null;
+    }
+    let audit: AuditRow[] = [];
+    let robot: { id: string; secret: string };
+    const shownAudit = () =>
+      dashboard.page
+        .getByRole("region", { name: "Audit events" })
+        .getByRole("row")
+        .filter({ has: dashboard.page.locator("td") })
+        .evaluateAll((rows) => rows.map((row) => row.querySelector("td:nth-child(2)")!.textContent));
+
+    beforeAll(async () => {
+      // A key named "Hook robot" adds an endpoint (an API key as the actor); 24 more keys page the list.
+      const { createApiKey } = await gql<{ createApiKey: { api_key: { id: string }; secret: string } }>(
+        "mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { api_key { id } secret } }",
+        { input: { name: "Hook robot", scopes: ["webhooks.write"] } },
+      );
+      robot = { id: createApiKey.api_key.id, secret: createApiKey.secret };
+      const response = await fetch(`${server().api}/webhook-endpoints`, {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${robot.secret}`,
+          "Content-Type": "application/json",
+          "User-Agent": "hook-robot/1.0",
+        },
+        body: JSON.stringify({ url: receiver.url(`/${stack}/robot`), events: ["client.created"] }),
+      });
+      expect(response.status).toBe(201);
+      for (let i = 1; i <= 24; i++)
+        await gql("mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { secret } }", {
+          input: { name: `Batch key ${i}`, scopes: ["leads.read"] },
+        });
+      ({
+        auditEvents: { data: audit },
+      } = await gql<{ auditEvents: { data: AuditRow[] } }>(
+        "{ auditEvents(limit: 100) { data { id action actor { type id email } target { type id } client_ip user_agent request_id } } }",
+      ));
+      expect(audit.length).toBeGreaterThan(25);
+    });
+
+    it("lists the changes newest first with Show more, each with its actor named, target, IP, user agent and request id (screenshots)", async () => {
+      const { page } = dashboard;
+      await page.getByRole("link", { name: "Audit log", exact: true }).click();
+      await page.getByRole("heading", { level: 1, name: "Audit log" }).waitFor();
+      await expect.poll(shownAudit).toEqual(audit.slice(0, 25).map((e) => e.action));
+      await page.getByRole("button", { name: "Show more" }).click();
+      await expect.poll(async () => (await shownAudit()).length).toBe(Math.min(audit.length, 50));
+
+      // The key's change: the key by its name, the endpoint, the request's IP, user agent and id.
+      const byKey = audit.find((e) => e.actor.type === "api_key")!;
+      expect(byKey).toMatchObject({
+        action: "webhook_endpoint.created",
+        actor: { id: robot.id },
+        user_agent: "hook-robot/1.0",
+      });
+      const cells = await page
+        .getByRole("row")
+        .filter({ hasText: byKey.request_id! })
+        .locator("td")
+        .allTextContents();
+      expect(cells.slice(1)).toEqual([
+        "webhook_endpoint.created",
+        `Hook robot ${robot.id}`,
+        `webhook_endpoint ${byKey.target.id}`,
+        `${byKey.client_ip} hook-robot/1.0`,
+        byKey.request_id,
+      ]);
+      // A user's change: their e-mail.
+      const byOwner = audit.find((e) => e.action === "api_key.created")!;
+      const ownerCells = await page
+        .getByRole("row")
+        .filter({ hasText: byOwner.request_id! })
+        .locator("td")
+        .allTextContents();
+      expect(ownerCells[2]).toBe(owner.email);
+      expect(await expectLabelled(page)).toEqual([
+        "Workspace",
+        "Action",
+        "Actor id",
+        "Target id",
+        "From",
+        "To",
+      ]);
+      await screenshots(page, "audit");
+    });
+
+    it("filters by action, actor and target with the keyboard, kept in the URL; Back and a link reproduce it", async () => {
+      const { page } = dashboard;
+      await dashboard.goto("/dashboard/audit");
+      await expect.poll(async () => (await shownAudit()).length).toBe(25);
+      // Keyboard only: focus the action, type, Tab to the actor, type, Enter.
+      await page.getByLabel("Action", { exact: true }).focus();
+      await page.keyboard.type("webhook_endpoint.created");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type(robot.id);
+      await page.keyboard.press("Enter");
+      await expect.poll(shownAudit).toEqual(["webhook_endpoint.created"]);
+      const url = new URL(page.url());
+      expect([url.searchParams.get("action"), url.searchParams.get("actor")]).toEqual([
+        "webhook_endpoint.created",
+        robot.id,
+      ]);
+
+      const key = audit.find((e) => e.action === "api_key.created" && e.target.id)!;
+      await dashboard.goto(`/dashboard/audit?target=${key.target.id}`);
+      await expect
+        .poll(shownAudit)
+        .toEqual(audit.filter((e) => e.target.id === key.target.id).map((e) => e.action));
+      expect(await page.getByLabel("Target id").inputValue()).toBe(key.target.id);
+      // A time range after everything: nothing.
+      await dashboard.goto(`/dashboard/audit?from=${encodeURIComponent("2999-01-01T00:00:00Z")}`);
+      await page.getByText("No changes match these filters.").waitFor();
+      await page.goBack();
+      await expect.poll(() => page.getByLabel("Target id").inputValue()).toBe(key.target.id);
+    });
+
+    it("is the owners': a member has no entry, and the URL shows the API's owner_required message", async () => {
+      const view = await openSignedIn(browser(), server(), member, { workspace: "Dev Desk (member)" });
+      const { page } = view;
+      const nav = page.getByRole("navigation", { name: "Dashboard" });
+      await nav.getByRole("link", { name: "Members" }).waitFor();
+      expect(await nav.getByRole("link", { name: "Audit log" }).count()).toBe(0);
+      view.allowErrors(/status of 403/);
+      await view.goto("/dashboard/audit");
+      const { body } = await sessionGraphqlRaw(
+        server(),
+        await signInApi(server(), member.email),
+        "{ auditEvents { data { id } } }",
+        {},
+        owner.workspaceId,
+      );
+      const message = (body as { errors: { message: string; extensions: { code: string } }[] }).errors[0]!;
+      expect(message.extensions.code).toBe("owner_required");
+      await page.getByText(message.message).waitFor();
+      expect(await page.getByRole("region", { name: "Audit events" }).count()).toBe(0);
+      await screenshots(page, "audit-member");
       await view.close();
     });
   });
