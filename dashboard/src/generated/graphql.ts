@@ -967,7 +967,7 @@ export type WebhookDeliveryQueryVariables = Exact<{
 }>;
 
 
-export type WebhookDeliveryQuery = { webhookDelivery: { response_body: string | null, duration_ms: number | null, updated_at: string, id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string, endpoint: { id: string, url: string, status: WebhookEndpointStatus } } | null };
+export type WebhookDeliveryQuery = { webhookDelivery: { response_body: string | null, duration_ms: number | null, updated_at: string, id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string, attempt_history: Array<{ number: number, response_status: number | null, error: string | null, duration_ms: number, created_at: string }>, endpoint: { id: string, url: string, status: WebhookEndpointStatus } } | null };
 
 export type CreateWebhookEndpointMutationVariables = Exact<{
   url: string;
@@ -3483,6 +3483,13 @@ export const WebhookDeliveryDocument = new TypedDocumentString(`
     response_body
     duration_ms
     updated_at
+    attempt_history {
+      number
+      response_status
+      error
+      duration_ms
+      created_at
+    }
     endpoint {
       id
       url

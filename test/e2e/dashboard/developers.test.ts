@@ -161,6 +161,32 @@ e2e("the dashboard's developer screens", (server, stack) => {
         .click();
       const dialog = page.getByRole("dialog", { name: "Delivery of lead.created" });
       await dialog.getByText(webhookDeliveries.data[0]!.id).waitFor();
+      // Its attempts, as the API keeps them: one, answered 200.
+      const { webhookDelivery } = await gql<{
+        webhookDelivery: {
+          attempt_history: { number: number; response_status: number; duration_ms: number }[];
+        };
+      }>(
+        "query($id: ID!) { webhookDelivery(id: $id) { attempt_history { number response_status duration_ms } } }",
+        {
+          id: webhookDeliveries.data[0]!.id,
+        },
+      );
+      expect(webhookDelivery.attempt_history).toEqual([
+        { number: 1, response_status: 200, duration_ms: expect.any(Number) },
+      ]);
+      const attemptCells = await dialog
+        .getByRole("region", { name: "Attempts" })
+        .getByRole("row")
+        .nth(1)
+        .locator("td")
+        .allTextContents();
+      expect(attemptCells.slice(0, 3)).toEqual([
+        "1",
+        "HTTP 200",
+        `${webhookDelivery.attempt_history[0]!.duration_ms} ms`,
+      ]);
+      await screenshots(page, "event-delivery");
       await dialog.getByRole("button", { name: "Close" }).click();
       await expect.poll(() => dialog.count()).toBe(0);
 
