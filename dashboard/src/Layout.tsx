@@ -72,7 +72,9 @@ export function Layout({ children }: { children: ReactNode }) {
                 {group.title}
               </h2>
               <ul aria-labelledby={`${navId}-${group.id}`}>
-                {ROUTES.filter((route) => route.nav === group.id).map((route) => (
+                {ROUTES.filter(
+                  (route) => route.nav === group.id && (!route.ownerOnly || session.isOwner),
+                ).map((route) => (
                   <li key={route.path}>
                     <Link to={route.path} aria-current={currentIn(route.path)}>
                       {route.title}

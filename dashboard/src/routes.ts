@@ -13,6 +13,8 @@ export interface Route {
   access: "guest" | "user" | "any";
   /** The side navigation's group the screen is listed in; detail screens are in none. */
   nav?: NavGroup;
+  /** Listed in the navigation for owners only (the API refuses members with owner_required). */
+  ownerOnly?: boolean;
   screen: LazyExoticComponent<ComponentType>;
 }
 
@@ -98,6 +100,14 @@ export const ROUTES: readonly Route[] = [
     screen: lazy(() => import("./screens/Members.tsx")),
   },
   {
+    path: `${BASE}/audit`,
+    title: "Audit log",
+    access: "user",
+    nav: "workspace",
+    ownerOnly: true,
+    screen: lazy(() => import("./screens/audit/AuditLog.tsx")),
+  },
+  {
     path: `${BASE}/logs`,
     title: "Logs",
     access: "user",
@@ -105,11 +115,30 @@ export const ROUTES: readonly Route[] = [
     screen: lazy(() => import("./screens/logs/Logs.tsx")),
   },
   {
+    path: `${BASE}/logs/:id`,
+    title: "Request",
+    access: "user",
+    screen: lazy(() => import("./screens/logs/LogRequest.tsx")),
+  },
+  {
     path: `${BASE}/webhooks`,
     title: "Webhooks",
     access: "user",
     nav: "developers",
     screen: lazy(() => import("./screens/webhooks/Webhooks.tsx")),
+  },
+  {
+    path: `${BASE}/events`,
+    title: "Events",
+    access: "user",
+    nav: "developers",
+    screen: lazy(() => import("./screens/events/Events.tsx")),
+  },
+  {
+    path: `${BASE}/events/:id`,
+    title: "Event",
+    access: "user",
+    screen: lazy(() => import("./screens/events/EventDetail.tsx")),
   },
   {
     path: `${BASE}/agents`,

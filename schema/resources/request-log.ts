@@ -1,6 +1,7 @@
 import { encodeTime, TIME_MAX } from "ulid";
 import { builder } from "../builder.ts";
 import type { Context } from "../context.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
 import { validationFailed } from "../lib/errors.ts";
 import { listPage } from "../lib/list-page.ts";
 import type { ArgumentCost } from "../lib/response-cost.ts";
@@ -67,6 +68,14 @@ export const RequestLog = builder.prismaObject("RequestLog", {
 });
 
 const RequestLogList = listType("RequestLog", RequestLog);
+
+const RequestOutcome = builder.enumType("RequestOutcome", {
+  description: "Whether a request succeeded (a status below 400) or failed (400 or more).",
+  values: {
+    succeeded: { description: "Answered with a status below 400 (2xx, 3xx)." },
+    failed: { description: "Answered with a status of 400 or more (4xx, 5xx)." },
+  } as const,
+});
 
 interface StatsShape {
   object: "request_log_stats";
@@ -162,6 +171,7 @@ const RequestLogStats = builder.objectRef<StatsShape>("RequestLogStats").impleme
 });
 
 const KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
+const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
 const DAY_MS = 86_400_000;
 export const STATS_DEFAULT_DAYS = 30;
 export const STATS_MAX_DAYS = 90;
@@ -275,6 +285,13 @@ builder.queryFields((t) => ({
         description:
           "Only requests to this route template, exactly as logged (`/v1/leads/{id}`, `/graphql`).",
       }),
+      outcome: t.arg({
+        type: RequestOutcome,
+        description: "Only requests that succeeded (status below 400) or failed (400 or more).",
+      }),
+      request_id: t.arg.string({
+        description: "Only the request with this id (`req_…`, the X-Request-Id of its response).",
+      }),
       ...pageArgs,
     },
     resolve: (_root, args, ctx, info) => {
@@ -285,25 +302,36 @@ builder.queryFields((t) => ({
       if (args.from && args.to && args.from.getTime() > args.to.getTime()) {
         throw validationFailed("to", "to must not be before from.");
       }
+      // Each condition is its own AND entry, so that status and outcome, or the request id and the
+      // cursor (both on id), narrow together instead of one replacing the other.
+      const and: Prisma.RequestLogWhereInput[] = [];
+      if (args.status != null) and.push({ status: args.status });
+      if (args.outcome) and.push({ status: args.outcome === "failed" ? { gte: 400 } : { lt: 400 } });
+      if (args.request_id != null) {
+        if (!REQUEST_ID.test(args.request_id)) {
+          throw validationFailed("request_id", "request_id must be a request id (req_…).");
+        }
+        and.push({ id: args.request_id });
+      }
+      if (args.from || args.to) {
+        and.push(
+          { createdAt: { ...(args.from && { gte: args.from }), ...(args.to && { lt: args.to }) } },
+          {
+            id: {
+              ...(args.from && { gte: idAt(args.from.getTime() - ID_MARGIN_MS) }),
+              ...(args.to && { lt: idAt(args.to.getTime() + ID_MARGIN_MS) }),
+            },
+          },
+        );
+      }
       return listPage(args, ctx, info, ({ cursor, ...page }) =>
         ctx.db.requestLog.findMany({
           where: {
             workspaceId: ctx.credential.workspaceId,
             ...(key && { credentialId: key }),
-            ...(args.status != null && { status: args.status }),
             ...(args.route != null && { route: args.route }),
-            ...((args.from || args.to) && {
-              createdAt: { ...(args.from && { gte: args.from }), ...(args.to && { lt: args.to }) },
-              AND: [
-                {
-                  id: {
-                    ...(args.from && { gte: idAt(args.from.getTime() - ID_MARGIN_MS) }),
-                    ...(args.to && { lt: idAt(args.to.getTime() + ID_MARGIN_MS) }),
-                  },
-                },
-              ],
-            }),
             ...cursor,
+            AND: and,
           },
           ...page,
         }),

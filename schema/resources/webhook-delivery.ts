@@ -23,6 +23,31 @@ export const WebhookDeliveryStatusEnum = builder.enumType(WebhookDeliveryStatus,
   },
 });
 
+builder.prismaObject("WebhookDeliveryAttempt", {
+  description: "One attempt of a webhook delivery and its answer.",
+  authScopes: { readable: "webhooks" },
+  fields: (t) => ({
+    number: t.exposeInt("number", { description: "1 for the first attempt, then 2, 3, …" }),
+    response_status: t.exposeInt("responseStatus", {
+      nullable: true,
+      description: "The HTTP status the endpoint answered; null when no answer arrived.",
+    }),
+    response_body: t.exposeString("responseBody", {
+      nullable: true,
+      description: "The first 2 KiB of the response body; null when no answer arrived.",
+    }),
+    error: t.exposeString("error", {
+      nullable: true,
+      description:
+        "Why no answer came (timeout, connection_refused, …, as last_error); null when one came, whatever its status.",
+    }),
+    duration_ms: t.exposeInt("durationMs", {
+      description: "How long it took, in milliseconds (until the answer's headers, or until it failed).",
+    }),
+    created_at: t.expose("createdAt", { type: "DateTime", description: "When its result was recorded." }),
+  }),
+});
+
 export const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
   description:
     "One event sent to one endpoint: its attempts and the last answer. Visible with webhooks.read or webhooks.write.",
@@ -82,6 +107,12 @@ export const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
       description: "The endpoint it goes to.",
     }),
     event: t.relation("event", { extensions: { rest: false }, description: "The event it carries." }),
+    attempt_history: t.relation("attemptHistory", {
+      query: { orderBy: { number: "asc" } },
+      extensions: { rest: false },
+      description:
+        "Every attempt recorded so far, oldest first (the last one is what response_status, last_error and duration_ms show). GraphQL only.",
+    }),
   }),
 });
 
@@ -98,6 +129,9 @@ builder.queryFields((t) => ({
     args: {
       endpoint_id: t.arg.id({ description: "Only deliveries to this endpoint (`we_…`)." }),
       event_type: t.arg.string({ description: "Only deliveries of this event type, e.g. invoice.paid." }),
+      event_id: t.arg.id({
+        description: "Only deliveries of this event (`evt_…`): every endpoint's, replays included.",
+      }),
       status: t.arg({ type: WebhookDeliveryStatusEnum, description: "Only deliveries in this status." }),
       ...pageArgs,
     },
@@ -108,6 +142,7 @@ builder.queryFields((t) => ({
             workspaceId: ctx.credential.workspaceId,
             ...(args.endpoint_id && { endpointId: args.endpoint_id }),
             ...(args.event_type && { eventType: args.event_type }),
+            ...(args.event_id && { eventId: args.event_id }),
             ...(args.status && { status: args.status }),
             ...cursor,
           },

@@ -223,7 +223,10 @@ function record(
   delivery: ClaimedDelivery,
   outcome: AttemptOutcome,
 ): Promise<number> {
+  // The attempt's row is written by the same statement, so the history never misses an attempt the
+  // delivery counts, nor holds one whose lease was lost. Its count is the delivery's (0 or 1).
   return prisma.$executeRaw`
+    with updated as (
     update webhook_deliveries d
     set status = ${outcome.status}::"WebhookDeliveryStatus",
         response_status = ${outcome.responseStatus}::int,
@@ -238,7 +241,13 @@ function record(
         end,
         locked_until = null,
         updated_at = now()
-    where d.id = ${delivery.id} and d.locked_until = ${delivery.lockedUntil}::timestamptz`;
+    where d.id = ${delivery.id} and d.locked_until = ${delivery.lockedUntil}::timestamptz
+    returning d.id, d.attempts)
+    insert into webhook_delivery_attempts
+      (delivery_id, number, response_status, response_body, error, duration_ms)
+    select id, attempts, ${outcome.responseStatus}::int, ${outcome.responseBody}::text,
+           ${outcome.lastError}::text, ${outcome.durationMs}::int
+    from updated`;
 }
 
 /** A 410 means the receiver is gone for good: pause the endpoint and hold what waits for it. */

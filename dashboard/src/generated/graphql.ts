@@ -43,6 +43,17 @@ export type AgentRegistrationType =
   /** For a user named by e-mail, who confirmed it on the claim page. */
   | 'service_auth';
 
+/** What kind of caller made the change. */
+export type AuditActorType =
+  /** An agent with its access token or identity assertion (`id` is its registration's `areg_…`). */
+  | 'agent'
+  /** An API key (`id` is `key_…`). */
+  | 'api_key'
+  /** Kontor: its operator's CLI (`id` null), or a trusted ID-JAG provider's revocation (`id` the provider entry's `tpr_…`). */
+  | 'system'
+  /** A person signed in to the dashboard or the claim page (`id` is `usr_…`, `email` theirs). */
+  | 'user';
+
 /** A new key's name and scopes. */
 export type CreateApiKeyInput = {
   /** What the key is for (1–200 characters). */
@@ -179,6 +190,13 @@ export type ProjectStatus =
   /** Paused for now. */
   | 'on_hold';
 
+/** Whether a request succeeded (a status below 400) or failed (400 or more). */
+export type RequestOutcome =
+  /** Answered with a status of 400 or more (4xx, 5xx). */
+  | 'failed'
+  /** Answered with a status below 400 (2xx, 3xx). */
+  | 'succeeded';
+
 /** An item's stock level, recomputed on every write from quantity and min_stock_threshold. */
 export type StockStatus =
   /** quantity is above min_stock_threshold. */
@@ -269,6 +287,18 @@ export type RevokeAgentRegistrationMutationVariables = Exact<{
 
 export type RevokeAgentRegistrationMutation = { revokeAgentRegistration: { id: string, type: AgentRegistrationType, status: AgentRegistrationStatus, agent_name: string | null, login_hint: string | null, scopes: Array<string>, provider_issuer: string | null, provider_subject: string | null, live_tokens: number, last_used_at: string | null, claimed_at: string | null, revoked_at: string | null, created_at: string } };
 
+export type AuditEventsQueryVariables = Exact<{
+  action?: string | null | undefined;
+  actor_id?: string | null | undefined;
+  target_id?: string | null | undefined;
+  from?: string | null | undefined;
+  to?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type AuditEventsQuery = { auditEvents: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, action: string, client_ip: string | null, user_agent: string | null, request_id: string | null, created_at: string, actor: { type: AuditActorType, id: string | null, email: string | null }, target: { type: string, id: string | null } }> } };
+
 export type CrmClientFieldsFragment = { id: string, name: string, email: string | null, phone: string | null, company_name: string | null, tax_id: string | null, currency: string, notes: string | null, created_at: string, updated_at: string, address: { line1: string | null, line2: string | null, city: string | null, region: string | null, postal_code: string | null, country: string | null } };
 
 export type ClientListQueryVariables = Exact<{
@@ -338,6 +368,31 @@ export type DeleteClientMutationVariables = Exact<{
 
 
 export type DeleteClientMutation = { deleteClient: { id: string, deleted: boolean } };
+
+export type EventRowFieldsFragment = { id: string, type: string, created_at: string };
+
+export type EventsQueryVariables = Exact<{
+  type?: string | null | undefined;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type EventsQuery = { events: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, type: string, created_at: string }> } };
+
+export type EventDetailQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type EventDetailQuery = { event: { id: string, object: string, type: string, created_at: string, workspace_id: string, data: { object: { [key: string]: JsonValue } } } | null };
+
+export type EventDeliveriesQueryVariables = Exact<{
+  event_id: string;
+  cursor?: string | null | undefined;
+}>;
+
+
+export type EventDeliveriesQuery = { webhookDeliveries: { has_more: boolean, next_cursor: string | null, data: Array<{ id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string, endpoint: { id: string, url: string } }> } };
 
 export type InventoryItemFieldsFragment = { id: string, name: string, sku: string | null, description: string | null, category: string | null, quantity: number, unit_of_measure: string, min_stock_threshold: number, cost_price: number | null, sale_price: number | null, currency: string, status: StockStatus, created_at: string, updated_at: string, suppliers: Array<{ name: string, email: string | null, phone: string | null, supplier_sku: string | null, cost_price: number | null }> };
 
@@ -633,6 +688,7 @@ export type RequestLogFieldsFragment = { request_id: string, key_id: string | nu
 export type RequestLogsQueryVariables = Exact<{
   key_id?: string | null | undefined;
   status?: number | null | undefined;
+  outcome?: RequestOutcome | null | undefined;
   from?: string | null | undefined;
   to?: string | null | undefined;
   route?: string | null | undefined;
@@ -654,6 +710,18 @@ export type LogKeysQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type LogKeysQuery = { apiKeys: { data: Array<{ id: string, name: string | null, prefix: string, revoked_at: string | null }> } };
+
+export type RequestLogQueryVariables = Exact<{
+  request_id: string;
+}>;
+
+
+export type RequestLogQuery = { requestLogs: { data: Array<{ request_id: string, key_id: string | null, method: string, route: string | null, status: number, latency_ms: number, error_code: string | null, client_ip: string | null, user_agent: string | null, model: string | null, input_tokens: number | null, output_tokens: number | null, created_at: string }> } };
+
+export type LogAgentsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type LogAgentsQuery = { agentRegistrations: { data: Array<{ id: string, agent_name: string | null, login_hint: string | null }> } };
 
 export type MembersQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -899,7 +967,7 @@ export type WebhookDeliveryQueryVariables = Exact<{
 }>;
 
 
-export type WebhookDeliveryQuery = { webhookDelivery: { response_body: string | null, duration_ms: number | null, updated_at: string, id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string, endpoint: { id: string, url: string, status: WebhookEndpointStatus } } | null };
+export type WebhookDeliveryQuery = { webhookDelivery: { response_body: string | null, duration_ms: number | null, updated_at: string, id: string, endpoint_id: string, event_id: string, event_type: string, status: WebhookDeliveryStatus, attempts: number, response_status: number | null, last_error: string | null, next_attempt_at: string | null, delivered_at: string | null, created_at: string, attempt_history: Array<{ number: number, response_status: number | null, error: string | null, duration_ms: number, created_at: string }>, endpoint: { id: string, url: string, status: WebhookEndpointStatus } } | null };
 
 export type CreateWebhookEndpointMutationVariables = Exact<{
   url: string;
@@ -1026,6 +1094,13 @@ export const CrmClientFieldsFragmentDoc = new TypedDocumentString(`
   updated_at
 }
     `, {"fragmentName":"CrmClientFields"}) as unknown as TypedDocumentString<CrmClientFieldsFragment, unknown>;
+export const EventRowFieldsFragmentDoc = new TypedDocumentString(`
+    fragment EventRowFields on Event {
+  id
+  type
+  created_at
+}
+    `, {"fragmentName":"EventRowFields"}) as unknown as TypedDocumentString<EventRowFieldsFragment, unknown>;
 export const InventoryItemFieldsFragmentDoc = new TypedDocumentString(`
     fragment InventoryItemFields on InventoryItem {
   id
@@ -1414,6 +1489,39 @@ export const RevokeAgentRegistrationDocument = new TypedDocumentString(`
   revoked_at
   created_at
 }`) as unknown as TypedDocumentString<RevokeAgentRegistrationMutation, RevokeAgentRegistrationMutationVariables>;
+export const AuditEventsDocument = new TypedDocumentString(`
+    query AuditEvents($action: String, $actor_id: String, $target_id: String, $from: DateTime, $to: DateTime, $cursor: String) {
+  auditEvents(
+    action: $action
+    actor_id: $actor_id
+    target_id: $target_id
+    from: $from
+    to: $to
+    limit: 25
+    cursor: $cursor
+  ) {
+    data {
+      id
+      action
+      actor {
+        type
+        id
+        email
+      }
+      target {
+        type
+        id
+      }
+      client_ip
+      user_agent
+      request_id
+      created_at
+    }
+    has_more
+    next_cursor
+  }
+}
+    `) as unknown as TypedDocumentString<AuditEventsQuery, AuditEventsQueryVariables>;
 export const ClientListDocument = new TypedDocumentString(`
     query ClientList($search: String, $cursor: String) {
   clients(search: $search, limit: 25, cursor: $cursor) {
@@ -1591,6 +1699,62 @@ export const DeleteClientDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DeleteClientMutation, DeleteClientMutationVariables>;
+export const EventsDocument = new TypedDocumentString(`
+    query Events($type: String, $cursor: String) {
+  events(type: $type, limit: 25, cursor: $cursor) {
+    data {
+      ...EventRowFields
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment EventRowFields on Event {
+  id
+  type
+  created_at
+}`) as unknown as TypedDocumentString<EventsQuery, EventsQueryVariables>;
+export const EventDetailDocument = new TypedDocumentString(`
+    query EventDetail($id: ID!) {
+  event(id: $id) {
+    id
+    object
+    type
+    created_at
+    workspace_id
+    data {
+      object
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<EventDetailQuery, EventDetailQueryVariables>;
+export const EventDeliveriesDocument = new TypedDocumentString(`
+    query EventDeliveries($event_id: ID!, $cursor: String) {
+  webhookDeliveries(event_id: $event_id, limit: 25, cursor: $cursor) {
+    data {
+      ...WebhookDeliveryFields
+      endpoint {
+        id
+        url
+      }
+    }
+    has_more
+    next_cursor
+  }
+}
+    fragment WebhookDeliveryFields on WebhookDelivery {
+  id
+  endpoint_id
+  event_id
+  event_type
+  status
+  attempts
+  response_status
+  last_error
+  next_attempt_at
+  delivered_at
+  created_at
+}`) as unknown as TypedDocumentString<EventDeliveriesQuery, EventDeliveriesQueryVariables>;
 export const InventoryItemsDocument = new TypedDocumentString(`
     query InventoryItems($status: StockStatus, $category: String, $search: String, $cursor: String) {
   inventoryItems(
@@ -2672,10 +2836,11 @@ export const ConvertLeadDocument = new TypedDocumentString(`
   updated_at
 }`) as unknown as TypedDocumentString<ConvertLeadMutation, ConvertLeadMutationVariables>;
 export const RequestLogsDocument = new TypedDocumentString(`
-    query RequestLogs($key_id: String, $status: Int, $from: DateTime, $to: DateTime, $route: String, $cursor: String) {
+    query RequestLogs($key_id: String, $status: Int, $outcome: RequestOutcome, $from: DateTime, $to: DateTime, $route: String, $cursor: String) {
   requestLogs(
     key_id: $key_id
     status: $status
+    outcome: $outcome
     from: $from
     to: $to
     route: $route
@@ -2743,6 +2908,40 @@ export const LogKeysDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<LogKeysQuery, LogKeysQueryVariables>;
+export const RequestLogDocument = new TypedDocumentString(`
+    query RequestLog($request_id: String!) {
+  requestLogs(request_id: $request_id, limit: 1) {
+    data {
+      ...RequestLogFields
+    }
+  }
+}
+    fragment RequestLogFields on RequestLog {
+  request_id
+  key_id
+  method
+  route
+  status
+  latency_ms
+  error_code
+  client_ip
+  user_agent
+  model
+  input_tokens
+  output_tokens
+  created_at
+}`) as unknown as TypedDocumentString<RequestLogQuery, RequestLogQueryVariables>;
+export const LogAgentsDocument = new TypedDocumentString(`
+    query LogAgents {
+  agentRegistrations(limit: 100) {
+    data {
+      id
+      agent_name
+      login_hint
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<LogAgentsQuery, LogAgentsQueryVariables>;
 export const MembersDocument = new TypedDocumentString(`
     query Members {
   viewer {
@@ -3284,6 +3483,13 @@ export const WebhookDeliveryDocument = new TypedDocumentString(`
     response_body
     duration_ms
     updated_at
+    attempt_history {
+      number
+      response_status
+      error
+      duration_ms
+      created_at
+    }
     endpoint {
       id
       url

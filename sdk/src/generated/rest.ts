@@ -127,6 +127,8 @@ export type RestRequestLogsQueryVariables = Exact<{
   from?: string | null | undefined;
   to?: string | null | undefined;
   route?: string | null | undefined;
+  outcome?: Types.RequestOutcome | null | undefined;
+  request_id?: string | null | undefined;
   limit?: number | null | undefined;
   cursor?: string | null | undefined;
 }>;
@@ -176,6 +178,7 @@ export type RestWebhookEndpointQuery = { webhookEndpoint: { object: string, id: 
 export type RestWebhookDeliveriesQueryVariables = Exact<{
   endpoint_id?: string | null | undefined;
   event_type?: string | null | undefined;
+  event_id?: string | null | undefined;
   status?: Types.WebhookDeliveryStatus | null | undefined;
   limit?: number | null | undefined;
   cursor?: string | null | undefined;

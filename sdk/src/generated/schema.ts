@@ -1652,6 +1652,8 @@ export type QueryRequestLogsArgs = {
   from: InputMaybe<Scalars['DateTime']['input']>;
   key_id: InputMaybe<Scalars['String']['input']>;
   limit: InputMaybe<Scalars['Int']['input']>;
+  outcome: InputMaybe<RequestOutcome>;
+  request_id: InputMaybe<Scalars['String']['input']>;
   route: InputMaybe<Scalars['String']['input']>;
   status: InputMaybe<Scalars['Int']['input']>;
   to: InputMaybe<Scalars['DateTime']['input']>;
@@ -1692,6 +1694,7 @@ export type QueryTrustedProvidersArgs = {
 export type QueryWebhookDeliveriesArgs = {
   cursor: InputMaybe<Scalars['String']['input']>;
   endpoint_id: InputMaybe<Scalars['ID']['input']>;
+  event_id: InputMaybe<Scalars['ID']['input']>;
   event_type: InputMaybe<Scalars['String']['input']>;
   limit: InputMaybe<Scalars['Int']['input']>;
   status: InputMaybe<WebhookDeliveryStatus>;
@@ -1815,6 +1818,13 @@ export type RequestLogStats = {
   /** Requests in the period. */
   total: Scalars['Int']['output'];
 };
+
+/** Whether a request succeeded (a status below 400) or failed (400 or more). */
+export type RequestOutcome =
+  /** Answered with a status of 400 or more (4xx, 5xx). */
+  | 'failed'
+  /** Answered with a status below 400 (2xx, 3xx). */
+  | 'succeeded';
 
 /** The key that replaces a rotated one, its secret (shown this once), and the old key with the time it stops working. */
 export type RotatedApiKey = {
@@ -1968,6 +1978,8 @@ export type Viewer = {
 
 /** One event sent to one endpoint: its attempts and the last answer. Visible with webhooks.read or webhooks.write. */
 export type WebhookDelivery = {
+  /** Every attempt recorded so far, oldest first (the last one is what response_status, last_error and duration_ms show). GraphQL only. */
+  attempt_history: Array<WebhookDeliveryAttempt>;
   /** Attempts started so far. */
   attempts: Scalars['Int']['output'];
   /** When the delivery was created. */
@@ -2002,6 +2014,22 @@ export type WebhookDelivery = {
   status: WebhookDeliveryStatus;
   /** When the delivery was last changed (an attempt recorded). */
   updated_at: Scalars['DateTime']['output'];
+};
+
+/** One attempt of a webhook delivery and its answer. */
+export type WebhookDeliveryAttempt = {
+  /** When its result was recorded. */
+  created_at: Scalars['DateTime']['output'];
+  /** How long it took, in milliseconds (until the answer's headers, or until it failed). */
+  duration_ms: Scalars['Int']['output'];
+  /** Why no answer came (timeout, connection_refused, …, as last_error); null when one came, whatever its status. */
+  error: Maybe<Scalars['String']['output']>;
+  /** 1 for the first attempt, then 2, 3, … */
+  number: Scalars['Int']['output'];
+  /** The first 2 KiB of the response body; null when no answer arrived. */
+  response_body: Maybe<Scalars['String']['output']>;
+  /** The HTTP status the endpoint answered; null when no answer arrived. */
+  response_status: Maybe<Scalars['Int']['output']>;
 };
 
 /** A page of WebhookDelivery objects, newest first. */

@@ -731,7 +731,7 @@ e2e("the dashboard app", (server) => {
         "Settings",
       ]);
       expect(await nav.getByRole("list", { name: "Developers" }).getByRole("link").allTextContents()).toEqual(
-        ["API keys", "Logs", "Webhooks", "Agents", "API reference", "GraphiQL"],
+        ["API keys", "Logs", "Webhooks", "Events", "Agents", "API reference", "GraphiQL"],
       );
       await screenshots(page, "navigation-open");
       await nav.getByRole("link", { name: "Account", exact: true }).click();
@@ -752,8 +752,10 @@ e2e("the dashboard app", (server) => {
         "Projects",
         "API keys",
         "Members",
+        "Audit log",
         "Logs",
         "Webhooks",
+        "Events",
         "Agents",
         "Storage",
         "Account",

@@ -184,7 +184,7 @@ e2e("the dashboard's request logs", (server) => {
   });
 
   /** The request ids in the table, in order. */
-  const shownIds = () => dashboard.page.getByRole("button", { name: /^Details of req_/ }).allTextContents();
+  const shownIds = () => dashboard.page.getByRole("link", { name: /^Details of req_/ }).allTextContents();
   const shownSorted = async () => (await shownIds()).sort();
 
   const openLogs = async (search = "") => {
@@ -269,6 +269,7 @@ e2e("the dashboard's request logs", (server) => {
       "Workspace",
       "Period",
       "Key",
+      "Outcome",
       "Status",
       "Route",
       "From",
@@ -388,6 +389,18 @@ e2e("the dashboard's request logs", (server) => {
     await expect.poll(() => page.url()).toMatch(/\/dashboard\/logs$/);
     await expect.poll(() => shownIds()).toHaveLength(25);
 
+    // Outcome: failed (4xx–5xx), then succeeded, kept in the URL as the API's argument.
+    await page.getByLabel("Outcome", { exact: true }).selectOption({ label: "Failed (4xx–5xx)" });
+    await applyFilters();
+    await expect.poll(shownSorted).toEqual(ids((m) => m.status >= 400));
+    expect(new URL(page.url()).searchParams.get("outcome")).toBe("failed");
+    await page.getByLabel("Outcome", { exact: true }).selectOption({ label: "Succeeded (2xx–3xx)" });
+    await page.getByLabel("Route", { exact: true }).fill("/v1/leads");
+    await applyFilters();
+    await expect.poll(shownSorted).toEqual(ids((m) => m.status < 400 && m.route === "/v1/leads"));
+    await page.getByRole("button", { name: "Clear filters" }).click();
+    await expect.poll(() => page.url()).toMatch(/\/dashboard\/logs$/);
+
     // Route.
     await page.getByLabel("Route", { exact: true }).fill("/v1/clients");
     await applyFilters();
@@ -426,24 +439,31 @@ e2e("the dashboard's request logs", (server) => {
     return labels.find((label) => label.startsWith(`${name} · `));
   }
 
-  it("opens a request's details from its row with the keyboard: every field, request id, user agent and error code; Escape and Close shut it", async () => {
+  it("opens a request's own page from its row with the keyboard: every field, the key's name; Back returns to the filtered list, and the page opens by its URL", async () => {
     const { page } = dashboard;
-    await openLogs();
+    await openLogs("?outcome=failed");
     const target = all.find((row) => row.user_agent === UA)!;
     expect(target.request_id).toBe(made.at(-1)!.id);
-    const button = page.getByRole("button", { name: `Details of ${target.request_id}` });
-    await button.focus();
+    const link = page.getByRole("link", { name: `Details of ${target.request_id}` });
+    await link.focus();
     await page.keyboard.press("Enter");
-    const dialog = page.getByRole("dialog", { name: "Request details" });
-    await dialog.waitFor();
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Close");
-    const fields = Object.fromEntries(
-      await dialog
-        .locator("dl > div")
-        .evaluateAll((items) =>
-          items.map((item) => [item.querySelector("dt")!.textContent, item.querySelector("dd")!.textContent]),
-        ),
-    ) as Record<string, string>;
+    await page.getByRole("heading", { level: 1, name: "Request" }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/logs/${target.request_id}`);
+    const details = page.getByRole("definition").first();
+    await details.waitFor();
+    const readFields = async () =>
+      Object.fromEntries(
+        await page
+          .locator("dl.logs-detail > div")
+          .evaluateAll((items) =>
+            items.map((item) => [
+              item.querySelector("dt")!.textContent,
+              item.querySelector("dd")!.textContent,
+            ]),
+          ),
+      ) as Record<string, string>;
+    await expect.poll(async () => (await readFields()).Key).toBe(`Billing sync ${keys.a.id} Only this key`);
+    const fields = await readFields();
     expect(Object.keys(fields)).toEqual([
       "Request id",
       "Time",
@@ -466,28 +486,28 @@ e2e("the dashboard's request logs", (server) => {
     expect(fields.Status).toBe("404");
     expect(fields.Latency!.replace(/\D/g, "")).toBe(String(target.latency_ms));
     expect(fields["Error code"]).toBe("not_found");
-    expect(fields.Key).toBe(`Billing sync ${keys.a.id} Only this key`);
     expect(fields["Client IP"]).toBe(target.client_ip);
     expect(fields["Client IP"]).toMatch(/^(127\.0\.0\.1|::1)$/);
     expect(fields["User agent"]).toBe(UA);
     expect([fields.Model, fields["Input tokens"], fields["Output tokens"]]).toEqual(["none", "none", "none"]);
-    await screenshots(page, "logs-detail");
+    await screenshots(page, "logs-request");
 
-    // Escape closes it, and focus goes back to the row's button.
-    await page.keyboard.press("Escape");
-    await expect.poll(() => dialog.count()).toBe(0);
-    await expect
-      .poll(() => page.evaluate(() => document.activeElement?.getAttribute("aria-label")))
-      .toBe(`Details of ${target.request_id}`);
-    // Close does too; "Only this key" filters the table by the request's key.
-    await button.click();
-    await dialog.getByRole("button", { name: "Close" }).click();
-    await expect.poll(() => dialog.count()).toBe(0);
-    await button.click();
-    await dialog.getByRole("button", { name: "Only this key" }).click();
-    await expect.poll(() => dialog.count()).toBe(0);
+    // Back: the list as it was, filter included.
+    await page.goBack();
+    await page.getByRole("heading", { level: 1, name: "Request logs" }).waitFor();
+    expect(new URL(page.url()).searchParams.get("outcome")).toBe("failed");
+    await expect.poll(shownSorted).toEqual(ids((m) => m.status >= 400));
+
+    // By its URL, and "Only this key" filters the list by the request's key.
+    await dashboard.goto(`/dashboard/logs/${target.request_id}`);
+    await page.getByRole("link", { name: "Only this key" }).click();
+    await page.getByRole("heading", { level: 1, name: "Request logs" }).waitFor();
     await expect.poll(shownSorted).toEqual(ids((m) => m.key === "a"));
     expect(new URL(page.url()).searchParams.get("key")).toBe(keys.a.id);
+
+    // A request id that is not in the logs says so.
+    await dashboard.goto(`/dashboard/logs/req_01J00000000000000000000000`);
+    await page.getByText(/No request req_01J00000000000000000000000 in this workspace's logs/).waitFor();
   });
 
   it("shows the API's message under the field for a bad filter (status 700, To before From), and says so when nothing matches", async () => {
@@ -568,7 +588,7 @@ e2e("the dashboard's request logs", (server) => {
       expect(await page.getByTestId("logs-total").textContent()).toBe("0");
       // In the owner's workspace the member sees everything.
       await page.getByLabel("Workspace").selectOption({ label: "Log Watchers (member)" });
-      const details = page.getByRole("button", { name: /^Details of req_/ });
+      const details = page.getByRole("link", { name: /^Details of req_/ });
       await expect
         .poll(() => details.allTextContents())
         .toEqual(all.slice(0, 25).map((row) => row.request_id));
@@ -585,6 +605,7 @@ e2e("the dashboard's request logs", (server) => {
         "Workspace",
         "Period",
         "Key id",
+        "Outcome",
         "Status",
         "Route",
         "From",
@@ -607,6 +628,12 @@ e2e("the dashboard's request logs", (server) => {
       await page.getByRole("button", { name: "Apply filters" }).click();
       await expect.poll(() => details.count()).toBe(25);
       await screenshots(page, "logs-member");
+      // A request's page: the key's id, without a name, for a member.
+      await view.goto(`/dashboard/logs/${all[0]!.request_id}`);
+      await page.getByText("Only this key").waitFor();
+      expect(
+        await page.locator("dl.logs-detail > div").filter({ hasText: "Key" }).locator("dd").textContent(),
+      ).toBe(`${keys.a.id} Only this key`);
       await view.close();
     });
   });

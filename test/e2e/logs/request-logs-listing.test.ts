@@ -76,6 +76,34 @@ e2e("request logs: listing, tenancy and scope", (server) => {
       expect(await allPages(wsApi, "status=418")).toEqual([]);
     });
 
+    it("filters by outcome (below 400 or not) together with status, and by request_id", async () => {
+      const failed = await allPages(wsApi, "outcome=failed");
+      expect(failed.map((r) => r.request_id).sort()).toEqual([...ids.notFound].sort());
+      const succeeded = await allPages(wsApi, `outcome=succeeded&key_id=${ws.keyId}`);
+      expect(succeeded.every((r) => r.status < 400)).toBe(true);
+      for (const id of ids.first.filter((id) => !ids.notFound.includes(id)))
+        expect(succeeded.map((r) => r.request_id)).toContain(id);
+      expect(succeeded.some((r) => ids.notFound.includes(r.request_id))).toBe(false);
+      // status and outcome narrow together: a 404 never succeeded.
+      expect(await allPages(wsApi, "outcome=succeeded&status=404")).toEqual([]);
+
+      const one = await allPages(wsApi, `request_id=${ids.notFound[0]}`);
+      expect(one).toEqual([expect.objectContaining({ request_id: ids.notFound[0], status: 404 })]);
+      expect(await allPages(wsApi, `request_id=${ids.notFound[0]}&outcome=succeeded`)).toEqual([]);
+
+      const gql = graphql(server().url, ws.key);
+      const res = await gql(
+        `query($id: String) { requestLogs(outcome: failed, request_id: $id) { data { request_id status } } }`,
+        { id: ids.notFound[1] },
+      );
+      expect(res.errors).toBeUndefined();
+      expect(res.data.requestLogs.data).toEqual([{ request_id: ids.notFound[1], status: 404 }]);
+      const all = await gql(`{ requestLogs(outcome: failed, limit: 100) { data { request_id } } }`);
+      expect(all.data.requestLogs.data.map((r: any) => r.request_id).sort()).toEqual(
+        [...ids.notFound].sort(),
+      );
+    });
+
     it("filters by from (inclusive) and to (exclusive)", async () => {
       const prisma = server().running.db.prisma;
       const rows = await prisma.requestLog.findMany({
@@ -123,6 +151,7 @@ e2e("request logs: listing, tenancy and scope", (server) => {
       ["limit=101", "limit"],
       ["cursor=zzz", "cursor"],
       ["request_id=req_x", "request_id"],
+      ["outcome=ok", "outcome"],
     ])("rejects %s with 400 validation_failed naming %s", async (query, param) => {
       const res = await wsApi.get(`/request-logs?${query}`);
       expect(res.status, JSON.stringify(res.body)).toBe(400);

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { ISO } from "../../support/assertions.ts";
+import { graphql } from "../../support/graphql.ts";
 import type { ApiResponse } from "../../support/http.ts";
 import { expectError } from "../../support/invoicing.ts";
 import { e2e } from "../../support/suite.ts";
@@ -373,6 +374,36 @@ e2e(
         ).toHaveLength(1);
         expect(await expectIds(`endpoint_id=${NEVER_ENDPOINT}`, () => false)).toEqual([]);
         expect(await expectIds("event_type=invoice.paid", () => false)).toEqual([]);
+      });
+
+      it("filters by event_id: that event's deliveries to every endpoint, alone and with other filters", async () => {
+        const rows = await byId();
+        const lead = rows.find((d) => d.eventType === "lead.created")!.eventId;
+        const client = rows.find((d) => d.eventType === "client.created")!.eventId;
+        const expectIds = async (query: string, keep: (row: (typeof rows)[number]) => boolean) => {
+          const res = await ws.api.get(`/webhook-deliveries?${query}`);
+          expect(res.status, query).toBe(200);
+          expect(ids(res), query).toEqual(rows.filter(keep).map((d) => d.id));
+          return ids(res);
+        };
+        // The lead reached leadsOnly and all; the client reached all and goneClients.
+        expect(await expectIds(`event_id=${lead}`, (d) => d.eventId === lead)).toHaveLength(2);
+        expect(await expectIds(`event_id=${client}`, (d) => d.eventId === client)).toHaveLength(2);
+        expect(
+          await expectIds(
+            `event_id=${client}&status=failed`,
+            (d) => d.eventId === client && d.endpointId === goneClients,
+          ),
+        ).toHaveLength(1);
+        expect(await expectIds(`event_id=${NEVER_EVENT}`, () => false)).toEqual([]);
+        const gql = await graphql(server().url, ws.key)(
+          "query($id: ID) { webhookDeliveries(event_id: $id) { data { id event_id } } }",
+          { id: lead },
+        );
+        expect(gql.errors).toBeUndefined();
+        expect(gql.data.webhookDeliveries.data.map((d: { id: string }) => d.id)).toEqual(
+          rows.filter((d) => d.eventId === lead).map((d) => d.id),
+        );
       });
 
       it("rejects an unknown status with 400 validation_failed", async () => {

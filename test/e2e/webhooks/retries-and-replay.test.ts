@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { graphql } from "../../support/graphql.ts";
 import { expectError } from "../../support/invoicing.ts";
 import { eventually } from "../../support/receiver.ts";
 import { e2e } from "../../support/suite.ts";
@@ -127,6 +128,24 @@ e2e(
         expect(requests[2]!.at - requests[1]!.at).toBeGreaterThanOrEqual(RETRY_SCHEDULE_MS[1]! + 400 - 20);
         await sleep(300);
         expect(receiver.on(at("retry-then-ok"))).toHaveLength(3);
+
+        // Every attempt is kept, oldest first, over GraphQL (REST bodies stay flat).
+        const history = await graphql(server().url, ws.key)(
+          "query($id: ID!) { webhookDelivery(id: $id) { attempt_history { number response_status response_body error duration_ms created_at } } }",
+          { id: deliveryId },
+        );
+        expect(history.errors).toBeUndefined();
+        const attempts = history.data.webhookDelivery.attempt_history;
+        expect(attempts.map((a: any) => [a.number, a.response_status, a.response_body, a.error])).toEqual([
+          [1, 500, "boom", null],
+          [2, 500, "still boom", null],
+          [3, 200, "finally", null],
+        ]);
+        expect(attempts[1].duration_ms).toBeGreaterThanOrEqual(380);
+        expect(attempts[2].duration_ms).toBe(delivery.duration_ms);
+        for (const attempt of attempts) expect(attempt.created_at).toMatch(ISO);
+        expect(Date.parse(attempts[0].created_at)).toBeLessThanOrEqual(Date.parse(attempts[1].created_at));
+        expect(delivery).not.toHaveProperty("attempt_history");
       });
 
       it("gives up after the schedule runs out: failed, no further attempt", async () => {
@@ -207,6 +226,17 @@ e2e(
           delivered_at: null,
           duration_ms: expect.any(Number),
         });
+        const history = await graphql(server().url, ws.key)(
+          "query($id: ID!) { webhookDelivery(id: $id) { attempt_history { number response_status error } } }",
+          { id: row!.id },
+        );
+        expect(history.data.webhookDelivery.attempt_history).toEqual(
+          Array.from({ length: RETRY_SCHEDULE_MS.length + 1 }, (_, i) => ({
+            number: i + 1,
+            response_status: null,
+            error: "connection_refused",
+          })),
+        );
       });
 
       it("does not follow a redirect: a 3xx is a failed attempt and the target receives nothing", async () => {

@@ -20,7 +20,13 @@ function fromLocalInput(value: string): string {
   return value && !Number.isNaN(date.getTime()) ? date.toISOString() : "";
 }
 
-/** The list's filters: key, status, route and time range, applied to the URL. */
+const OUTCOME_OPTIONS = [
+  { value: "", label: "All" },
+  { value: "succeeded", label: "Succeeded (2xx–3xx)" },
+  { value: "failed", label: "Failed (4xx–5xx)" },
+];
+
+/** The list's filters: key, outcome, status, route and time range, applied to the URL. */
 export function FilterForm({
   filters,
   error,
@@ -87,6 +93,13 @@ export function FilterForm({
           hint="As shown in a request's details."
         />
       )}
+      <SelectField
+        label="Outcome"
+        options={OUTCOME_OPTIONS}
+        value={OUTCOME_OPTIONS.some((option) => option.value === draft.outcome) ? draft.outcome : ""}
+        onChange={set("outcome")}
+        error={fieldError(error, "outcome")}
+      />
       <TextField
         label="Status"
         type="number"

@@ -1,28 +1,32 @@
-import { useMemo, useState } from "react";
+import { useMemo } from "react";
 import { useQuery } from "../../api/hooks.ts";
 import { usePaged } from "../../api/paged.ts";
-import { LogKeysDocument, RequestLogStatsDocument, RequestLogsDocument } from "../../generated/graphql.ts";
-import { BASE, navigate, useLocation } from "../../router.tsx";
-import { useSession } from "../../session.tsx";
+import {
+  RequestLogStatsDocument,
+  RequestLogsDocument,
+  type RequestOutcome,
+} from "../../generated/graphql.ts";
+import { BASE, Link, navigate, useLocation } from "../../router.tsx";
 import { Button } from "../../ui/Button.tsx";
 import { ErrorBanner } from "../../ui/ErrorBanner.tsx";
 import { SelectField } from "../../ui/Field.tsx";
 import { Actions } from "../../ui/Form.tsx";
 import { Loading, Page, Panel } from "../../ui/Page.tsx";
 import { Table } from "../../ui/Table.tsx";
+import { useCredentialNames } from "./credentials.ts";
 import { FilterForm } from "./FilterForm.tsx";
-import { LogDetail } from "./LogDetail.tsx";
-import { type Filters, formatMs, type Log, plural, StatusTag, shortId, timeShort } from "./log-format.tsx";
+import { type Filters, formatMs, type Log, plural, StatusTag, timeShort } from "./log-format.tsx";
 import { Traffic } from "./Traffic.tsx";
 import "./logs.css";
 
 /**
  * Request logs: the server's figures for the last days (requestLogStats: daily volume, error
  * rate, p50/p95 latency, top endpoints) drawn with Chart.js, and the requests themselves
- * (requestLogs), filtered by key, status, route and time range, a page of 25 at a time, each
- * with a detail view. The filters live in the URL query (`?key=&status=&route=&from=&to=&days=`),
- * so a link reproduces the view. Read-only, for owners and members alike; only owners may list
- * the keys (apiKeys), so a member filters by a key id typed in.
+ * (requestLogs), filtered by key, outcome, status, route and time range, a page of 25 at a time,
+ * each linking to its own page (LogRequest.tsx). The filters live in the URL query
+ * (`?key=&outcome=&status=&route=&from=&to=&days=`), so a link reproduces the view. Read-only, for
+ * owners and members alike; only owners may list the keys (apiKeys), so a member filters by a key
+ * id typed in and sees key ids where an owner sees names.
  */
 
 const PATH = `${BASE}/logs`;
@@ -35,11 +39,14 @@ const PERIODS = [
   { value: "90", label: "Last 90 days" },
 ];
 
-const FILTER_NAMES = ["key", "status", "route", "from", "to"] as const;
+const FILTER_NAMES = ["key", "outcome", "status", "route", "from", "to"] as const;
+
+const OUTCOMES: readonly string[] = ["succeeded", "failed"] satisfies RequestOutcome[];
 
 function readFilters(query: URLSearchParams): Filters {
   return {
     key: query.get("key") ?? "",
+    outcome: query.get("outcome") ?? "",
     status: query.get("status") ?? "",
     route: query.get("route") ?? "",
     from: query.get("from") ?? "",
@@ -61,7 +68,6 @@ function logsUrl(filters: Filters, days: number): string {
 }
 
 export default function Logs() {
-  const { isOwner } = useSession();
   const { query } = useLocation();
   // The filters' identity changes only when one of them does (not with the period).
   const filterKey = FILTER_NAMES.map((name) => query.get(name) ?? "").join("\n");
@@ -70,19 +76,16 @@ export default function Logs() {
   const days = readDays(query);
   const filtering = FILTER_NAMES.some((name) => filters[name] !== "");
 
-  const keys = useQuery(LogKeysDocument, {}, { skip: !isOwner });
-  const keyList = keys.data?.apiKeys.data;
-  const keyLabel = (id: string | null): string => {
-    if (!id) return "no key";
-    const key = keyList?.find((k) => k.id === id);
-    return key ? (key.name ?? `${key.prefix}…`) : shortId(id);
-  };
+  const credentials = useCredentialNames();
+  const keyLabel = credentials.label;
 
   // A status that is not a whole number never reaches the API (which takes an Int).
   const statusInvalid = filters.status !== "" && !/^-?\d{1,9}$/.test(filters.status);
   const variables = {
     key_id: filters.key || null,
     status: statusInvalid || !filters.status ? null : Number(filters.status),
+    // An outcome the URL names wrongly is left out, as the filter's field shows "All".
+    outcome: OUTCOMES.includes(filters.outcome) ? (filters.outcome as RequestOutcome) : null,
     route: filters.route || null,
     from: filters.from || null,
     to: filters.to || null,
@@ -96,7 +99,6 @@ export default function Logs() {
   const rows = showRows ? unique(list.rows) : [];
   const hasMore = showRows && !list.error && list.hasMore;
 
-  const [selected, setSelected] = useState<Log | null>(null);
   const apply = (next: Filters, nextDays = days) => navigate(logsUrl(next, nextDays));
   const refresh = () => {
     list.restart();
@@ -154,14 +156,14 @@ export default function Logs() {
           statusInvalid={statusInvalid}
           // Owners pick from their keys (the list fills in as it loads); members, and an owner whose
           // key list failed, type a key id. The field never changes kind under the user.
-          pickKey={isOwner && !keys.error}
-          keys={keyList}
+          pickKey={!credentials.keysUnavailable}
+          keys={credentials.keys}
           routes={routes}
           onApply={(next) => apply(next)}
-          onClear={() => apply({ key: "", status: "", route: "", from: "", to: "" })}
+          onClear={() => apply({ key: "", outcome: "", status: "", route: "", from: "", to: "" })}
           filtering={filtering}
         />
-        <ErrorBanner error={list.error} fields={["key_id", "status", "route", "from", "to"]} />
+        <ErrorBanner error={list.error} fields={["key_id", "outcome", "status", "route", "from", "to"]} />
         {firstPageLoading && <Loading label="Loading requests…" />}
         {showRows && (
           <>
@@ -208,14 +210,13 @@ export default function Logs() {
                     header: "Request id",
                     nowrap: true,
                     cell: (log) => (
-                      <Button
-                        variant="link"
+                      <Link
+                        to={`${PATH}/${encodeURIComponent(log.request_id)}`}
                         className="logs-id"
                         aria-label={`Details of ${log.request_id}`}
-                        onClick={() => setSelected(log)}
                       >
                         {log.request_id}
-                      </Button>
+                      </Link>
                     ),
                   },
                 ]}
@@ -231,16 +232,6 @@ export default function Logs() {
           </Actions>
         )}
       </Panel>
-
-      <LogDetail
-        log={selected}
-        keyLabel={keyLabel}
-        onClose={() => setSelected(null)}
-        onFilter={(change) => {
-          setSelected(null);
-          apply({ ...filters, ...change });
-        }}
-      />
     </Page>
   );
 }

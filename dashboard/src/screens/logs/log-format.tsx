@@ -14,6 +14,8 @@ export type KeyInfo = LogKeysQuery["apiKeys"]["data"][number];
 /** The list's filters, as the URL query holds them. */
 export interface Filters {
   key: string;
+  /** `succeeded` (a status below 400), `failed` (400 or more), or "" for both. */
+  outcome: string;
   status: string;
   route: string;
   /** ISO 8601 (UTC) in the URL; shown in the user's time zone. */

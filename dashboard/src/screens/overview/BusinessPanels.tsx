@@ -156,7 +156,7 @@ export function BusinessPanels({ summary, events }: { summary: Summary; events: 
           />
         </Panel>
       </div>
-      <Panel title="Recent activity">
+      <Panel title="Recent activity" actions={<Link to={`${BASE}/events`}>All events</Link>}>
         <Activity events={events} />
       </Panel>
     </>

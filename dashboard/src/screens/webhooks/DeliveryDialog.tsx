@@ -7,6 +7,7 @@ import { ErrorBanner } from "../../ui/ErrorBanner.tsx";
 import { Actions } from "../../ui/Form.tsx";
 import { formatDateTime, formatNumber } from "../../ui/format.ts";
 import { Loading } from "../../ui/Page.tsx";
+import { Table } from "../../ui/Table.tsx";
 import {
   type Delivery,
   DeliveryStatus,
@@ -93,6 +94,32 @@ export function DeliveryDialog({
                 <dd>{current.last_error ? <code>{current.last_error}</code> : "None"}</dd>
               </div>
             </dl>
+            {current.attempt_history.length > 0 && (
+              <div className="stack">
+                <h3>Attempts</h3>
+                <Table
+                  caption="Attempts"
+                  rows={current.attempt_history}
+                  rowKey={(attempt) => String(attempt.number)}
+                  columns={[
+                    { header: "Attempt", nowrap: true, cell: (attempt) => formatNumber(attempt.number) },
+                    {
+                      header: "Answer",
+                      nowrap: true,
+                      cell: (attempt) => (
+                        <Response delivery={{ ...attempt, last_error: attempt.error, attempts: 1 }} />
+                      ),
+                    },
+                    {
+                      header: "Took",
+                      nowrap: true,
+                      cell: (attempt) => `${formatNumber(attempt.duration_ms)} ms`,
+                    },
+                    { header: "Time", cell: (attempt) => formatDateTime(attempt.created_at) },
+                  ]}
+                />
+              </div>
+            )}
             <div className="stack">
               <h3 id="webhooks-response-body">Response body</h3>
               {current.response_body === null ? (
