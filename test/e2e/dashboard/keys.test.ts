@@ -131,6 +131,15 @@ e2e("the dashboard's API keys", (server) => {
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("insufficient_scope");
 
+    // Tried from the browser: the key alone (not the session) gets the workspace, as the API answers it.
+    await page.getByRole("button", { name: "Send GET /v1/workspace with this key" }).click();
+    await expect.poll(() => page.getByTestId("try-key-status").textContent()).toBe("200 OK");
+    const tried = JSON.parse((await page.getByTestId("try-key-body").textContent())!);
+    expect(tried).toMatchObject({ object: "workspace", id: owner.workspaceId, name: "Key Holders" });
+    expect(await page.getByRole("link", { name: "API reference" }).first().getAttribute("href")).toBe(
+      "/docs",
+    );
+
     // Shown once: gone from the page once dismissed, and nowhere after a reload; the list now says when it was used.
     await page.getByRole("button", { name: "Done" }).click();
     expect(await page.content()).not.toContain(secret);

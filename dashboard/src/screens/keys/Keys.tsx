@@ -12,6 +12,7 @@ import { SecretBox } from "../../ui/SecretBox.tsx";
 import { Table } from "../../ui/Table.tsx";
 import { CreateKeyDialog, RotateKeyDialog } from "./KeyDialogs.tsx";
 import { buttonLabel, isOld, isRevoked, type Key, label, Scopes, Status } from "./key-cells.tsx";
+import { TryKey } from "./TryKey.tsx";
 
 const ONLY_OWNERS = "Only owners of the workspace can create, rotate and revoke API keys.";
 
@@ -62,6 +63,7 @@ export default function Keys() {
             label={`Secret of ${revealed.key.name ?? revealed.key.prefix}`}
             secret={revealed.secret}
           />
+          <TryKey secret={revealed.secret} />
           {revealed.previous && (
             <p>
               The old key <code>{revealed.previous.prefix}…</code>{" "}
