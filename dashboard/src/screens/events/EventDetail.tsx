@@ -172,7 +172,7 @@ function Payload({ json }: { json: string }) {
       </div>
       {/* biome-ignore lint/a11y/useSemanticElements: a <pre> that scrolls, labelled as a region; <section> would lose the preformatting. */}
       <pre
-        className="events-payload"
+        className="code-block events-payload"
         // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to be scrolled by keyboard.
         tabIndex={0}
         role="region"

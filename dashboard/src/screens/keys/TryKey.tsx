@@ -51,7 +51,9 @@ export function TryKey({ secret }: { secret: string }) {
       {answer && (
         <figure className="try-key-answer">
           <figcaption data-testid="try-key-status">{answer.status}</figcaption>
-          <pre data-testid="try-key-body">{answer.body}</pre>
+          <pre className="code-block" data-testid="try-key-body">
+            {answer.body}
+          </pre>
         </figure>
       )}
     </div>

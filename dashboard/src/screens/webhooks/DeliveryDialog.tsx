@@ -127,7 +127,7 @@ export function DeliveryDialog({
               ) : (
                 // biome-ignore lint/a11y/useSemanticElements: a <pre> that scrolls, labelled as a region; <section> would lose the preformatting.
                 <pre
-                  className="webhooks-body"
+                  className="code-block"
                   // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to be scrolled by keyboard.
                   tabIndex={0}
                   role="region"
