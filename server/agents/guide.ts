@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { PLAN_LIMITS, PLANS } from "../../schema/lib/plans.ts";
 import { AGENT_SCOPES } from "../../schema/lib/scopes.ts";
+import { projectPath } from "../runtime/project.ts";
 import { CLAIM_ATTEMPT_TTL_SECONDS, POLL_INTERVAL_SECONDS } from "./claims.ts";
 import {
   AGENT_PATHS,
@@ -11,7 +12,7 @@ import {
 } from "./metadata.ts";
 import { type AgentServices, agentRoutes } from "./plugin.ts";
 
-const TEMPLATE = readFileSync(new URL("./auth.md", import.meta.url), "utf8");
+const TEMPLATE = readFileSync(projectPath("server/agents/auth.md"), "utf8");
 
 const hours = (seconds: number) => `${seconds / 3600} h`;
 

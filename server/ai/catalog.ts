@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { PLANS, type PlanName } from "../../schema/lib/plans.ts";
 import { ConfigError } from "../runtime/config.ts";
+import { projectPath } from "../runtime/project.ts";
 
 export interface CatalogModel {
   id: string;
@@ -13,7 +14,7 @@ interface CatalogEntry extends CatalogModel {
   plans: PlanName[];
 }
 
-const BUILT_IN = new URL("./models.json", import.meta.url);
+const BUILT_IN = projectPath("server/ai/models.json");
 
 /** Which models each plan may use: data (server/ai/models.json, or AI_MODELS_FILE), read once at start. */
 export class ModelCatalog {

@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse } from "../http/error-response.ts";
 import { type RequestState, requestState } from "../http/request-state.ts";
+import { projectPath } from "../runtime/project.ts";
 
 /** The dashboard's build (`npm run build:dashboard`, run by npm install, start and test). */
-export const DASHBOARD_DIST = fileURLToPath(new URL("../../dashboard/dist/", import.meta.url));
+export const DASHBOARD_DIST = projectPath("dashboard/dist/");
 
 export const DASHBOARD_PATH = "/dashboard";
 const ASSETS_PREFIX = `${DASHBOARD_PATH}/assets/`;

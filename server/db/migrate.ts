@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { projectPath } from "../runtime/project.ts";
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../../schema/prisma/migrations/", import.meta.url));
+export const MIGRATIONS_DIR = projectPath("schema/prisma/migrations/");
 
 /** The little a migration run needs from a database connection. */
 export interface SqlSession {

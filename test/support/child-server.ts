@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The repository root: where child processes run. */
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Variables of the test process that must not leak into a child pointed at a scratch database. */
 const INHERITED = [
   "KONTOR_LOG",
@@ -52,16 +53,25 @@ export interface Exit {
 }
 
 /**
- * A TypeScript entry point as package.json's scripts run it (`node --import tsx <entry> …args`), with
- * `env` over childEnv, in its own process group (so a failed test can kill a cluster's workers with
- * it), its stdout and stderr kept.
+ * How package.json's scripts run an entry point: its compiled build (dist/server/, built by the
+ * global setup as `npm start` builds it), with source maps. These tests start what production runs.
+ *
+ * @example
+ * spawn(process.execPath, [...entryArgs("server/main.ts"), ...args]);
  */
-export function spawnEntry(
-  entry: "server/main.ts" | "server/cli.ts",
-  env: NodeJS.ProcessEnv,
-  args: string[] = [],
-) {
-  const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+export const entryArgs = (entry: Entry): string[] => [
+  "--enable-source-maps",
+  `dist/server/${entry === "server/main.ts" ? "main" : "cli"}.js`,
+];
+
+type Entry = "server/main.ts" | "server/cli.ts";
+
+/**
+ * An entry point as package.json's scripts run it (entryArgs), with `env` over childEnv, in its own
+ * process group (so a failed test can kill a cluster's workers with it), its stdout and stderr kept.
+ */
+export function spawnEntry(entry: Entry, env: NodeJS.ProcessEnv, args: string[] = []) {
+  const child = spawn(process.execPath, [...entryArgs(entry), ...args], {
     cwd: ROOT,
     env: childEnv(env),
     detached: true,
@@ -83,7 +93,7 @@ export const spawnMain = (env: NodeJS.ProcessEnv) => spawnEntry("server/main.ts"
 /** `server/main.ts` in its own process, as `npm start` runs it; resolves once it answers. */
 export async function startChildServer(env: NodeJS.ProcessEnv): Promise<ChildServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+  const child = spawn(process.execPath, entryArgs("server/main.ts"), {
     cwd: ROOT,
     env: childEnv({ KONTOR_LOG: "silent", ...env, PORT: String(port) }),
     stdio: ["ignore", "ignore", "pipe"],

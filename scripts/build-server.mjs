@@ -1,0 +1,105 @@
+// `npm run build`: compiles the server (server/, schema/ and the generated Prisma client) into
+// dist/server/, which `npm start` runs with plain Node. One ES module bundle per entry (main.js,
+// cli.js) with shared chunks, npm packages left as imports, source maps beside them.
+//
+// Run by npm install, start and the CLI, it builds only when stale: dist/server/.build-meta.json
+// records every file the last build read and a digest of them; the build reruns when one changed
+// (a new file is only ever read through a changed one). `--force` builds anyway.
+//
+// dist/server/ sits two folders below the root, as server/<area>/ does: server/runtime/project.ts
+// finds the repository's files (migrations, the dashboard) from either with one relative path.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const out = join(root, "dist", "server");
+const metaFile = join(out, ".build-meta.json");
+// Not read by the bundle, but they decide what it is: the versions of the packages it imports, and this script.
+const ALWAYS = ["package-lock.json", "scripts/build-server.mjs"];
+
+function digest(files) {
+  const hash = createHash("sha256").update(process.version);
+  for (const file of [...new Set([...ALWAYS, ...files])].sort()) {
+    const path = join(root, file);
+    hash
+      .update(file)
+      .update("\0")
+      .update(existsSync(path) ? readFileSync(path) : "(none)")
+      .update("\0");
+  }
+  return hash.digest("hex");
+}
+
+function current() {
+  if (!existsSync(metaFile)) return false;
+  const meta = JSON.parse(readFileSync(metaFile, "utf8"));
+  return meta.digest === digest(meta.inputs);
+}
+
+const force = process.argv.includes("--force");
+const quiet = process.argv.includes("--quiet");
+const say = (line) => quiet || console.log(line);
+if (!force && current()) {
+  say("server: dist/server/ is current");
+  process.exit(0);
+}
+
+// One build at a time (npm start in two terminals, test files): a lock directory with a bound;
+// one older than five minutes was left by a build that died.
+const lock = join(root, "dist", ".build-lock");
+mkdirSync(join(root, "dist"), { recursive: true });
+const deadline = Date.now() + 120_000;
+for (;;) {
+  try {
+    mkdirSync(lock);
+    break;
+  } catch (error) {
+    if (error.code !== "EEXIST") throw error;
+    if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 300_000)
+      rmSync(lock, { recursive: true, force: true });
+    else if (Date.now() > deadline) throw new Error(`server: ${lock} is held by another build for too long`);
+    else await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+try {
+  if (!force && current()) {
+    say("server: dist/server/ is current (built by another process)");
+  } else {
+    const started = performance.now();
+    const { build } = await import("esbuild");
+    // Built beside the output, then swapped in whole: a server starting meanwhile never reads half a build.
+    const scratch = join(root, "dist", `.server-${process.pid}`);
+    try {
+      const result = await build({
+        absWorkingDir: root,
+        entryPoints: { main: "server/main.ts", cli: "server/cli.ts" },
+        outdir: scratch,
+        bundle: true,
+        splitting: true,
+        format: "esm",
+        platform: "node",
+        target: "node20",
+        packages: "external",
+        sourcemap: "linked",
+        // Class and function names stay as written: error names and log fields read them.
+        keepNames: true,
+        metafile: true,
+        logLevel: "warning",
+      });
+      const inputs = Object.keys(result.metafile.inputs).filter((file) => !file.startsWith("node_modules/"));
+      writeFileSync(
+        join(scratch, ".build-meta.json"),
+        `${JSON.stringify({ digest: digest(inputs), inputs })}\n`,
+      );
+      rmSync(out, { recursive: true, force: true });
+      renameSync(scratch, out);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+    say(`server: built dist/server/ in ${Math.round(performance.now() - started)} ms`);
+  }
+} finally {
+  rmSync(lock, { recursive: true, force: true });
+}

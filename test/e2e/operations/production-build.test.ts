@@ -1,0 +1,37 @@
+/**
+ * docs/development.md#the-production-build: `npm run build` compiles the server into dist/server/,
+ * which `npm start`, `npm run kontor` and the process suites run; it builds again only when a file it
+ * read changed. (The global setup has built it: every child server in these suites runs it.)
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../../support/child-server.ts";
+
+const build = () =>
+  execFileSync(process.execPath, ["scripts/build-server.mjs"], { cwd: ROOT, encoding: "utf8" });
+
+describe("production build", () => {
+  it("is current after a build: a second run compiles nothing", () => {
+    expect(build()).toContain("dist/server/ is current");
+  });
+
+  it("records every source it read, and none of node_modules", () => {
+    const meta = JSON.parse(readFileSync(`${ROOT}/dist/server/.build-meta.json`, "utf8")) as {
+      digest: string;
+      inputs: string[];
+    };
+    expect(meta.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(meta.inputs).toEqual(expect.arrayContaining(["server/main.ts", "server/cli.ts"]));
+    expect(meta.inputs.some((file) => file.startsWith("schema/generated/prisma/"))).toBe(true);
+    expect(meta.inputs.filter((file) => file.includes("node_modules"))).toEqual([]);
+  });
+
+  it("leaves npm packages as imports and maps the bundle back to the TypeScript", () => {
+    const main = readFileSync(`${ROOT}/dist/server/main.js`, "utf8");
+    expect(main).toMatch(/from "node:cluster"/);
+    expect(main).toContain("//# sourceMappingURL=main.js.map");
+    const map = JSON.parse(readFileSync(`${ROOT}/dist/server/main.js.map`, "utf8")) as { sources: string[] };
+    expect(map.sources).toContain("../../server/main.ts");
+  });
+});
