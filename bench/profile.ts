@@ -34,6 +34,7 @@ export const PARTS = [
   "Sofa",
   "ioredis + rate-limiter-flexible",
   "pg driver",
+  "Fastify (router, hooks, reply)",
   "Node HTTP (parser, server, response)",
   "Node net, streams, buffers",
   "Node async context (AsyncLocalStorage)",
@@ -44,10 +45,24 @@ export const PARTS = [
   "other packages",
 ] as const;
 export type Part = (typeof PARTS)[number];
-/** The stack's libraries the bare handler has none of (it has pg). */
-export const LIBRARIES = PARTS.slice(1, 8);
+/** The libraries of Kontor's stack that neither peer has (both have pg, the Fastify peer Prisma too). */
+export const LIBRARIES: Part[] = [
+  "Prisma client (query compiler, interpreter, mapping)",
+  "GraphQL execution (graphql-js, @graphql-tools/executor)",
+  "Pothos (scope-auth, resolvers)",
+  "Yoga + envelop + armor",
+  "Fetch API layer (@whatwg-node)",
+  "Sofa",
+  "ioredis + rate-limiter-flexible",
+];
 /** Node and native code. */
-export const NODE = PARTS.slice(9, 14);
+export const NODE: Part[] = [
+  "Node HTTP (parser, server, response)",
+  "Node net, streams, buffers",
+  "Node async context (AsyncLocalStorage)",
+  "Node, other",
+  "native: system calls, JSON, V8 builtins",
+];
 
 const FAMILIES: [RegExp, Part][] = [
   [/^(@prisma\/|prisma$|\.prisma$)/, "Prisma client (query compiler, interpreter, mapping)"],
@@ -65,6 +80,10 @@ const FAMILIES: [RegExp, Part][] = [
     "Yoga + envelop + armor",
   ],
   [/^(@whatwg-node\/.*|urlpattern-polyfill|@fastify\/busboy)$/, "Fetch API layer (@whatwg-node)"],
+  [
+    /^(fastify|@fastify\/.*|find-my-way|avvio|light-my-request|fast-json-stringify|fast-querystring|fast-decode-uri-component|secure-json-parse|toad-cache|process-warning|abstract-logging|rfdc|ret|safe-regex2|json-schema-ref-resolver)$/,
+    "Fastify (router, hooks, reply)",
+  ],
   [/^sofa-api$/, "Sofa"],
   [
     /^(ioredis|rate-limiter-flexible|@ioredis\/.*|redis-errors|redis-parser|cluster-key-slot|denque|standard-as-callback)$/,
