@@ -26,6 +26,7 @@ interface CpuProfile {
 /** Parts of the stack, in the order the report lists them. */
 export const PARTS = [
   "Kontor's code (server/, schema/)",
+  "a peer's handler (bench/)",
   "Prisma client (query compiler, interpreter, mapping)",
   "GraphQL execution (graphql-js, @graphql-tools/executor)",
   "Pothos (scope-auth, resolvers)",
@@ -100,6 +101,7 @@ function packageOf(url: string): string | undefined {
 }
 
 const GENERATED = `${ROOT}schema${sep}generated${sep}`;
+const BENCH = `${ROOT}bench${sep}`;
 
 export function partOf(frame: CallFrame): Part | "idle" {
   const { url, functionName } = frame;
@@ -114,6 +116,7 @@ export function partOf(frame: CallFrame): Part | "idle" {
   if (pkg) return FAMILIES.find(([pattern]) => pattern.test(pkg))?.[1] ?? "other packages";
   // The Prisma client is generated into the repository; it is Prisma's code, not Kontor's.
   if (path.startsWith(GENERATED)) return "Prisma client (query compiler, interpreter, mapping)";
+  if (path.startsWith(BENCH)) return "a peer's handler (bench/)";
   if (path.startsWith(ROOT)) return "Kontor's code (server/, schema/)";
   if (/^node:(_http_|http$|internal\/http)/.test(path)) return "Node HTTP (parser, server, response)";
   if (
