@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: bench/run.ts (the targets of issue 15: Kontor against bare handlers, GraphQL
- * against REST, the cluster mode, RSS), then bench/webhooks.ts (webhook deliveries), then
+ * `npm run bench`: bench/run.ts (the targets: Kontor against Fastify + Prisma, GraphQL against
+ * REST, RSS, the cluster mode; CPU per request of every server), then bench/webhooks.ts (webhook deliveries), then
  * bench/isolation.ts (a quiet workspace's latency alone and beside a noisy one at its limits), each
  * in its own process. Never part of `npm test`.
  *

@@ -26,6 +26,7 @@ interface CpuProfile {
 /** Parts of the stack, in the order the report lists them. */
 export const PARTS = [
   "Kontor's code (server/, schema/)",
+  "a peer's handler (bench/)",
   "Prisma client (query compiler, interpreter, mapping)",
   "GraphQL execution (graphql-js, @graphql-tools/executor)",
   "Pothos (scope-auth, resolvers)",
@@ -34,6 +35,7 @@ export const PARTS = [
   "Sofa",
   "ioredis + rate-limiter-flexible",
   "pg driver",
+  "Fastify (router, hooks, reply)",
   "Node HTTP (parser, server, response)",
   "Node net, streams, buffers",
   "Node async context (AsyncLocalStorage)",
@@ -44,10 +46,24 @@ export const PARTS = [
   "other packages",
 ] as const;
 export type Part = (typeof PARTS)[number];
-/** The stack's libraries the bare handler has none of (it has pg). */
-export const LIBRARIES = PARTS.slice(1, 8);
+/** The libraries of Kontor's stack that neither peer has (both have pg, the Fastify peer Prisma too). */
+export const LIBRARIES: Part[] = [
+  "Prisma client (query compiler, interpreter, mapping)",
+  "GraphQL execution (graphql-js, @graphql-tools/executor)",
+  "Pothos (scope-auth, resolvers)",
+  "Yoga + envelop + armor",
+  "Fetch API layer (@whatwg-node)",
+  "Sofa",
+  "ioredis + rate-limiter-flexible",
+];
 /** Node and native code. */
-export const NODE = PARTS.slice(9, 14);
+export const NODE: Part[] = [
+  "Node HTTP (parser, server, response)",
+  "Node net, streams, buffers",
+  "Node async context (AsyncLocalStorage)",
+  "Node, other",
+  "native: system calls, JSON, V8 builtins",
+];
 
 const FAMILIES: [RegExp, Part][] = [
   [/^(@prisma\/|prisma$|\.prisma$)/, "Prisma client (query compiler, interpreter, mapping)"],
@@ -65,6 +81,10 @@ const FAMILIES: [RegExp, Part][] = [
     "Yoga + envelop + armor",
   ],
   [/^(@whatwg-node\/.*|urlpattern-polyfill|@fastify\/busboy)$/, "Fetch API layer (@whatwg-node)"],
+  [
+    /^(fastify|@fastify\/.*|find-my-way|avvio|light-my-request|fast-json-stringify|fast-querystring|fast-decode-uri-component|secure-json-parse|toad-cache|process-warning|abstract-logging|rfdc|ret|safe-regex2|json-schema-ref-resolver)$/,
+    "Fastify (router, hooks, reply)",
+  ],
   [/^sofa-api$/, "Sofa"],
   [
     /^(ioredis|rate-limiter-flexible|@ioredis\/.*|redis-errors|redis-parser|cluster-key-slot|denque|standard-as-callback)$/,
@@ -81,6 +101,7 @@ function packageOf(url: string): string | undefined {
 }
 
 const GENERATED = `${ROOT}schema${sep}generated${sep}`;
+const BENCH = `${ROOT}bench${sep}`;
 
 export function partOf(frame: CallFrame): Part | "idle" {
   const { url, functionName } = frame;
@@ -95,6 +116,7 @@ export function partOf(frame: CallFrame): Part | "idle" {
   if (pkg) return FAMILIES.find(([pattern]) => pattern.test(pkg))?.[1] ?? "other packages";
   // The Prisma client is generated into the repository; it is Prisma's code, not Kontor's.
   if (path.startsWith(GENERATED)) return "Prisma client (query compiler, interpreter, mapping)";
+  if (path.startsWith(BENCH)) return "a peer's handler (bench/)";
   if (path.startsWith(ROOT)) return "Kontor's code (server/, schema/)";
   if (/^node:(_http_|http$|internal\/http)/.test(path)) return "Node HTTP (parser, server, response)";
   if (
