@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join, sep } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { SourceMap } from "node:module";
+import { dirname, join, resolve, sep } from "node:path";
 import { ROOT } from "./support.ts";
 
 /**
@@ -10,6 +11,8 @@ import { ROOT } from "./support.ts";
 interface CallFrame {
   functionName: string;
   url: string;
+  lineNumber?: number;
+  columnNumber?: number;
 }
 interface ProfileNode {
   id: number;
@@ -101,6 +104,25 @@ function packageOf(url: string): string | undefined {
 }
 
 const GENERATED = `${ROOT}schema${sep}generated${sep}`;
+const BUILD = `${ROOT}dist${sep}server${sep}`;
+const sourceMaps = new Map<string, SourceMap | undefined>();
+
+/**
+ * The source file a frame of the production build (dist/server/) was compiled from, by the build's
+ * source map: the bundle mixes Kontor's code with the generated Prisma client.
+ */
+function sourceOf(path: string, frame: CallFrame): string {
+  if (!path.startsWith(BUILD) || frame.lineNumber === undefined) return path;
+  if (!sourceMaps.has(path)) {
+    const file = `${path}.map`;
+    sourceMaps.set(
+      path,
+      existsSync(file) ? new SourceMap(JSON.parse(readFileSync(file, "utf8"))) : undefined,
+    );
+  }
+  const entry = sourceMaps.get(path)?.findEntry(frame.lineNumber, frame.columnNumber ?? 0);
+  return entry && "originalSource" in entry ? resolve(dirname(path), entry.originalSource) : path;
+}
 const BENCH = `${ROOT}bench${sep}`;
 
 export function partOf(frame: CallFrame): Part | "idle" {
@@ -111,7 +133,10 @@ export function partOf(frame: CallFrame): Part | "idle" {
     if (functionName === "(program)") return "V8 (compiler, runtime: no JS frame)";
     return "native: system calls, JSON, V8 builtins";
   }
-  const path = url.startsWith("file://") ? decodeURIComponent(url.slice("file://".length)) : url;
+  const path = sourceOf(
+    url.startsWith("file://") ? decodeURIComponent(url.slice("file://".length)) : url,
+    frame,
+  );
   const pkg = packageOf(path);
   if (pkg) return FAMILIES.find(([pattern]) => pattern.test(pkg))?.[1] ?? "other packages";
   // The Prisma client is generated into the repository; it is Prisma's code, not Kontor's.

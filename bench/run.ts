@@ -10,7 +10,7 @@
  *     check and JSON, no limits or request logs: the peer the targets compare Kontor with;
  *   - bare: bench/bare.ts, `node:http` + `pg`, the same key check, query and JSON: the floor, for
  *     information;
- *   - Kontor (`server/main.ts` as `npm start` runs it, KONTOR_ENV=production) with the policies;
+ *   - Kontor (`dist/server/main.js`, the production build as `npm start` runs it, KONTOR_ENV=production) with the policies;
  *   - Kontor with KONTOR_POLICIES=off (what the policies cost, for information);
  *   - Kontor with KONTOR_WORKERS=BENCH_WORKERS (2), the cluster mode, when the server supports it
  *     (it forks workers below the process started): started for its comparison only.
@@ -1150,7 +1150,7 @@ autocannon in the bench process (${CONNECTIONS} connections): Fastify + Prisma (
 Kontor's generated Prisma client over @prisma/adapter-pg and a \`pg\` Pool of 10 as the server builds it, the same key
 check with its 4 s cache and the same JSON, no limits, no request logs), the bare handlers (bench/bare.ts:
 \`node:http\` + a \`pg\` Pool of 10, the same key check, plain SQL statements and the same JSON), Kontor
-(\`server/main.ts\`, KONTOR_ENV=production, policies on), Kontor with KONTOR_POLICIES=off${cluster ? `, and Kontor with KONTOR_WORKERS=${WORKERS}` : ""}.
+(\`dist/server/main.js\`, the production build, KONTOR_ENV=production, policies on), Kontor with KONTOR_POLICIES=off${cluster ? `, and Kontor with KONTOR_WORKERS=${WORKERS}` : ""}.
 Each measurement: ${WARMUP} s warm-up, then ${DURATION} s; ${ROUNDS} round(s) per case${ROUNDS >= 2 ? ", forward then backward (ABCD DCBA)" : ""}; values are
 means over the rounds. 1-minute load average: ${fmt(loadBefore, 1)} before, ${fmt(loadAfter, 1)} after measuring${
       Math.max(loadBefore, loadAfter) > cpus().length

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -42,7 +42,10 @@ export interface ServerChild {
 }
 
 export interface ChildOptions {
-  /** The script to run (default BENCH_SERVER_SCRIPT or `server/main.ts`). */
+  /**
+   * A script to run (default BENCH_SERVER_SCRIPT): TypeScript through tsx, JavaScript as is; without
+   * one, Kontor's production build as `npm start` runs it (built first when stale).
+   */
   script?: string;
   /** A GET that answers 2xx once the server serves (default `/v1/openapi.json`). */
   readyPath?: string;
@@ -53,7 +56,8 @@ export interface ChildOptions {
 }
 
 /**
- * `server/main.ts` in a child process (as `npm start` runs it), so load generators here stay off
+ * Kontor in a child process as `npm start` runs it (`dist/server/main.js`, see
+ * docs/development.md#the-production-build), or a peer's script, so load generators here stay off
  * its event loop; resolves once it serves. BENCH_PROFILE_DIR: a V8 CPU profile of it goes there.
  */
 export async function startServerChild(
@@ -65,8 +69,13 @@ export async function startServerChild(
   const profileDir =
     options.profileDir ?? (options.profile !== false ? process.env.BENCH_PROFILE_DIR : undefined);
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  const script = options.script ?? process.env.BENCH_SERVER_SCRIPT ?? "server/main.ts";
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", script], {
+  const script = options.script ?? process.env.BENCH_SERVER_SCRIPT;
+  if (!script) buildServer();
+  const run =
+    script && !script.endsWith(".js")
+      ? ["--import", "tsx", script]
+      : ["--enable-source-maps", script ?? "dist/server/main.js"];
+  const child = spawn(process.execPath, [...profile, ...run], {
     cwd: ROOT,
     env: { ...process.env, KONTOR_LOG: "silent", ...env, PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],
@@ -89,6 +98,15 @@ export async function startServerChild(
     }
     await sleep(200);
   }
+}
+
+let built = false;
+
+/** The production build, compiled when a source changed (once per bench process). */
+function buildServer() {
+  if (built) return;
+  execFileSync(process.execPath, ["scripts/build-server.mjs", "--quiet"], { cwd: ROOT, stdio: "inherit" });
+  built = true;
 }
 
 /** A port nothing listens on now (the system's pick; a server started right after takes it). */
