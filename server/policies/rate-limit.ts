@@ -1,11 +1,6 @@
 import type { Plugin } from "graphql-yoga";
 import type { Redis } from "ioredis";
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-} from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS, PLANS, type PlanName } from "../../schema/lib/plans.ts";
 import { isDashboardFile } from "../dashboard/static.ts";
@@ -14,6 +9,7 @@ import { errorResponse } from "../http/error-response.ts";
 import { type RequestState, requestState } from "../http/request-state.ts";
 import { HEALTH_PATH } from "../http/well-known.ts";
 import type { Config } from "../runtime/config.ts";
+import { LeasedLimiter } from "./leased-limiter.ts";
 
 const WINDOW_SECONDS = 60;
 
@@ -36,17 +32,15 @@ function isGeneralAi(request: Request, state: RequestState): boolean {
 
 type Column = "requests_per_minute" | "ai_requests_per_minute";
 
-function createLimiter(
-  plan: PlanName,
-  column: Column,
-  redis: Redis | undefined,
-  namespace: string,
-): RateLimiterAbstract {
+/** A per-key counter: resolves with what is left, rejects with a RateLimiterRes past the limit. */
+type Limiter = Pick<RateLimiterMemory, "consume">;
+
+function createLimiter(plan: PlanName, column: Column, redis: Redis | undefined, namespace: string): Limiter {
   const points = PLAN_LIMITS[plan][column];
   const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS });
   if (!redis) return memory;
-  return new RateLimiterRedis({
-    storeClient: redis,
+  return new LeasedLimiter({
+    redis,
     keyPrefix: `${namespace}${column === "requests_per_minute" ? "ratelimit" : "ratelimit-ai"}:${plan}`,
     points,
     duration: WINDOW_SECONDS,
@@ -79,13 +73,12 @@ const addressLimited = (limit: number, msBeforeNext: number, pathname: string) =
 export function useAddressLimit(config: Config, redis: Redis | undefined, redisNamespace: string): Plugin {
   const points = config.early.addressRequestsPerMinute;
   const memory = new RateLimiterMemory({ points, duration: WINDOW_SECONDS });
-  const limiter = redis
-    ? new RateLimiterRedis({
-        storeClient: redis,
+  const limiter: Limiter = redis
+    ? new LeasedLimiter({
+        redis,
         keyPrefix: `${redisNamespace}ratelimit-address`,
         points,
         duration: WINDOW_SECONDS,
-        inMemoryBlockOnConsumed: points + 1,
         insuranceLimiter: memory,
       })
     : memory;
@@ -93,9 +86,7 @@ export function useAddressLimit(config: Config, redis: Redis | undefined, redisN
     async onRequest({ url, serverContext, endResponse }) {
       if (url.pathname === HEALTH_PATH) return;
       try {
-        // While Redis is away, count in process at once: a request must not queue behind its reconnect.
-        const counter = redis && redis.status !== "ready" ? memory : limiter;
-        await counter.consume(`ip:${clientAddress(serverContext, config) ?? "unknown"}`);
+        await limiter.consume(`ip:${clientAddress(serverContext, config) ?? "unknown"}`);
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         requestState()!.unlogged = true;
@@ -126,10 +117,10 @@ const tooManyRequests = (quota: Quota, pathname: string) => {
 export function useRateLimit(config: Config, redis: Redis | undefined, redisNamespace: string): Plugin {
   const limiters = Object.fromEntries(
     PLANS.map((plan) => [plan, createLimiter(plan, "requests_per_minute", redis, redisNamespace)]),
-  ) as Record<PlanName, RateLimiterAbstract>;
+  ) as Record<PlanName, Limiter>;
   const aiLimiters = Object.fromEntries(
     PLANS.map((plan) => [plan, createLimiter(plan, "ai_requests_per_minute", redis, redisNamespace)]),
-  ) as Record<PlanName, RateLimiterAbstract>;
+  ) as Record<PlanName, Limiter>;
   const quotas = new WeakMap<RequestState, Quota>();
 
   async function count(state: RequestState, request: Request, serverContext: unknown): Promise<Quota> {
