@@ -8,6 +8,7 @@
 //
 // dist/server/ sits two folders below the root, as server/<area>/ does: server/runtime/project.ts
 // finds the repository's files (migrations, the dashboard) from either with one relative path.
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -41,8 +42,17 @@ function current() {
 const force = process.argv.includes("--force");
 const quiet = process.argv.includes("--quiet");
 const say = (line) => quiet || console.log(line);
+// The embedded database a first start copies (dist/embedded-db/), made again when the migrations
+// changed (the script checks that itself: about 0.1 s when current).
+const makeTemplate = () =>
+  execFileSync(process.execPath, [join(out, "embedded-db.js")], {
+    cwd: root,
+    stdio: quiet ? "ignore" : "inherit",
+  });
+
 if (!force && current()) {
   say("server: dist/server/ is current");
+  makeTemplate();
   process.exit(0);
 }
 
@@ -74,7 +84,11 @@ try {
     try {
       const result = await build({
         absWorkingDir: root,
-        entryPoints: { main: "server/main.ts", cli: "server/cli.ts" },
+        entryPoints: {
+          main: "server/main.ts",
+          cli: "server/cli.ts",
+          "embedded-db": "server/db/build-embedded-template.ts",
+        },
         outdir: scratch,
         bundle: true,
         splitting: true,
@@ -100,6 +114,7 @@ try {
     }
     say(`server: built dist/server/ in ${Math.round(performance.now() - started)} ms`);
   }
+  makeTemplate();
 } finally {
   rmSync(lock, { recursive: true, force: true });
 }

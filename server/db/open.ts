@@ -8,6 +8,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { log } from "../observability/log.ts";
 import { readDeploymentId } from "./deployment.ts";
+import { seedFromTemplate } from "./embedded-template.ts";
 import { lockDataDir } from "./lock.ts";
 import { applyMigrations, type SqlSession } from "./migrate.ts";
 
@@ -159,6 +160,8 @@ async function openEmbedded(dataDir: string, options: DatabaseOptions): Promise<
   const unlock = lockDataDir(join(dataDir, "db.lock"));
   let pglite: PGlite | undefined;
   try {
+    // A first start copies the migrated template `npm run build` made, when there is one.
+    seedFromTemplate(join(dataDir, "db"));
     // The extensions the migrations create (pg_trgm: the lists' `search` indexes).
     pglite = await PGlite.create(join(dataDir, "db"), { extensions: { pg_trgm } });
     const db = pglite;
