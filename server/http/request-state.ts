@@ -41,6 +41,11 @@ export function withRequestState<T>(run: () => T): T {
   return storage.run({ id: newId("request"), startedAt: performance.now(), credential: undefined }, run);
 }
 
+/** Runs `run` with `state` current again: for work a request set up that runs later, outside it (a timer). */
+export function inRequestState<T>(state: RequestState | undefined, run: () => T): T {
+  return state ? storage.run(state, run) : run();
+}
+
 export function requestState(): RequestState | undefined {
   return storage.getStore();
 }

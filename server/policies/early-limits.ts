@@ -1,10 +1,9 @@
-import { AsyncResource } from "node:async_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { isTrustedProxy, normalizeAddress } from "../http/client-address.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { requestState } from "../http/request-state.ts";
+import { inRequestState, requestState } from "../http/request-state.ts";
 import { log } from "../observability/log.ts";
 import type { Config, EarlyLimits } from "../runtime/config.ts";
 
@@ -150,9 +149,9 @@ export class EarlyLimitsGuard {
 
   private watch(req: IncomingMessage, res: ServerResponse): void {
     const idleMs = this.config.early.bodyIdleTimeoutMs;
-    const requestId = requestState()?.id ?? "";
-    // Made where the request's state is current, so the error is noted on it (its request log row).
-    const render = AsyncResource.bind(() => errorResponse(bodyTimedOut(idleMs), pathnameOf(req)));
+    const state = requestState();
+    // Rendered with the request's state current, so the error is noted on it (its request log row).
+    const render = () => inRequestState(state, () => errorResponse(bodyTimedOut(idleMs), pathnameOf(req)));
     const idle = () => {
       timedOut.add(req);
       const socket = req.socket;
@@ -164,7 +163,7 @@ export class EarlyLimitsGuard {
       });
       if (res.headersSent) return void socket.destroy();
       setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
-      void answer(res, render(), requestId);
+      void answer(res, render(), state?.id ?? "");
     };
     this.watched.add({ req, bytes: req.socket.bytesRead, since: performance.now(), idle });
     this.timer ??= setInterval(() => this.check(), checkIntervalMs(this.config.early)).unref();
