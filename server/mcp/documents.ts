@@ -5,22 +5,7 @@ import { renderGuide } from "../agents/guide.ts";
 import { buildOpenApi, type OpenApiExtension } from "../rest/openapi.ts";
 import { routeTable } from "../rest/view.ts";
 import { baseUrl, type Config } from "../runtime/config.ts";
-
-/** One document an MCP client may read: its URI, what it is, and its text (made once, on first read). */
-export interface McpResource {
-  uri: string;
-  name: string;
-  title: string;
-  description: string;
-  mimeType: string;
-  text: () => string;
-}
-
-/** Makes `make` run once, on first use. */
-export function once(make: () => string): () => string {
-  let made: string | undefined;
-  return () => (made ??= make());
-}
+import { type McpResource, once } from "./resources.ts";
 
 /**
  * The documents of the MCP server's `resources/read`: what `/v1/openapi.json`, the committed SDL and

@@ -1,5 +1,20 @@
 import { ResourceNotFoundError } from "@modelcontextprotocol/server";
-import type { McpResource } from "./documents.ts";
+
+/** One document an MCP client may read: its URI, what it is, and its text (made once, on first read). */
+export interface McpResource {
+  uri: string;
+  name: string;
+  title: string;
+  description: string;
+  mimeType: string;
+  text: () => string;
+}
+
+/** Makes `make` run once, on first use. */
+export function once(make: () => string): () => string {
+  let made: string | undefined;
+  return () => (made ??= make());
+}
 
 /**
  * `resources/list` and `resources/read` over a fixed set of documents (docs/api/mcp.md): the
