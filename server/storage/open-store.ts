@@ -5,7 +5,8 @@ import { LocalByteStore } from "./local-store.ts";
 
 /**
  * S3 when STORAGE_S3_BUCKET is set, else the local disk under `${dataDir}/objects`. The AWS SDK is
- * imported only for S3: loaded, it holds ~15 MB of a process that never uses it (docs/performance.md#memory).
+ * imported only for S3: its modules are megabytes of heap a process without S3 would hold for nothing
+ * (docs/performance.md#memory).
  */
 export async function openByteStore(storage: StorageConfig, dataDir: string): Promise<ByteStore> {
   if (!storage.s3) return new LocalByteStore(join(dataDir, "objects"));
