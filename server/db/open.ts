@@ -1,10 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
-import { PrismaPg } from "@prisma/adapter-pg";
-import pg from "pg";
-import { PrismaPGlite } from "pglite-prisma-adapter";
+import type { PGlite } from "@electric-sql/pglite";
+import type pg from "pg";
 import { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { log } from "../observability/log.ts";
 import { readDeploymentId } from "./deployment.ts";
@@ -50,6 +47,14 @@ const transactions = (options: DatabaseOptions) => ({
  */
 const ERROR_FORMAT = "minimal" as const;
 
+/**
+ * PGlite's PostgreSQL keeps its shared memory inside the WebAssembly instance, zeroed (so resident)
+ * from the start, and a WebAssembly memory never shrinks: the default shared_buffers (128 MB) made
+ * 140 MB of an embedded server's memory. 16 MB caches a small deployment's hot pages; the rest are
+ * read through the file system, whose cache the OS keeps (docs/performance.md#memory).
+ */
+const EMBEDDED_SETTINGS = ["-c", "shared_buffers=16MB"];
+
 /** An arbitrary constant: the advisory lock that serializes migrations across server processes. */
 const MIGRATION_LOCK = 7_202_611;
 
@@ -93,7 +98,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     : openEmbedded(options.dataDir, options);
 }
 
+/**
+ * Each stack's driver is imported when it is opened, so a process holds one: PGlite (its module and
+ * the Prisma adapter) is never loaded beside PostgreSQL, nor pg beside PGlite.
+ */
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
+  const [{ default: pg }, { PrismaPg }] = await Promise.all([import("pg"), import("@prisma/adapter-pg")]);
   const timeoutMs = options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
   // The server stops what Prisma gave up on: no statement outlives its transaction's timeout, and a
   // connection left idle inside a transaction is closed, so nothing keeps running or holding locks.
@@ -157,13 +167,21 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
 
 async function openEmbedded(dataDir: string, options: DatabaseOptions): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
+  const [{ PGlite }, { pg_trgm }, { PrismaPGlite }] = await Promise.all([
+    import("@electric-sql/pglite"),
+    import("@electric-sql/pglite/contrib/pg_trgm"),
+    import("pglite-prisma-adapter"),
+  ]);
   const unlock = lockDataDir(join(dataDir, "db.lock"));
   let pglite: PGlite | undefined;
   try {
     // A first start copies the migrated template `npm run build` made, when there is one.
     seedFromTemplate(join(dataDir, "db"));
     // The extensions the migrations create (pg_trgm: the lists' `search` indexes).
-    pglite = await PGlite.create(join(dataDir, "db"), { extensions: { pg_trgm } });
+    pglite = await PGlite.create(join(dataDir, "db"), {
+      extensions: { pg_trgm },
+      startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS],
+    });
     const db = pglite;
     const session: SqlSession = {
       exec: async (sql) => void (await db.exec(sql)),

@@ -1,5 +1,3 @@
-import { ResourceNotFoundError } from "@modelcontextprotocol/server";
-
 /** One document an MCP client may read: its URI, what it is, and its text (made once, on first read). */
 export interface McpResource {
   uri: string;
@@ -17,10 +15,10 @@ export function once(make: () => string): () => string {
 }
 
 /**
- * `resources/list` and `resources/read` over a fixed set of documents (docs/api/mcp.md): the
+ * `resources/list` over a fixed set of documents (docs/api/mcp.md): the
  * OpenAPI document, the GraphQL SDL and the agents' guide, as the deployment serves them.
  *
- * @example read(resources, "kontor://schema.graphql") // → { contents: [{ uri, mimeType: "application/graphql", text: "type Query …" }] }
+ * @example listResources(resources) // → { resources: [{ uri: "kontor://openapi.json", name, title, description, mimeType }, …] }
  */
 export function listResources(resources: readonly McpResource[]) {
   return {
@@ -32,10 +30,4 @@ export function listResources(resources: readonly McpResource[]) {
       mimeType,
     })),
   };
-}
-
-export function readResource(resources: readonly McpResource[], uri: string) {
-  const resource = resources.find((candidate) => candidate.uri === uri);
-  if (!resource) throw new ResourceNotFoundError(uri, `There is no resource ${uri}: see resources/list.`);
-  return { contents: [{ uri, mimeType: resource.mimeType, text: resource.text() }] };
 }

@@ -15,7 +15,7 @@ import { withRequestState } from "../http/request-state.ts";
 import { answerRequestTarget } from "../http/request-target.ts";
 import { ServerMetrics } from "../observability/metrics.ts";
 import { checkIntervalMs, EarlyLimitsGuard } from "../policies/early-limits.ts";
-import { openByteStore } from "../storage/s3-store.ts";
+import { openByteStore } from "../storage/open-store.ts";
 import { Storage } from "../storage/services.ts";
 import { startWebhooks, type WebhookRuntimeOptions } from "../webhooks/runtime.ts";
 import { SecretBox, serverSecret } from "../webhooks/secrets.ts";
@@ -115,11 +115,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const served = options.publicUrlFromPort ? { ...config, port, publicUrl: url } : config;
   // Thin webhook events link to {base_url}: the worker needs the URL the API is served at.
   const metrics = new ServerMetrics(config, db, redis);
-  const webhooks = startWebhooks(served, db, secrets, {
+  const webhooks = await startWebhooks(served, db, secrets, {
     ...options.webhooks,
     onAttempt: metrics.webhookAttempt,
   });
-  const storage = new Storage(openByteStore(config.storage, config.dataDir), config.storage);
+  const storage = new Storage(await openByteStore(config.storage, config.dataDir), config.storage);
   // The database's own identity names the Redis keys, however DATABASE_URL is spelled.
   const namespace = redisNamespace(db.deploymentId);
   const revocations = await RevocationBus.open(redis, namespace, { shared: db.kind !== "embedded" });

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { join } from "node:path";
 import type { Readable } from "node:stream";
 import {
   AbortMultipartUploadCommand,
@@ -15,7 +14,7 @@ import {
   S3ServiceException,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import type { StorageConfig } from "../runtime/config.ts";
+import type { S3Settings } from "../runtime/config.ts";
 import {
   assertKey,
   assertMaxBytes,
@@ -33,7 +32,6 @@ import {
   type PutResult,
   RangeNotSatisfiableError,
 } from "./byte-store.ts";
-import { LocalByteStore } from "./local-store.ts";
 
 const MIN_PART = 5 * 1024 * 1024; // S3's floor for every part but the last
 const DEFAULT_PART = 8 * 1024 * 1024;
@@ -228,10 +226,8 @@ function isStatus(error: unknown, status: number): boolean {
   return error instanceof S3ServiceException && error.$metadata.httpStatusCode === status;
 }
 
-/** S3 when STORAGE_S3_BUCKET is set, else the local disk under `${dataDir}/objects`. */
-export function openByteStore(storage: StorageConfig, dataDir: string): ByteStore {
-  const s3 = storage.s3;
-  if (!s3) return new LocalByteStore(join(dataDir, "objects"));
+/** The S3 store of STORAGE_S3_BUCKET and friends (server/storage/open-store.ts loads this module only then). */
+export function openS3ByteStore(s3: S3Settings): S3ByteStore {
   const client = new S3Client({
     endpoint: s3.endpoint,
     forcePathStyle: s3.forcePathStyle,

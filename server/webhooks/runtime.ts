@@ -1,5 +1,5 @@
 import { AsyncResource } from "node:async_hooks";
-import { Queue, Worker } from "bullmq";
+import type { Queue, Worker } from "bullmq";
 import type { WebhookServices } from "../../schema/context.ts";
 import { EVENT_RETENTION_DAYS } from "../../schema/events.ts";
 import { validationFailed } from "../../schema/lib/errors.ts";
@@ -56,7 +56,8 @@ class DeliveryQueue {
   private readonly queue: Queue;
   private readonly worker: Worker;
 
-  constructor(config: Config, namespace: string, woken: () => void) {
+  constructor(bullmq: typeof import("bullmq"), config: Config, namespace: string, woken: () => void) {
+    const { Queue, Worker } = bullmq;
     const connection = { url: config.redisUrl!, maxRetriesPerRequest: null };
     // `kontor:{<id>}:bull`: every key of the queue shares the deployment's hash tag, so BullMQ's
     // scripts over several of them stay in one Redis Cluster slot.
@@ -117,12 +118,12 @@ class DeliveryQueue {
  * two processes from sending one delivery at the same time. Without Redis it claims on every poll;
  * with Redis, when a queue job, a commit or a finished attempt wakes it, and every SWEEP_MS.
  */
-export function startWebhooks(
+export async function startWebhooks(
   config: Config,
   db: Database,
   box: SecretBox,
   options: WebhookRuntimeOptions = {},
-): WebhookRuntime {
+): Promise<WebhookRuntime> {
   const prisma = db.prisma;
   const production = config.env === "production";
   const policy = { production, lookup: options.lookup };
@@ -176,8 +177,9 @@ export function startWebhooks(
     inflight.add(task);
   }
 
+  // BullMQ is imported only with Redis: the embedded default never loads it.
   const queue = config.redisUrl
-    ? new DeliveryQueue(config, redisNamespace(db.deploymentId), () => wake("claim"))
+    ? new DeliveryQueue(await import("bullmq"), config, redisNamespace(db.deploymentId), () => wake("claim"))
     : undefined;
 
   async function cycle(): Promise<void> {

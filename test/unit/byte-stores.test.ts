@@ -13,7 +13,8 @@ import {
   TooLargeError,
 } from "../../server/storage/byte-store.ts";
 import { LocalByteStore } from "../../server/storage/local-store.ts";
-import { openByteStore, S3ByteStore } from "../../server/storage/s3-store.ts";
+import { openByteStore } from "../../server/storage/open-store.ts";
+import { S3ByteStore } from "../../server/storage/s3-store.ts";
 import { type S3TestServer, startS3Server } from "../support/s3-server.ts";
 
 const MiB = 1024 * 1024;
@@ -352,8 +353,8 @@ describe("local byte store on disk", () => {
 describe("openByteStore", () => {
   const storage = (env: NodeJS.ProcessEnv) => loadConfig(env).storage;
 
-  it("uses the local disk under DATA_DIR/objects without STORAGE_S3_BUCKET", () => {
-    const store = openByteStore(storage({}), "/var/lib/kontor");
+  it("uses the local disk under DATA_DIR/objects without STORAGE_S3_BUCKET", async () => {
+    const store = await openByteStore(storage({}), "/var/lib/kontor");
     expect(store).toBeInstanceOf(LocalByteStore);
     expect((store as LocalByteStore).root).toBe("/var/lib/kontor/objects");
   });
@@ -374,7 +375,7 @@ describe("openByteStore", () => {
       region: "eu-central-1",
       credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" },
     });
-    const store = openByteStore(settings, "/data");
+    const store = await openByteStore(settings, "/data");
     expect(store).toBeInstanceOf(S3ByteStore);
   });
 
