@@ -29,19 +29,20 @@ const current = (dir: string) =>
 
 /**
  * Fills an empty database folder from the template when one of the same migrations exists.
- * Returns whether it did; a start without one creates the database as before.
+ * Returns the migrations it brought (every one: the template is current), none when it did not
+ * fill it; a start without a template creates the database as before.
  *
  * @example
- * seedFromTemplate(join(dataDir, "db")); // then PGlite.create(join(dataDir, "db"))
+ * const migrated = seedFromTemplate(join(dataDir, "db")); // then PGlite.create(join(dataDir, "db"))
  */
-export function seedFromTemplate(target: string): boolean {
-  if (existsSync(join(target, "PG_VERSION")) || !current(EMBEDDED_TEMPLATE_DIR)) return false;
+export function seedFromTemplate(target: string): string[] {
+  if (existsSync(join(target, "PG_VERSION")) || !current(EMBEDDED_TEMPLATE_DIR)) return [];
   rmSync(target, { recursive: true, force: true });
   cpSync(EMBEDDED_TEMPLATE_DIR, target, {
     recursive: true,
     filter: (source) => !source.endsWith(DIGEST_FILE),
   });
-  return true;
+  return loadMigrations().map((migration) => migration.name);
 }
 
 /**

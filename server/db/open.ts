@@ -175,8 +175,9 @@ async function openEmbedded(dataDir: string, options: DatabaseOptions): Promise<
   const unlock = lockDataDir(join(dataDir, "db.lock"));
   let pglite: PGlite | undefined;
   try {
-    // A first start copies the migrated template `npm run build` made, when there is one.
-    seedFromTemplate(join(dataDir, "db"));
+    // A first start copies the migrated template `npm run build` made, when there is one: its
+    // migrations count as applied by this open, as they would have been without it.
+    const seeded = seedFromTemplate(join(dataDir, "db"));
     // The extensions the migrations create (pg_trgm: the lists' `search` indexes).
     pglite = await PGlite.create(join(dataDir, "db"), {
       extensions: { pg_trgm },
@@ -187,7 +188,7 @@ async function openEmbedded(dataDir: string, options: DatabaseOptions): Promise<
       exec: async (sql) => void (await db.exec(sql)),
       query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params)).rows,
     };
-    const migrated = await applyMigrations(session);
+    const migrated = [...seeded, ...(await applyMigrations(session))];
     const deploymentId = await readDeploymentId(session);
     const prisma = withDeadline(
       new PrismaClient({
