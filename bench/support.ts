@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { npmScript } from "../scripts/npm-script.ts";
 import { processTree } from "./proc.ts";
 
 /** Shared by the bench scripts: settings from the environment and a scratch PostgreSQL database. */
@@ -71,13 +72,22 @@ export async function startServerChild(
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const script = options.script ?? process.env.BENCH_SERVER_SCRIPT;
   if (!script) buildServer();
-  const run =
-    script && !script.endsWith(".js")
-      ? ["--import", "tsx", script]
-      : ["--enable-source-maps", script ?? "dist/server/main.js"];
+  // Kontor as `npm start` runs it: its environment and Node's flags, the production build.
+  const start = npmScript("start");
+  const run = !script
+    ? start.args
+    : script.endsWith(".js")
+      ? [...start.args.slice(0, -1), script]
+      : ["--import", "tsx", script];
   const child = spawn(process.execPath, [...profile, ...run], {
     cwd: ROOT,
-    env: { ...process.env, KONTOR_LOG: "silent", ...env, PORT: String(port) },
+    env: {
+      ...process.env,
+      ...(script?.endsWith(".ts") ? {} : start.env),
+      KONTOR_LOG: "silent",
+      ...env,
+      PORT: String(port),
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const stderr: string[] = [];

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { npmScript } from "../../scripts/npm-script.ts";
 
 /** The repository root: where child processes run. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -53,16 +54,19 @@ export interface Exit {
 }
 
 /**
- * How package.json's scripts run an entry point: its compiled build (dist/server/, built by the
- * global setup as `npm start` builds it), with source maps. These tests start what production runs.
+ * How package.json's scripts run an entry point (`npm start`, `npm run kontor`): their Node flags and
+ * the compiled build (dist/server/, built by the global setup as `npm start` builds it). These tests
+ * start what production runs.
  *
  * @example
- * spawn(process.execPath, [...entryArgs("server/main.ts"), ...args]);
+ * spawn(process.execPath, [...entryArgs("server/main.ts"), ...args], { env: { ...entryEnv("server/main.ts") } });
  */
-export const entryArgs = (entry: Entry): string[] => [
-  "--enable-source-maps",
-  `dist/server/${entry === "server/main.ts" ? "main" : "cli"}.js`,
-];
+export const entryArgs = (entry: Entry): string[] => npmScript(scriptOf(entry)).args;
+
+/** The environment package.json's script sets for an entry point (see entryArgs). */
+export const entryEnv = (entry: Entry): Record<string, string> => npmScript(scriptOf(entry)).env;
+
+const scriptOf = (entry: Entry) => (entry === "server/main.ts" ? "start" : "kontor");
 
 type Entry = "server/main.ts" | "server/cli.ts";
 
@@ -73,7 +77,7 @@ type Entry = "server/main.ts" | "server/cli.ts";
 export function spawnEntry(entry: Entry, env: NodeJS.ProcessEnv, args: string[] = []) {
   const child = spawn(process.execPath, [...entryArgs(entry), ...args], {
     cwd: ROOT,
-    env: childEnv(env),
+    env: childEnv({ ...entryEnv(entry), ...env }),
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -95,7 +99,7 @@ export async function startChildServer(env: NodeJS.ProcessEnv): Promise<ChildSer
   const port = await freePort();
   const child = spawn(process.execPath, entryArgs("server/main.ts"), {
     cwd: ROOT,
-    env: childEnv({ KONTOR_LOG: "silent", ...env, PORT: String(port) }),
+    env: childEnv({ ...entryEnv("server/main.ts"), KONTOR_LOG: "silent", ...env, PORT: String(port) }),
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

@@ -4,7 +4,13 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../../server/db/open.ts";
 import { loadConfig } from "../../../server/runtime/config.ts";
-import { type ChildServer, childEnv, entryArgs, startChildServer } from "../../support/child-server.ts";
+import {
+  type ChildServer,
+  childEnv,
+  entryArgs,
+  entryEnv,
+  startChildServer,
+} from "../../support/child-server.ts";
 import { call, raw } from "../../support/http.ts";
 import { eventually } from "../../support/receiver.ts";
 import { provisionStack, tenantIn } from "../../support/server.ts";
@@ -42,7 +48,7 @@ async function announced(child: ChildServer): Promise<void> {
 async function runMain(env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
   try {
     await promisify(execFile)(process.execPath, entryArgs("server/main.ts"), {
-      env: childEnv({ PORT: "0", ...env }),
+      env: childEnv({ ...entryEnv("server/main.ts"), PORT: "0", ...env }),
       timeout: 60_000,
     });
     return { code: 0, stderr: "" };
