@@ -56,7 +56,7 @@ export interface LeasedLimiterOptions {
 
 /**
  * A per-key limit per window shared by every server process through Redis, asking Redis once per
- * batch of requests rather than once per request (docs/api/limits.md#how-the-limits-are-counted).
+ * batch of requests rather than once per request (docs/api/limits.md#traffic-policies).
  * A process leases points of a key's window — 1 the first time in a window, then twice the last
  * lease, up to 2 % of the limit (at most 64) — and spends them locally. Redis never grants more than
  * the limit in sum, so no key gets more than its limit across all processes; a process may hold

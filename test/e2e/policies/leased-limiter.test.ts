@@ -1,5 +1,5 @@
 /**
- * docs/api/limits.md#how-the-limits-are-counted: the leased limiter against a real Redis, several
+ * docs/api/limits.md#traffic-policies: the leased limiter against a real Redis, several
  * limiters standing in for server processes (over running servers: rate-limit.test.ts).
  */
 import { randomBytes } from "node:crypto";
