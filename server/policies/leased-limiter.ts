@@ -94,7 +94,8 @@ export class LeasedLimiter {
         lease = undefined;
       }
       if (lease?.pending) {
-        await lease.pending;
+        // A lease that failed is forgotten: the next turn asks again, or counts in process.
+        await lease.pending.catch(() => {});
         continue;
       }
       if (lease && lease.left > 0) {

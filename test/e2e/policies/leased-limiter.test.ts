@@ -118,6 +118,15 @@ describe("leased limiter (Redis)", () => {
     expect((leased as unknown as { leases: Map<string, unknown> }).leases.size).toBeLessThanOrEqual(50);
   });
 
+  it("answers every waiting request when a lease fails, from the in-process count", async () => {
+    const { leased, redis } = limiter(1200);
+    await ready(redis);
+    (redis as unknown as { kontorLease: () => Promise<never> }).kontorLease = () =>
+      Promise.reject(new Error("lost the connection"));
+    const results = await Promise.all(Array.from({ length: 5 }, () => outcome(leased.consume("failing"))));
+    expect(results.map((r) => r.ok)).toEqual([true, true, true, true, true]);
+  });
+
   it("counts in process while Redis is unreachable", async () => {
     const { leased, redis } = limiter(3);
     await ready(redis);
