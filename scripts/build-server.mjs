@@ -50,24 +50,31 @@ const makeTemplate = () =>
     stdio: quiet ? "ignore" : "inherit",
   });
 
-if (!force && current()) {
-  say("server: dist/server/ is current");
-  makeTemplate();
-  process.exit(0);
-}
-
-// One build at a time (npm start in two terminals, test files): a lock directory with a bound;
-// one older than five minutes was left by a build that died.
+// One build at a time (npm start in two terminals, test files), the template's included: a lock
+// directory holding its owner's pid; one whose owner is gone (a Ctrl-C) or older than five minutes
+// was left by a build that died.
 const lock = join(root, "dist", ".build-lock");
 mkdirSync(join(root, "dist"), { recursive: true });
+const ownerGone = () => {
+  try {
+    process.kill(Number(readFileSync(join(lock, "pid"), "utf8")), 0);
+    return false;
+  } catch (error) {
+    return error.code === "ESRCH";
+  }
+};
 const deadline = Date.now() + 120_000;
 for (;;) {
   try {
     mkdirSync(lock);
+    writeFileSync(join(lock, "pid"), String(process.pid));
     break;
   } catch (error) {
     if (error.code !== "EEXIST") throw error;
-    if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 300_000)
+    if (
+      ownerGone() ||
+      Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 300_000
+    )
       rmSync(lock, { recursive: true, force: true });
     else if (Date.now() > deadline) throw new Error(`server: ${lock} is held by another build for too long`);
     else await new Promise((resolve) => setTimeout(resolve, 100));
@@ -75,7 +82,7 @@ for (;;) {
 }
 try {
   if (!force && current()) {
-    say("server: dist/server/ is current (built by another process)");
+    say("server: dist/server/ is current");
   } else {
     const started = performance.now();
     const { build } = await import("esbuild");

@@ -4,7 +4,7 @@
  * read changed. (The global setup has built it: every child server in these suites runs it.)
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../support/child-server.ts";
 
@@ -14,6 +14,19 @@ const build = () =>
 describe("production build", () => {
   it("is current after a build: a second run compiles nothing", () => {
     expect(build()).toContain("dist/server/ is current");
+  });
+
+  it("is not held up by a lock its owner left behind (a Ctrl-C during a start)", () => {
+    const lock = `${ROOT}/dist/.build-lock`;
+    mkdirSync(lock);
+    // A pid no process has: the kernel's limit is far below it.
+    writeFileSync(`${lock}/pid`, "2147483646");
+    try {
+      expect(build()).toContain("dist/server/ is current");
+      expect(existsSync(lock)).toBe(false);
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
   });
 
   it("records every source it read, and none of node_modules", () => {
