@@ -10,9 +10,10 @@
 // finds the repository's files (migrations, the dashboard) from either with one relative path.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { takeBuildLock } from "./build-lock.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const out = join(root, "dist", "server");
@@ -50,36 +51,9 @@ const makeTemplate = () =>
     stdio: quiet ? "ignore" : "inherit",
   });
 
-// One build at a time (npm start in two terminals, test files), the template's included: a lock
-// directory holding its owner's pid; one whose owner is gone (a Ctrl-C) or older than five minutes
-// was left by a build that died.
-const lock = join(root, "dist", ".build-lock");
+// One build at a time, the template's included (scripts/build-lock.mjs).
 mkdirSync(join(root, "dist"), { recursive: true });
-const ownerGone = () => {
-  try {
-    process.kill(Number(readFileSync(join(lock, "pid"), "utf8")), 0);
-    return false;
-  } catch (error) {
-    return error.code === "ESRCH";
-  }
-};
-const deadline = Date.now() + 120_000;
-for (;;) {
-  try {
-    mkdirSync(lock);
-    writeFileSync(join(lock, "pid"), String(process.pid));
-    break;
-  } catch (error) {
-    if (error.code !== "EEXIST") throw error;
-    if (
-      ownerGone() ||
-      Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 300_000
-    )
-      rmSync(lock, { recursive: true, force: true });
-    else if (Date.now() > deadline) throw new Error(`server: ${lock} is held by another build for too long`);
-    else await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const release = await takeBuildLock(join(root, "dist", ".build-lock"), "server", 120_000);
 try {
   if (!force && current()) {
     say("server: dist/server/ is current");
@@ -123,5 +97,5 @@ try {
   }
   makeTemplate();
 } finally {
-  rmSync(lock, { recursive: true, force: true });
+  release();
 }

@@ -2,18 +2,10 @@
 // run this): the digest of every input is kept in dist/.build-digest. The build goes to a scratch
 // directory first, so a running server never serves half a build.
 import { createHash } from "node:crypto";
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { takeBuildLock } from "../../scripts/build-lock.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = join(root, "dist");
@@ -67,23 +59,8 @@ if (!force && current()) {
   process.exit(0);
 }
 
-// One build at a time (test files and npm scripts may start together): a lock directory, taken
-// with a bound; one older than five minutes was left by a build that died.
-const lock = join(root, ".build-lock");
-const deadline = Date.now() + 180_000;
-for (;;) {
-  try {
-    mkdirSync(lock);
-    break;
-  } catch (error) {
-    if (error.code !== "EEXIST") throw error;
-    if (Date.now() - statSync(lock, { throwIfNoEntry: false })?.mtimeMs > 300_000)
-      rmSync(lock, { recursive: true, force: true });
-    else if (Date.now() > deadline)
-      throw new Error(`dashboard: ${lock} is held by another build for too long`);
-    else await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+// One build at a time (test files and npm scripts may start together): ../../scripts/build-lock.mjs.
+const release = await takeBuildLock(join(root, ".build-lock"), "dashboard", 180_000);
 try {
   if (!force && current()) {
     console.log("dashboard: dist/ is current (built by another process)");
@@ -109,5 +86,5 @@ try {
     console.log("dashboard: built dist/");
   }
 } finally {
-  rmSync(lock, { recursive: true, force: true });
+  release();
 }
