@@ -1,9 +1,10 @@
+import { AsyncResource } from "node:async_hooks";
 import type { Plugin } from "graphql-yoga";
 import type { DataQuotaServices, DataUsage } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
-import { log } from "../observability/log.ts";
+import { describeError, log } from "../observability/log.ts";
 import { useSweep } from "../runtime/sweep.ts";
 import type { IdempotencyStore } from "./idempotency-store.ts";
 
@@ -29,6 +30,17 @@ const exceeded = (usage: DataUsage) =>
  * await quota.assertWritable("ws_01J…"); // throws 403 data_quota_exceeded at the quota
  */
 export class DataQuota implements DataQuotaServices {
+  /** Workspaces whose usage rows are being folded (see foldSoon). */
+  private readonly folding = new Set<string>();
+  /** Runs outside the request that asked, so its log lines carry no request id. */
+  private readonly foldOutside = AsyncResource.bind((workspaceId: string) => {
+    foldWorkspaceUsage(this.db, workspaceId)
+      .catch((error: unknown) =>
+        log("warn", "data usage fold failed", { workspace_id: workspaceId, ...describeError(error) }),
+      )
+      .finally(() => this.folding.delete(workspaceId));
+  });
+
   constructor(
     private readonly db: PrismaClient,
     private readonly idempotency: IdempotencyStore,
@@ -46,21 +58,60 @@ export class DataQuota implements DataQuotaServices {
 
   async usage(workspaceId: string): Promise<DataUsage> {
     const [[row], idempotencyBytes] = await Promise.all([
-      this.db.$queryRaw<{ plan: PlanName; sandbox: boolean; bytes: bigint }[]>`
-        select w.plan::text as plan, w.sandbox_expires_at is not null as sandbox,
-          coalesce((select sum(u.bytes) from data_usage u where u.workspace_id = w.id), 0)::bigint as bytes
-        from workspaces w where w.id = ${workspaceId}`,
+      this.db.$queryRaw<{ plan: PlanName; sandbox: boolean; bytes: bigint; rows: bigint }[]>`
+        select w.plan::text as plan, w.sandbox_expires_at is not null as sandbox, u.bytes, u.rows
+        from workspaces w cross join lateral (
+          select coalesce(sum(bytes), 0)::bigint as bytes, count(*)::bigint as rows
+          from data_usage where workspace_id = w.id
+        ) u
+        where w.id = ${workspaceId}`,
       this.idempotency.workspaceBytes(workspaceId),
     ]);
+    if (row && Number(row.rows) > FOLD_AT_ROWS) this.foldSoon(workspaceId);
     const recordBytes = Math.max(0, Number(row?.bytes ?? 0));
     const quotaBytes = row ? this.quotaBytes(row.plan, row.sandbox) : 0;
     return { recordBytes, idempotencyBytes, bytes: recordBytes + idempotencyBytes, quotaBytes };
+  }
+
+  /**
+   * Every write of a busy workspace reads its usage, summing the rows written since the last fold:
+   * past FOLD_AT_ROWS they are folded now, after the request, rather than at the next minute's sweep
+   * (a workspace writing 100 records a second summed ~4 000 rows a write before).
+   */
+  private foldSoon(workspaceId: string): void {
+    if (this.folding.has(workspaceId) || this.folding.size >= MAX_FOLDING) return;
+    this.folding.add(workspaceId);
+    setImmediate(this.foldOutside, workspaceId);
   }
 
   async assertWritable(workspaceId: string): Promise<void> {
     const usage = await this.usage(workspaceId);
     if (usage.bytes >= usage.quotaBytes) throw exceeded(usage);
   }
+}
+
+/** A workspace whose usage is kept in more rows than this is folded when a write reads it. */
+export const FOLD_AT_ROWS = 64;
+/** Workspaces folding at once in one process, at most. */
+const MAX_FOLDING = 100;
+
+/**
+ * Folds one workspace's usage rows into one (see foldDataUsage). Returns the rows taken.
+ *
+ * @example await foldWorkspaceUsage(prisma, "ws_01J…") // → 65
+ */
+export async function foldWorkspaceUsage(db: PrismaClient, workspaceId: string): Promise<number> {
+  const [{ taken } = { taken: 0n }] = await db.$queryRaw<{ taken: bigint }[]>`
+    with gone as (
+      delete from data_usage where workspace_id = ${workspaceId} returning bytes
+    ), kept as (
+      insert into data_usage (workspace_id, bytes)
+      select ${workspaceId}::text, sum(g.bytes) from gone g
+      where exists (select 1 from workspaces w where w.id = ${workspaceId})
+      having sum(g.bytes) <> 0
+    )
+    select count(*)::bigint as taken from gone`;
+  return Number(taken);
 }
 
 /** Workspaces one fold takes at most: no statement holds the table long. */

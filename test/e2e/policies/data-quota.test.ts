@@ -3,10 +3,11 @@ import { describe, expect, it } from "vitest";
 import { PLAN_LIMITS } from "../../../schema/lib/plans.ts";
 import { createApiKey } from "../../../server/auth/api-keys.ts";
 import { flushRequestLogs } from "../../../server/observability/request-log.ts";
-import { foldDataUsage } from "../../../server/policies/data-quota.ts";
+import { FOLD_AT_ROWS, foldDataUsage } from "../../../server/policies/data-quota.ts";
 import { identity } from "../../support/agent-flow.ts";
 import { graphql } from "../../support/graphql.ts";
 import { call, raw, rest } from "../../support/http.ts";
+import { eventually } from "../../support/receiver.ts";
 import type { TestServer } from "../../support/server.ts";
 import { e2e } from "../../support/suite.ts";
 
@@ -118,6 +119,38 @@ e2e("data quota: the counter", (server) => {
     const { usage } = await workspace(server(), tenant.key);
     expect(usage.data_bytes).toBeGreaterThanOrEqual(expected);
     expect(usage.data_bytes).toBeLessThan(expected + 4_000);
+  });
+
+  it("folds a busy workspace's usage rows when a write reads them, keeping the sum", async () => {
+    const tenant = await server().tenant();
+    const api = rest(server().api, tenant.key);
+    expect((await api.post("/leads", { full_name: "First" })).status).toBe(201);
+    // Rows as a workspace writing fast leaves them between two sweeps: many, summing to nothing.
+    await server().running.db.prisma.$executeRaw`
+      insert into data_usage (workspace_id, bytes)
+      select ${tenant.workspaceId}, case when g = 1 then ${-FOLD_AT_ROWS * 2}::bigint else 1 end
+      from generate_series(1, ${FOLD_AT_ROWS * 2 + 1}::int) g`;
+    const before = await counted(server(), tenant.workspaceId);
+    expect(before.rows).toBeGreaterThan(FOLD_AT_ROWS * 2);
+
+    // The next write reads the usage (the quota check) and has them folded once it has answered.
+    expect((await api.post("/leads", { full_name: "Second" })).status).toBe(201);
+    // The folded row, and those of statements that committed after the fold (the create's own, request logs).
+    const after = await eventually(
+      () => counted(server(), tenant.workspaceId),
+      (usage) => usage.rows < 10,
+    );
+    expect(after.rows).toBeLessThan(10);
+    await flushRequestLogs(server().running.db);
+    // Read until no write came between the two reads (the webhook dispatcher marks events sent).
+    const sums = await eventually(
+      async () => [
+        (await counted(server(), tenant.workspaceId)).bytes,
+        await measured(server(), tenant.workspaceId),
+      ],
+      ([bytes, stored]) => bytes === stored,
+    );
+    expect(sums[0]).toBe(sums[1]);
   });
 
   it("shows the plan's limits, a sandbox's tenth of free's data quota, and what is used", async () => {
