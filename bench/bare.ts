@@ -3,7 +3,7 @@
  * Pool (10 connections, as Kontor's), no framework. Run as a child process like the Kontor servers
  * (DATABASE_URL, PORT), on the same database.
  *
- * - The same key check as Kontor (server/auth/api-keys.ts): `Authorization: Bearer ktr_live_…`,
+ * - The same key check as Kontor (server/auth/api-keys.ts; bench/peer-input.ts): `Authorization: Bearer ktr_live_…`,
  *   the key's format, the SHA-256 (hex) of it looked up on the unique hash index together with its
  *   workspace's plan, refused when revoked, the result (found or not) cached 4 s per hash; then the
  *   scope (leads.read or leads.write). Not done: last_used_at bookkeeping (Kontor writes it at most
@@ -17,10 +17,20 @@
  * Plain parameterised queries (pg's default, no named prepared statements), like most code written
  * against pg. bench/run.ts checks every body against Kontor's before measuring.
  */
-import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import pg from "pg";
 import { newId } from "../schema/lib/ids.ts";
+import {
+  type Credential,
+  decodeCursor,
+  encodeCursor,
+  HttpError,
+  KeyCheck,
+  type KeyRow,
+  LEAD_ID,
+  leadInput,
+  text,
+} from "./peer-input.ts";
 
 // A `date` column as the text PostgreSQL sends (YYYY-MM-DD), not a Date at local midnight.
 pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
@@ -28,57 +38,17 @@ pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 pool.on("error", () => {});
 
-// ---- the key check ----
+// ---- the key check (bench/peer-input.ts): the key and its workspace's plan in one query ----
 
-interface Credential {
-  id: string;
-  workspaceId: string;
-  plan: string;
-  scopes: Set<string>;
-  expiresAt: number | undefined;
-}
-
-const KEY = /^ktr_live_[0-9A-Za-z]{43}$/;
-const TTL_MS = 4_000;
-const keyCache = new Map<string, { credential: Credential | null; expires: number }>();
-
-async function credentialOf(req: IncomingMessage): Promise<Credential | null> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
-  if (!match || !KEY.test(match[1]!)) return null;
-  const hash = createHash("sha256").update(match[1]!).digest("hex");
-  const now = Date.now();
-  let cached = keyCache.get(hash);
-  if (!cached || cached.expires <= now) {
-    const { rows } = await pool.query<{
-      id: string;
-      workspace_id: string;
-      scopes: string[];
-      revoked_at: Date | null;
-      plan: string;
-    }>(
-      `select k.id, k.workspace_id, k.scopes, k.revoked_at, w.plan
-         from api_keys k join workspaces w on w.id = k.workspace_id
-        where k.hash = $1`,
-      [hash],
-    );
-    const row = rows[0];
-    const credential =
-      row && (!row.revoked_at || row.revoked_at.getTime() > now)
-        ? {
-            id: row.id,
-            workspaceId: row.workspace_id,
-            plan: row.plan,
-            scopes: new Set(row.scopes),
-            expiresAt: row.revoked_at?.getTime(),
-          }
-        : null;
-    if (keyCache.size >= 10_000) keyCache.clear();
-    cached = { credential, expires: now + TTL_MS };
-    keyCache.set(hash, cached);
-  }
-  const credential = cached.credential;
-  return credential && (credential.expiresAt === undefined || credential.expiresAt > now) ? credential : null;
-}
+const keys = new KeyCheck(async (hash) => {
+  const { rows } = await pool.query<KeyRow>(
+    `select k.id, k.workspace_id as "workspaceId", k.scopes, k.revoked_at as "revokedAt", w.plan
+       from api_keys k join workspaces w on w.id = k.workspace_id
+      where k.hash = $1`,
+    [hash],
+  );
+  return rows[0] ?? null;
+});
 
 // ---- the representation ----
 
@@ -138,15 +108,6 @@ function lead(row: LeadRow) {
 
 // ---- the handlers ----
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-  ) {
-    super(code);
-  }
-}
-
 function send(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -156,8 +117,6 @@ function send(res: ServerResponse, status: number, body: unknown) {
   res.end(text);
 }
 
-const LEAD_ID = /^lead_[0-9A-HJKMNP-TV-Z]{26}$/;
-
 async function getLead(credential: Credential, id: string) {
   if (!LEAD_ID.test(id)) throw new HttpError(404, "not_found");
   const { rows } = await pool.query<LeadRow>(
@@ -166,14 +125,6 @@ async function getLead(credential: Credential, id: string) {
   );
   if (!rows[0]) throw new HttpError(404, "not_found");
   return lead(rows[0]);
-}
-
-const encodeCursor = (id: string) => Buffer.from(`v1:${id}`, "utf8").toString("base64url");
-function decodeCursor(cursor: string): string {
-  const [version, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split(":");
-  if (version !== "v1" || !id || rest.length || !LEAD_ID.test(id))
-    throw new HttpError(400, "validation_failed");
-  return id;
 }
 
 async function listLeads(credential: Credential, query: URLSearchParams) {
@@ -196,30 +147,13 @@ async function listLeads(credential: Credential, query: URLSearchParams) {
   };
 }
 
-const text = (value: unknown): string | null => {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "string") throw new HttpError(400, "validation_failed");
-  return value.trim() || null;
-};
-
 async function createLead(credential: Credential, body: Record<string, unknown>) {
-  let first = text(body.first_name);
-  let last = text(body.last_name);
-  if (!first) {
-    const full = text(body.full_name);
-    if (!full) throw new HttpError(400, "validation_failed");
-    const match = /^(\S+)\s+(.+)$/.exec(full);
-    first = match ? match[1]! : full;
-    if (body.last_name === undefined) last = match ? match[2]! : null;
-  }
-  const value = body.estimated_value;
-  if (value !== undefined && value !== null && !(typeof value === "number" && value >= 0))
-    throw new HttpError(400, "validation_failed");
+  const { firstName, lastName, estimatedValue } = leadInput(body);
   const values = [
     newId("lead"),
     credential.workspaceId,
-    first,
-    last,
+    firstName,
+    lastName,
     text(body.company_name),
     text(body.email)?.toLowerCase() ?? null,
     text(body.phone),
@@ -227,7 +161,7 @@ async function createLead(credential: Credential, body: Record<string, unknown>)
     text(body.notes),
     text(body.stage) ?? "new",
     text(body.priority) ?? "medium",
-    typeof value === "number" ? String(value) : null,
+    estimatedValue,
     text(body.currency) ?? "USD",
     text(body.expected_close_date),
     text(body.next_follow_up_at),
@@ -285,7 +219,7 @@ function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
 async function handle(req: IncomingMessage, res: ServerResponse) {
   const url = new URL(req.url ?? "/", "http://bare");
   if (url.pathname === "/ready") return send(res, 200, { ok: true });
-  const credential = await credentialOf(req);
+  const credential = await keys.credentialOf(req.headers.authorization);
   if (!credential) throw new HttpError(401, "invalid_token");
   const need = (scope: string) => {
     if (!credential.scopes.has(scope)) throw new HttpError(403, "insufficient_scope");

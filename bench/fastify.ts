@@ -5,7 +5,7 @@
  * transaction options and error format). No limits, no request logs, no idempotency. Run as a child
  * process like the Kontor servers (DATABASE_URL, PORT), on the same database.
  *
- * - The key check of bench/bare.ts: `Authorization: Bearer ktr_live_…`, the key's format, the
+ * - The key check both peers share (bench/peer-input.ts): `Authorization: Bearer ktr_live_…`, the key's format, the
  *   SHA-256 (hex) of it looked up with its workspace's plan (the Prisma query Kontor makes),
  *   refused when revoked, the result (found or not) cached 4 s per hash; then the scope.
  * - `GET /v1/leads/{id}`: findFirst by id and workspace, the same JSON as Kontor's REST lead.
@@ -16,13 +16,22 @@
  * Fastify's defaults otherwise: its JSON body parser and JSON.stringify for replies (no schemas).
  * bench/run.ts checks every body against Kontor's before measuring.
  */
-import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import Fastify, { type FastifyReply, type FastifyRequest } from "fastify";
 import pg from "pg";
 import { PrismaClient } from "../schema/generated/prisma/client.ts";
 import { LeadStage, Priority } from "../schema/generated/prisma/enums.ts";
 import { newId } from "../schema/lib/ids.ts";
+import {
+  type Credential,
+  decodeCursor,
+  encodeCursor,
+  HttpError,
+  KeyCheck,
+  LEAD_ID,
+  leadInput,
+  text,
+} from "./peer-input.ts";
 
 const TIMEOUT_MS = 15_000;
 const pool = new pg.Pool({
@@ -38,54 +47,21 @@ const prisma = new PrismaClient({
   errorFormat: "minimal",
 });
 
-// ---- the key check ----
+// ---- the key check (bench/peer-input.ts), reading the key as Kontor's Prisma query does ----
 
-interface Credential {
-  id: string;
-  workspaceId: string;
-  plan: string;
-  scopes: Set<string>;
-  expiresAt: number | undefined;
-}
-
-const KEY = /^ktr_live_[0-9A-Za-z]{43}$/;
-const TTL_MS = 4_000;
-const keyCache = new Map<string, { credential: Credential | null; expires: number }>();
-
-async function credentialOf(authorization: string | undefined): Promise<Credential | null> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
-  if (!match || !KEY.test(match[1]!)) return null;
-  const hash = createHash("sha256").update(match[1]!).digest("hex");
-  const now = Date.now();
-  let cached = keyCache.get(hash);
-  if (!cached || cached.expires <= now) {
-    const row = await prisma.apiKey.findUnique({
-      where: { hash },
-      select: {
-        id: true,
-        workspaceId: true,
-        scopes: true,
-        revokedAt: true,
-        workspace: { select: { plan: true } },
-      },
-    });
-    const credential =
-      row && (!row.revokedAt || row.revokedAt.getTime() > now)
-        ? {
-            id: row.id,
-            workspaceId: row.workspaceId,
-            plan: row.workspace.plan,
-            scopes: new Set(row.scopes),
-            expiresAt: row.revokedAt?.getTime(),
-          }
-        : null;
-    if (keyCache.size >= 10_000) keyCache.clear();
-    cached = { credential, expires: now + TTL_MS };
-    keyCache.set(hash, cached);
-  }
-  const credential = cached.credential;
-  return credential && (credential.expiresAt === undefined || credential.expiresAt > now) ? credential : null;
-}
+const keys = new KeyCheck(async (hash) => {
+  const row = await prisma.apiKey.findUnique({
+    where: { hash },
+    select: {
+      id: true,
+      workspaceId: true,
+      scopes: true,
+      revokedAt: true,
+      workspace: { select: { plan: true } },
+    },
+  });
+  return row && { ...row, plan: row.workspace.plan };
+});
 
 // ---- the representation ----
 
@@ -144,31 +120,6 @@ function lead(row: LeadRow) {
 
 // ---- the handlers ----
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-  ) {
-    super(code);
-  }
-}
-
-const LEAD_ID = /^lead_[0-9A-HJKMNP-TV-Z]{26}$/;
-
-const encodeCursor = (id: string) => Buffer.from(`v1:${id}`, "utf8").toString("base64url");
-function decodeCursor(cursor: string): string {
-  const [version, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split(":");
-  if (version !== "v1" || !id || rest.length || !LEAD_ID.test(id))
-    throw new HttpError(400, "validation_failed");
-  return id;
-}
-
-const text = (value: unknown): string | null => {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "string") throw new HttpError(400, "validation_failed");
-  return value.trim() || null;
-};
-
 /** A date or date-time of the body as a Date, or null; 400 when it is not one. */
 function time(value: unknown, suffix = ""): Date | null {
   const given = text(value);
@@ -186,23 +137,12 @@ function oneOf<T extends string>(values: Record<string, T>, value: unknown, fall
 }
 
 async function createLead(credential: Credential, body: Record<string, unknown>) {
-  let first = text(body.first_name);
-  let last = text(body.last_name);
-  if (!first) {
-    const full = text(body.full_name);
-    if (!full) throw new HttpError(400, "validation_failed");
-    const match = /^(\S+)\s+(.+)$/.exec(full);
-    first = match ? match[1]! : full;
-    if (body.last_name === undefined) last = match ? match[2]! : null;
-  }
-  const value = body.estimated_value;
-  if (value !== undefined && value !== null && !(typeof value === "number" && value >= 0))
-    throw new HttpError(400, "validation_failed");
+  const { firstName, lastName, estimatedValue } = leadInput(body);
   const data = {
     id: newId("lead"),
     workspaceId: credential.workspaceId,
-    firstName: first,
-    lastName: last,
+    firstName,
+    lastName,
     companyName: text(body.company_name),
     email: text(body.email)?.toLowerCase() ?? null,
     phone: text(body.phone),
@@ -210,7 +150,7 @@ async function createLead(credential: Credential, body: Record<string, unknown>)
     notes: text(body.notes),
     stage: oneOf(LeadStage, body.stage, "new"),
     priority: oneOf(Priority, body.priority, "medium"),
-    estimatedValue: typeof value === "number" ? String(value) : null,
+    estimatedValue,
     currency: text(body.currency) ?? "USD",
     expectedCloseDate: time(body.expected_close_date, "T00:00:00Z"),
     nextFollowUpAt: time(body.next_follow_up_at),
@@ -229,7 +169,7 @@ const app = Fastify({ logger: false, keepAliveTimeout: 5_000, bodyLimit: 1_000_0
 
 /** The request's credential with `scope`, or a 401/403. */
 async function authorize(request: FastifyRequest, scope: string): Promise<Credential> {
-  const credential = await credentialOf(request.headers.authorization);
+  const credential = await keys.credentialOf(request.headers.authorization);
   if (!credential) throw new HttpError(401, "invalid_token");
   if (!credential.scopes.has(scope)) throw new HttpError(403, "insufficient_scope");
   return credential;
