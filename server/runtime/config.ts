@@ -72,6 +72,11 @@ export interface EarlyLimits {
   headersTimeoutMs: number;
   /** KONTOR_BODY_IDLE_TIMEOUT_MS: the longest a body may send nothing (408). Tests only: refused in production. */
   bodyIdleTimeoutMs: number;
+  /**
+   * KONTOR_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection stays open (5 s). A load
+   * balancer in front must close idle connections sooner (docs/operations/deploy.md#load-balancer).
+   */
+  keepAliveTimeoutMs: number;
 }
 
 export interface AiConfig {
@@ -258,7 +263,7 @@ export function parseTrustProxy(raw: string | undefined): string[] {
   return list;
 }
 
-/** docs/api/limits.md#traffic-policies: 6 000 requests a minute per address (five times the max plan's), 128 connections, 15 s, 30 s. */
+/** docs/api/limits.md#traffic-policies: 6 000 requests a minute per address (five times the max plan's), 128 connections, 15 s, 30 s, 5 s. */
 function earlyLimits(env: NodeJS.ProcessEnv): EarlyLimits {
   for (const name of ["KONTOR_HEADERS_TIMEOUT_MS", "KONTOR_BODY_IDLE_TIMEOUT_MS"]) {
     if (env[name] && env.KONTOR_ENV === "production")
@@ -275,6 +280,7 @@ function earlyLimits(env: NodeJS.ProcessEnv): EarlyLimits {
     connectionsPerAddress: whole("KONTOR_CONNECTIONS_PER_ADDRESS", 128),
     headersTimeoutMs: whole("KONTOR_HEADERS_TIMEOUT_MS", 15_000),
     bodyIdleTimeoutMs: whole("KONTOR_BODY_IDLE_TIMEOUT_MS", 30_000),
+    keepAliveTimeoutMs: whole("KONTOR_KEEP_ALIVE_TIMEOUT_MS", 5_000),
   };
 }
 

@@ -89,7 +89,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     requestTimeout: Math.max(60 * 60 * 1000, config.early.headersTimeoutMs),
     connectionsCheckingInterval: checkIntervalMs(config.early),
   });
-  server.keepAliveTimeout = 5_000;
+  server.keepAliveTimeout = config.early.keepAliveTimeoutMs;
   const early = new EarlyLimitsGuard(config);
   server.on("connection", early.connection);
   // The port is known only once listening, and the app needs it; a request that arrives before the

@@ -65,7 +65,15 @@ export async function provisionStack(
 
 export async function startTestServer(stack: Stack, env: NodeJS.ProcessEnv = {}): Promise<TestServer> {
   const scratch = await provisionStack(stack);
-  const config = loadConfig({ PORT: "0", KONTOR_ENV: "development", ...scratch.env, ...env });
+  // Longer than any stretch a test's own synchronous work (seeding PGlite) holds the shared event
+  // loop: a 5 s keep-alive timer firing right after it would reset the client's next request.
+  const config = loadConfig({
+    PORT: "0",
+    KONTOR_ENV: "development",
+    KONTOR_KEEP_ALIVE_TIMEOUT_MS: "65000",
+    ...scratch.env,
+    ...env,
+  });
   let running: RunningServer;
   try {
     running = await startServer(config, { publicUrlFromPort: true });

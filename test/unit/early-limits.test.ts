@@ -39,12 +39,13 @@ describe("each route's body limit, from its path alone", () => {
 });
 
 describe("the early limits' settings", () => {
-  it("default to 6 000 requests a minute per address (five times the max plan's), 128 connections, 15 s and 30 s", () => {
+  it("default to 6 000 requests a minute per address (five times the max plan's), 128 connections, 15 s, 30 s and 5 s", () => {
     expect(loadConfig({}).early).toEqual({
       addressRequestsPerMinute: 6_000,
       connectionsPerAddress: 128,
       headersTimeoutMs: 15_000,
       bodyIdleTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
     });
     expect(loadConfig({}).early.addressRequestsPerMinute).toBe(5 * PLAN_LIMITS.max.requests_per_minute);
   });
@@ -55,12 +56,14 @@ describe("the early limits' settings", () => {
       KONTOR_CONNECTIONS_PER_ADDRESS: "4",
       KONTOR_HEADERS_TIMEOUT_MS: "500",
       KONTOR_BODY_IDLE_TIMEOUT_MS: "700",
+      KONTOR_KEEP_ALIVE_TIMEOUT_MS: "900",
     };
     expect(loadConfig(env).early).toEqual({
       addressRequestsPerMinute: 50,
       connectionsPerAddress: 4,
       headersTimeoutMs: 500,
       bodyIdleTimeoutMs: 700,
+      keepAliveTimeoutMs: 900,
     });
     for (const name of Object.keys(env)) {
       for (const bad of ["0", "-1", "1.5", "many"])
@@ -68,17 +71,20 @@ describe("the early limits' settings", () => {
     }
   });
 
-  it("take the address and connection limits in production, the timeouts only in tests", () => {
+  it("take the address and connection limits and the keep-alive in production, the request timeouts only in tests", () => {
     const production = { KONTOR_ENV: "production", PUBLIC_URL: "https://api.example.com" };
     expect(
       loadConfig({
         ...production,
         KONTOR_ADDRESS_REQUESTS_PER_MINUTE: "20000",
         KONTOR_CONNECTIONS_PER_ADDRESS: "512",
+        // Above a load balancer's 60 s idle timeout (docs/operations/deploy.md#load-balancer).
+        KONTOR_KEEP_ALIVE_TIMEOUT_MS: "65000",
       }).early,
     ).toMatchObject({
       addressRequestsPerMinute: 20_000,
       connectionsPerAddress: 512,
+      keepAliveTimeoutMs: 65_000,
     });
     for (const name of ["KONTOR_HEADERS_TIMEOUT_MS", "KONTOR_BODY_IDLE_TIMEOUT_MS"]) {
       expect(() => loadConfig({ ...production, [name]: "1000" })).toThrow(/refused in production/);

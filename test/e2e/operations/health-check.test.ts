@@ -33,6 +33,8 @@ e2e("health check: never rate limited", (server) => {
     const one = await health(url);
     expect(one).toMatchObject({ status: 200, text: "" });
     expect(one.headers.get("x-ratelimit-remaining")).toBeNull();
+    // KONTOR_KEEP_ALIVE_TIMEOUT_MS reaches the server: the in-process test servers keep idle connections 65 s.
+    expect(one.headers.get("keep-alive")).toBe("timeout=65");
 
     // The probes counted nothing: the address still has its whole minute.
     const first = await get(`${server().api}/workspace`);

@@ -201,7 +201,10 @@ for (const stack of stacks()) {
         });
         let out: string;
         try {
-          expect((await rest(server.api).get("/workspace")).status).toBe(401);
+          const refused = await rest(server.api).get("/workspace");
+          expect(refused.status).toBe(401);
+          // docs/operations/deploy.md#load-balancer: idle connections are closed after 5 s, and answers say so.
+          expect(refused.headers.get("keep-alive")).toBe("timeout=5");
           expect(await server.stop()).toBe(0);
           out = server.stdout();
         } finally {
