@@ -40,6 +40,8 @@ export interface ServerChild {
   url: string;
   process: ChildProcess;
   stderr: string[];
+  /** From the spawn to the first 2xx answer to `readyPath`, in ms (to within `pollMs`). */
+  startedInMs: number;
 }
 
 export interface ChildOptions {
@@ -54,6 +56,8 @@ export interface ChildOptions {
   profile?: boolean;
   /** Write a CPU profile into this directory, whatever BENCH_PROFILE_DIR says. */
   profileDir?: string;
+  /** How often `readyPath` is tried while the server starts (default 200 ms). */
+  pollMs?: number;
 }
 
 /**
@@ -79,6 +83,7 @@ export async function startServerChild(
     : script.endsWith(".js")
       ? [...start.args.slice(0, -1), script]
       : ["--import", "tsx", script];
+  const spawned = performance.now();
   const child = spawn(process.execPath, [...profile, ...run], {
     cwd: ROOT,
     env: {
@@ -98,7 +103,7 @@ export async function startServerChild(
     if (child.exitCode !== null) throw new Error(`server (${label}) exited: ${stderr.join("")}`);
     try {
       if ((await fetch(`${url}${options.readyPath ?? "/v1/openapi.json"}`)).ok)
-        return { url, process: child, stderr };
+        return { url, process: child, stderr, startedInMs: performance.now() - spawned };
     } catch {
       // not listening yet
     }
@@ -106,7 +111,7 @@ export async function startServerChild(
       child.kill("SIGKILL");
       throw new Error(`server (${label}) did not start: ${stderr.join("")}`);
     }
-    await sleep(200);
+    await sleep(options.pollMs ?? 200);
   }
 }
 

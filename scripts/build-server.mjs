@@ -1,6 +1,8 @@
 // `npm run build`: compiles the server (server/, schema/ and the generated Prisma client) into
 // dist/server/, which `npm start` runs with plain Node. One ES module bundle per entry (main.js,
-// cli.js) with shared chunks, npm packages left as imports, source maps beside them.
+// cli.js) with shared chunks and source maps beside them. The pure-JavaScript packages are bundled
+// too: Node 20's module loader spent about half of a start resolving, reading and compiling their
+// hundreds of files one by one (docs/development.md#the-production-build); those in EXTERNAL stay imports.
 //
 // Run by npm install, start and the CLI, it builds only when stale: dist/server/.build-meta.json
 // records every file the last build read and a digest of them; the build reruns when one changed
@@ -20,6 +22,30 @@ const out = join(root, "dist", "server");
 const metaFile = join(out, ".build-meta.json");
 // Not read by the bundle, but they decide what it is: the versions of the packages it imports, and this script.
 const ALWAYS = ["package-lock.json", "scripts/build-server.mjs"];
+
+/**
+ * Packages left as imports, each for a reason bundling would break or not pay:
+ * files read beside their modules at run time (the Prisma client's query compiler, PGlite's WASM and
+ * data, BullMQ's Lua scripts, the GraphiQL and Scalar assets), native addons (argon2, msgpackr's),
+ * `pg` (the Prisma adapter imports it too: one copy, and bundled it failed to connect), and the
+ * large ones loaded only when their feature is used (the AWS SDK with S3, the MCP SDK with /mcp).
+ */
+const EXTERNAL = [
+  "@prisma/*",
+  "@electric-sql/pglite",
+  "pglite-prisma-adapter",
+  "bullmq",
+  "@graphql-yoga/graphiql",
+  "@scalar/*",
+  "@node-rs/*",
+  "msgpackr-extract",
+  "pg",
+  "pg-*",
+  "@aws-sdk/*",
+  "@smithy/*",
+  "@modelcontextprotocol/*",
+  "esbuild",
+];
 
 function digest(files) {
   const hash = createHash("sha256").update(process.version);
@@ -76,10 +102,19 @@ try {
         format: "esm",
         platform: "node",
         target: "node20",
-        packages: "external",
+        external: EXTERNAL,
+        // Bundled CommonJS packages require Node's built-ins: esbuild's ES module output has no `require` of its own.
+        banner: {
+          js: 'import { createRequire as __kontorCreateRequire } from "node:module"; const require = __kontorCreateRequire(import.meta.url);',
+        },
         sourcemap: "linked",
-        // Class and function names stay as written: error names and log fields read them.
-        keepNames: true,
+        // Stack traces need the file and line, not the text: Node keeps a loaded map whole, and with
+        // the bundled packages' sources in them an idle server held 10–40 MB more.
+        sourcesContent: false,
+        // No keepNames: it wraps every function the bundled packages create (graphql-js's, Yoga's, per
+        // request too) in a naming call, 15 % of a read's throughput. Nothing reads a function's name:
+        // errors are told apart by instanceof and codes; a stack names a renamed helper `text2`.
+        keepNames: false,
         metafile: true,
         logLevel: "warning",
       });
