@@ -20,7 +20,7 @@ import { takeBuildLock } from "./build-lock.mjs";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const out = join(root, "dist", "server");
 const metaFile = join(out, ".build-meta.json");
-// Not read by the bundle, but they decide what it is: the versions of the packages it imports, and this script.
+// Not read by the bundle, but they decide what it is: the versions of the packages it bundles or imports, and this script.
 const ALWAYS = ["package-lock.json", "scripts/build-server.mjs"];
 
 /**
