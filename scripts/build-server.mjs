@@ -103,6 +103,12 @@ try {
         platform: "node",
         target: "node20",
         external: EXTERNAL,
+        // A package's ES modules where it ships both: graphql's CommonJS build, imported from ES
+        // modules, is reached through two getters a property (esbuild's interop, then graphql's own
+        // re-exports), on every field of every request: reads were 14 % slower. `.mjs` first also
+        // resolves a deep import (`graphql/language/parser`) to the same copy as the package's entry.
+        mainFields: ["module", "main"],
+        resolveExtensions: [".ts", ".mjs", ".js", ".cjs", ".json"],
         // Bundled CommonJS packages require Node's built-ins: esbuild's ES module output has no `require` of its own.
         banner: {
           js: 'import { createRequire as __kontorCreateRequire } from "node:module"; const require = __kontorCreateRequire(import.meta.url);',

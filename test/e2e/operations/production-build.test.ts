@@ -58,6 +58,15 @@ describe("production build", () => {
     // Bundled: read from the bundle, not resolved file by file at start.
     for (const name of ["graphql", "graphql-yoga", "@pothos/core", "sofa-api", "jose", "ioredis", "pino"])
       expect(imported, name).not.toContain(name);
+    // One copy of graphql, its ES modules: a second (CommonJS) copy would fail graphql's instanceof checks.
+    const graphqlSources = readdirSync(dist)
+      .filter((file) => file.endsWith(".js.map"))
+      .flatMap(
+        (file) => (JSON.parse(readFileSync(`${dist}/${file}`, "utf8")) as { sources: string[] }).sources,
+      )
+      .filter((source) => source.includes("node_modules/graphql/"));
+    expect(graphqlSources.length).toBeGreaterThan(50);
+    expect(graphqlSources.filter((source) => !source.endsWith(".mjs"))).toEqual([]);
     const main = readFileSync(`${dist}/main.js`, "utf8");
     expect(main).toMatch(/from "node:cluster"/);
     expect(main).toContain("//# sourceMappingURL=main.js.map");
