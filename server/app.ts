@@ -17,7 +17,7 @@ import { CSRF_HEADER, hasSessionCookie, sessionCredential } from "./auth/session
 import { useDashboardAccounts } from "./dashboard/accounts.ts";
 import { useDashboardStatic } from "./dashboard/static.ts";
 import type { Database } from "./db/open.ts";
-import { maskError, useGraphQLErrorShape } from "./graphql/errors.ts";
+import { maskErrorForYoga, useGraphQLErrorShape } from "./graphql/errors.ts";
 import { renderLocalGraphiQL, useGraphiQLAssets } from "./graphql/graphiql.ts";
 import { useGraphQLLimits } from "./graphql/limits.ts";
 import { useGraphQLParams } from "./graphql/params.ts";
@@ -29,7 +29,7 @@ import { useNotFound } from "./http/not-found.ts";
 import { useBodyLimit, useRequestBody } from "./http/request-body.ts";
 import { useRequestClient } from "./http/request-client.ts";
 import { useRequestId } from "./http/request-id.ts";
-import { type RequestState, requestState } from "./http/request-state.ts";
+import { type RequestState, type ServerContext, stateOf } from "./http/request-state.ts";
 import { useWellKnown } from "./http/well-known.ts";
 import { mcpResources } from "./mcp/documents.ts";
 import { useMcp, useMcpGuard } from "./mcp/plugin.ts";
@@ -58,7 +58,7 @@ query Workspace {
 }
 `;
 
-export type App = YogaServerInstance<Record<string, unknown>, Context>;
+export type App = YogaServerInstance<ServerContext, Context>;
 
 /**
  * One Yoga instance serves `/graphql` and, through Sofa, `/v1`. Every policy is a plugin here,
@@ -98,7 +98,13 @@ export function createApp(
       credential: state.credential,
       requestId: state.id,
       hostUrl: config.publicUrl,
-      webhooks: webhooks.services,
+      // Inside a request a write has not committed yet: the request's end wakes the worker (useWebhookWake).
+      webhooks: {
+        ...webhooks.services,
+        wake: () => {
+          state.wakeWebhooks = true;
+        },
+      },
       storage,
       dataQuota,
       revocations,
@@ -106,7 +112,7 @@ export function createApp(
       ...(state.client && { client: state.client }),
     };
   };
-  return createYoga<Record<string, unknown>, Context>({
+  return createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -120,16 +126,12 @@ export function createApp(
       defaultQuery: GRAPHIQL_QUERY,
     },
     renderGraphiQL: renderLocalGraphiQL,
-    maskedErrors: { maskError },
+    maskedErrors: { maskError: maskErrorForYoga },
     logging: false,
     // useRequestBody (below) already buffers every body up to its route's limit and answers 413 beyond it;
     // Yoga's own limit piped each /graphql body through another stream (~2 % of a POST's CPU).
     maxRequestBodySize: false,
-    context: () => {
-      const state = requestState();
-      if (!state) throw new Error("GraphQL context built outside a request.");
-      return contextFor(state);
-    },
+    context: (initial) => contextFor(stateOf(initial)),
     plugins: guarded([
       metrics.observe(),
       useRequestId(),

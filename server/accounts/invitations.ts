@@ -2,7 +2,7 @@ import type { Prisma } from "../../schema/generated/prisma/client.ts";
 import { recordAudit } from "../../schema/lib/audit.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { hashInvitationToken, isInvitationToken } from "../../schema/lib/members.ts";
-import { requestOrigin, userActor } from "../audit/record.ts";
+import { type AuditRequest, requestOrigin, userActor } from "../audit/record.ts";
 
 export const invitationInvalid = (param: string) =>
   new ApiError(
@@ -62,6 +62,7 @@ export async function acceptInvitation(
   token: string,
   user: { id: string; email: string },
   param: string,
+  request: AuditRequest,
 ): Promise<{ workspaceId: string }> {
   if (!isInvitationToken(token)) throw invitationInvalid(param);
   const now = new Date();
@@ -86,7 +87,7 @@ export async function acceptInvitation(
     create: { workspaceId: invitation.workspaceId, userId: user.id, role: invitation.role },
     update: {},
   });
-  await recordAudit(tx, requestOrigin(userActor(user)), {
+  await recordAudit(tx, requestOrigin(userActor(user), request), {
     action: "invitation.accepted",
     targetId: invitation.id,
     workspaceId: invitation.workspaceId,

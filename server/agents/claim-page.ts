@@ -301,7 +301,7 @@ async function submit(request: Request, services: AgentServices, client: AgentCl
       return response;
     }
     if (result.outcome === "wrong") {
-      await recordSignInFailure(db, email);
+      await recordSignInFailure(db, email, client.state);
       return signInPage(
         services,
         request,
@@ -313,7 +313,7 @@ async function submit(request: Request, services: AgentServices, client: AgentCl
       );
     }
     const { token } = await createSession(db, result.userId, (tx, user) =>
-      recordAccountAudit(tx, user, "session.signed_in"),
+      recordAccountAudit(tx, user, "session.signed_in", client.state),
     );
     return seeOther(pageUrl(attemptToken!), [
       cookieHeader(services.config, SESSION_COOKIE, token, SESSION_TTL_SECONDS),
@@ -325,7 +325,9 @@ async function submit(request: Request, services: AgentServices, client: AgentCl
   if (action === "sign_out") {
     if (session) {
       if (!sameSecret(session.csrfToken, csrfGiven)) throw forbidden();
-      await endSession(db, session, (tx, user) => recordAccountAudit(tx, user, "session.signed_out"));
+      await endSession(db, session, (tx, user) =>
+        recordAccountAudit(tx, user, "session.signed_out", client.state),
+      );
     }
     const cleared = cookieHeader(services.config, SESSION_COOKIE, "", 0);
     return attemptToken
@@ -373,7 +375,14 @@ async function submit(request: Request, services: AgentServices, client: AgentCl
   }
   const decision = await decideClaim(
     db,
-    { attemptId: view.attemptId, userId: session.userId, approve: action === "approve", code, workspaceId },
+    {
+      attemptId: view.attemptId,
+      userId: session.userId,
+      approve: action === "approve",
+      code,
+      workspaceId,
+      request: client.state,
+    },
     services.revocations,
   );
   switch (decision.outcome) {
@@ -426,12 +435,12 @@ async function submit(request: Request, services: AgentServices, client: AgentCl
 }
 
 /** Renders a PageError (or an unexpected failure) as a page: this path is read by people, not clients. */
-async function asPage(run: () => Promise<Response>): Promise<Response> {
+async function asPage(client: AgentClient, run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (error) {
     if (error instanceof PageError) return htmlPage(error.status, error.title, notice("error", error.detail));
-    log("error", "claim page failed", describeError(error));
+    log("error", "claim page failed", { request_id: client.state.id, ...describeError(error) });
     return htmlPage(
       500,
       "Something went wrong",
@@ -442,7 +451,7 @@ async function asPage(run: () => Promise<Response>): Promise<Response> {
 
 agentRoutes({
   [CLAIM_PAGE_PATH]: {
-    GET: (request, services, url) => asPage(() => show(request, services, url)),
-    POST: (request, services, _url, client) => asPage(() => submit(request, services, client)),
+    GET: (request, services, url, client) => asPage(client, () => show(request, services, url)),
+    POST: (request, services, _url, client) => asPage(client, () => submit(request, services, client)),
   },
 });

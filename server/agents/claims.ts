@@ -6,7 +6,7 @@ import { lockWorkspace } from "../../schema/lib/locks.ts";
 import { PLAN_LIMITS } from "../../schema/lib/plans.ts";
 import { linkRefusal } from "../../schema/lib/provider-trust.ts";
 import { normalEmail } from "../accounts/workspaces.ts";
-import { recordUserAudit } from "../audit/record.ts";
+import { type AuditRequest, recordUserAudit } from "../audit/record.ts";
 import { randomBase62 } from "../auth/api-keys.ts";
 
 /** A claim attempt's code and link live this long (docs/api/agents.md). */
@@ -154,7 +154,15 @@ export type ClaimDecision =
  */
 export async function decideClaim(
   db: PrismaClient,
-  input: { attemptId: string; userId: string; approve: boolean; code?: string; workspaceId?: string },
+  input: {
+    attemptId: string;
+    userId: string;
+    approve: boolean;
+    code?: string;
+    workspaceId?: string;
+    /** The request deciding, whose id and client the audit record carries. */
+    request?: AuditRequest;
+  },
   /** Told of the pre-claim tokens an approval revokes (absent only in tests that never cached them). */
   revocations?: Revocations,
 ): Promise<ClaimDecision> {
@@ -202,11 +210,16 @@ export async function decideClaim(
       if (registration.type !== "anonymous") {
         await tx.agentRegistration.update({ where: { id: registration.id }, data: { status: "denied" } });
       }
-      await recordUserAudit(tx, input.userId, {
-        action: "agent_registration.denied",
-        targetId: registration.id,
-        workspaceId: registration.workspaceId,
-      });
+      await recordUserAudit(
+        tx,
+        input.userId,
+        {
+          action: "agent_registration.denied",
+          targetId: registration.id,
+          workspaceId: registration.workspaceId,
+        },
+        input.request,
+      );
       return { outcome: "denied" } as const;
     }
 
@@ -302,11 +315,12 @@ export async function decideClaim(
       where: { registrationId: registration.id, revokedAt: null },
       data: { revokedAt: now },
     });
-    await recordUserAudit(tx, input.userId, {
-      action: "agent_registration.approved",
-      targetId: registration.id,
-      workspaceId,
-    });
+    await recordUserAudit(
+      tx,
+      input.userId,
+      { action: "agent_registration.approved", targetId: registration.id, workspaceId },
+      input.request,
+    );
     claimed = registration.id;
     return { outcome: "approved", workspaceId } as const;
   });

@@ -1,7 +1,7 @@
-import { recordProviderRevocations } from "../audit/record.ts";
+import { type AuditRequest, recordProviderRevocations } from "../audit/record.ts";
 import { AGENT_PATHS } from "./metadata.ts";
 import { MAX_OAUTH_BODY_BYTES } from "./oauth.ts";
-import { type AgentServices, agentErrorShape, agentRoutes } from "./plugin.ts";
+import { type AgentClient, type AgentServices, agentErrorShape, agentRoutes } from "./plugin.ts";
 import { CLOCK_SKEW_SECONDS, consumeJti, ProviderJwtError, verifyProviderJwt } from "./provider-keys.ts";
 
 export const NOTIFY_PATH = "/agent/event/notify";
@@ -72,7 +72,12 @@ function subjectOf(
  * assertion-revoked event revokes every registration of that `(iss, sub)` and all their tokens.
  * Answers 202 with no body, or 400 `{err, description}`.
  */
-async function notify(request: Request, services: AgentServices): Promise<Response> {
+async function notify(
+  request: Request,
+  services: AgentServices,
+  _url: URL,
+  client: AgentClient,
+): Promise<Response> {
   try {
     const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (!MEDIA_TYPES.includes(mediaType))
@@ -130,6 +135,7 @@ async function notify(request: Request, services: AgentServices): Promise<Respon
       issuer,
       subject,
       providers.map((p) => p.workspaceId),
+      client.state,
     );
     return new Response(null, { status: 202 });
   } catch (error) {
@@ -149,6 +155,7 @@ async function revokeSubject(
   issuer: string,
   subject: string,
   workspaceIds: string[],
+  request: AuditRequest,
 ) {
   const now = new Date();
   const revoked = await services.prisma.$transaction(async (tx) => {
@@ -176,7 +183,7 @@ async function revokeSubject(
       where: { registrationId: { in: ids }, status: "pending" },
       data: { status: "dead" },
     });
-    await recordProviderRevocations(tx, issuer, registrations);
+    await recordProviderRevocations(tx, issuer, registrations, request);
     return ids;
   });
   await services.revocations.revoked("agent_registration", revoked);

@@ -4,7 +4,7 @@ import type { Revocations } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { type ErrorShape, routeErrorShape } from "../http/error-response.ts";
-import { requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { describeError, log } from "../observability/log.ts";
 import { baseUrl, type Config } from "../runtime/config.ts";
 import type { SigningKeys } from "./keys.ts";
@@ -29,6 +29,8 @@ export interface AgentServices {
 /** Who sent the request: its client address (server/http/client-address.ts: the socket's peer, or what a trusted proxy says). */
 export interface AgentClient {
   ip: string;
+  /** The request's state: its id and client, which the audit records it makes carry. */
+  state: RequestState;
 }
 
 export type AgentHandler = (
@@ -90,8 +92,8 @@ export function useAgentAuth(services: Omit<AgentServices, "hostUrl" | "baseUrl"
     async onRequest({ request, url, serverContext, endResponse }) {
       const handlers = ROUTES[url.pathname];
       if (!handlers) return;
-      const state = requestState();
-      if (state) state.route = url.pathname;
+      const state = stateOf(serverContext);
+      state.route = url.pathname;
       const handler =
         handlers[request.method as "GET" | "POST"] ?? (request.method === "HEAD" ? handlers.GET : undefined);
       try {
@@ -106,15 +108,18 @@ export function useAgentAuth(services: Omit<AgentServices, "hostUrl" | "baseUrl"
           );
         }
         endResponse(
-          await handler(request, full, url, { ip: clientAddress(serverContext, full.config) ?? "unknown" }),
+          await handler(request, full, url, {
+            ip: clientAddress(serverContext, full.config) ?? "unknown",
+            state,
+          }),
         );
       } catch (error) {
         if (error instanceof OAuthError) {
-          if (state) state.errorCode = error.code;
-          return endResponse(oauthErrorResponse(error, state?.id));
+          state.errorCode = error.code;
+          return endResponse(oauthErrorResponse(error, state.id));
         }
-        log("error", "agent endpoint failed", describeError(error));
-        if (state) state.errorCode = "server_error";
+        log("error", "agent endpoint failed", { request_id: state.id, ...describeError(error) });
+        state.errorCode = "server_error";
         endResponse(
           oauthErrorResponse(
             new OAuthError(
@@ -122,7 +127,7 @@ export function useAgentAuth(services: Omit<AgentServices, "hostUrl" | "baseUrl"
               "server_error",
               "An unexpected error occurred. Quote the request id when reporting it.",
             ),
-            state?.id,
+            state.id,
           ),
         );
       }

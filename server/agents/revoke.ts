@@ -2,12 +2,12 @@ import { decodeProtectedHeader, errors } from "jose";
 import type { Revocations } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import { recordAudit } from "../../schema/lib/audit.ts";
-import { requestOrigin } from "../audit/record.ts";
+import { type AuditRequest, requestOrigin } from "../audit/record.ts";
 import { hashAgentToken, isAgentTokenFormat } from "../auth/agent-tokens.ts";
 import { ASSERTION_LIFETIME_SECONDS } from "./keys.ts";
 import { AGENT_PATHS } from "./metadata.ts";
 import { OAuthError, readForm, requiredString } from "./oauth.ts";
-import { type AgentServices, agentRoutes } from "./plugin.ts";
+import { type AgentClient, type AgentServices, agentRoutes } from "./plugin.ts";
 
 /** Longer than any token Kontor issues (an identity assertion is well under 1 KB). */
 const MAX_TOKEN_LENGTH = 8192;
@@ -40,6 +40,7 @@ export async function revokeRegistration(
   db: PrismaClient,
   revocations: Revocations,
   registrationId: string,
+  request: AuditRequest,
 ): Promise<boolean> {
   const now = new Date();
   const registration = await db.$transaction(async (tx) => {
@@ -53,7 +54,7 @@ export async function revokeRegistration(
       select: { workspaceId: true },
     });
     if (revoked.count > 0 && row?.workspaceId) {
-      const origin = requestOrigin({ type: "agent", id: registrationId, email: null });
+      const origin = requestOrigin({ type: "agent", id: registrationId, email: null }, request);
       await recordAudit(tx, origin, {
         action: "agent_registration.revoked",
         targetId: registrationId,
@@ -100,7 +101,12 @@ async function assertedRegistration(jwt: string, services: AgentServices): Promi
 }
 
 /** RFC 7009 token revocation: an access token, or a whole registration given its identity assertion. */
-async function revoke(request: Request, services: AgentServices): Promise<Response> {
+async function revoke(
+  request: Request,
+  services: AgentServices,
+  _url: URL,
+  client: AgentClient,
+): Promise<Response> {
   const form = await readForm(request);
   const token = requiredString(form.get("token"), "token", MAX_TOKEN_LENGTH);
   const hint = form.get("token_type_hint");
@@ -115,7 +121,8 @@ async function revoke(request: Request, services: AgentServices): Promise<Respon
   if (isAgentTokenFormat(token)) await revokeAgentToken(services.prisma, services.revocations, token);
   else {
     const registrationId = await assertedRegistration(token, services);
-    if (registrationId) await revokeRegistration(services.prisma, services.revocations, registrationId);
+    if (registrationId)
+      await revokeRegistration(services.prisma, services.revocations, registrationId, client.state);
   }
   return new Response(null, { status: 200, headers: { "Cache-Control": "no-store", Pragma: "no-cache" } });
 }

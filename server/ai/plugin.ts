@@ -5,7 +5,7 @@ import { ApiError, isApiError, scopeRefused, validationFailed } from "../../sche
 import { MODEL_ID_LENGTH, textProblem } from "../../schema/lib/limits.ts";
 import { maskError } from "../graphql/errors.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { type RequestState, requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { describeError, log } from "../observability/log.ts";
 import { dailyHeaders, type GeneralBudget, reservationOf } from "./budget.ts";
 import type { ModelCatalog } from "./catalog.ts";
@@ -153,7 +153,8 @@ async function completeChat(
   const record = async (usage: { input_tokens: number; output_tokens: number } | null): Promise<void> => {
     if (recorded) return;
     recorded = true;
-    const failed = (error: unknown) => log("error", "coding-plan metering failed", describeError(error));
+    const failed = (error: unknown) =>
+      log("error", "coding-plan metering failed", { request_id: state.id, ...describeError(error) });
     logged(usage && { model, ...usage });
     await Promise.all([
       end().catch(failed),
@@ -295,7 +296,8 @@ async function respond(
   const settle = async (usage: TokenUsage | null, spent: TokenUsage, abandoned: boolean): Promise<void> => {
     if (settled) return;
     settled = true;
-    const failed = (error: unknown) => log("error", "AI metering failed", describeError(error));
+    const failed = (error: unknown) =>
+      log("error", "AI metering failed", { request_id: state.id, ...describeError(error) });
     coding?.end().catch(failed);
     logged(usage && { model, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens });
     if (coding && usage) services.meter.record(workspaceId, total(usage)).catch(failed);
@@ -311,6 +313,7 @@ async function respond(
       signal: request.signal,
       run: (tool, args) => runTool(tool, args, context, schema),
       onFailure: (usage) => (partial = usage),
+      requestId: state.id,
     });
     if (body.stream === true) {
       made.usage.then(
@@ -343,21 +346,26 @@ export function useAi(services: AiServices, contextFor: (state: RequestState) =>
   const answer = async (
     request: Request,
     pathname: string,
+    state: RequestState,
     run: () => Promise<Response>,
   ): Promise<Response> => {
     try {
       return await run();
     } catch (error) {
       // The client left mid-request (which aborted the provider's request): nobody reads this answer, and nothing failed.
-      if (!isApiError(error) && request.signal.aborted) return errorResponse(clientGone(), pathname);
-      return errorResponse(isApiError(error) ? error : (maskError(error) as ApiError), pathname);
+      if (!isApiError(error) && request.signal.aborted) return errorResponse(clientGone(), pathname, state);
+      return errorResponse(
+        isApiError(error) ? error : (maskError(error, state.id) as ApiError),
+        pathname,
+        state,
+      );
     }
   };
   return {
-    async onRequest({ request, url, endResponse }) {
-      const state = requestState();
+    async onRequest({ request, url, serverContext, endResponse }) {
+      const state = stateOf(serverContext);
       const path = url.pathname.replace(/\/$/, "");
-      if (!state?.credential) return;
+      if (!state.credential) return;
       const ai =
         path === AI_ROUTES.models ||
         path === AI_ROUTES.chat ||
@@ -369,12 +377,13 @@ export function useAi(services: AiServices, contextFor: (state: RequestState) =>
           errorResponse(
             validationFailed(stray, `${stray} is not a parameter of ${path}, which takes none.`),
             path,
+            state,
           ),
         );
       if (path === AI_ROUTES.models) {
         state.route = AI_ROUTES.models;
         if (request.method !== "GET")
-          return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path));
+          return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path, state));
         return endResponse(
           Response.json({ object: "list", data: services.catalog.forPlan(state.credential.plan) }),
         );
@@ -383,26 +392,30 @@ export function useAi(services: AiServices, contextFor: (state: RequestState) =>
       if (model) {
         state.route = "/v1/models/{model}";
         if (request.method !== "GET")
-          return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path));
+          return endResponse(errorResponse(methodNotAllowed(request.method, path, "GET"), path, state));
         const id = safeDecode(model[1]!);
         const problem = textProblem(id, MODEL_ID_LENGTH);
-        if (problem) return endResponse(errorResponse(validationFailed("model", `model ${problem}.`), path));
+        if (problem)
+          return endResponse(errorResponse(validationFailed("model", `model ${problem}.`), path, state));
         const found = services.catalog.forPlan(state.credential.plan).find((m) => m.id === id);
-        if (!found) return endResponse(errorResponse(modelNotAvailable(id, state.credential.plan), path));
+        if (!found)
+          return endResponse(errorResponse(modelNotAvailable(id, state.credential.plan), path, state));
         return endResponse(Response.json(found));
       }
       if (path === AI_ROUTES.chat) {
         state.route = AI_ROUTES.chat;
         if (request.method !== "POST")
-          return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path));
-        return endResponse(await answer(request, path, () => chatCompletions(services, state, request)));
+          return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path, state));
+        return endResponse(
+          await answer(request, path, state, () => chatCompletions(services, state, request)),
+        );
       }
       if (path === AI_ROUTES.responses) {
         state.route = AI_ROUTES.responses;
         if (request.method !== "POST")
-          return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path));
+          return endResponse(errorResponse(methodNotAllowed(request.method, path, "POST"), path, state));
         return endResponse(
-          await answer(request, path, () => responses(services, state, request, contextFor(state))),
+          await answer(request, path, state, () => responses(services, state, request, contextFor(state))),
         );
       }
     },

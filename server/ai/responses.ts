@@ -38,6 +38,8 @@ export interface CreateResponseInput {
   maxRounds?: number;
   /** Called when createResponse throws, with the tokens of the rounds that did complete (a failed tool loop still cost them). */
   onFailure?: (usage: TokenUsage) => void;
+  /** The id of the request being answered, for the log lines of what fails while it runs. */
+  requestId?: string;
 }
 
 export const DEFAULT_MAX_ROUNDS = 6;
@@ -611,6 +613,7 @@ interface Loop {
   budget: AnswerBudget;
   /** Takes text as it comes; a promise holds the reading of the provider until the client has room. */
   onText: (delta: string) => void | Promise<void>;
+  requestId?: string;
 }
 
 const toolFailure = (code: string, message: string) =>
@@ -638,7 +641,7 @@ async function callTool(loop: Loop, call: ChatToolCall): Promise<string> {
   } catch (error) {
     if (loop.signal.aborted) throw error;
     if (isApiError(error)) return toolFailure(error.code, error.message);
-    log("error", "AI tool failed", { tool: tool.name, ...describeError(error) });
+    log("error", "AI tool failed", { request_id: loop.requestId, tool: tool.name, ...describeError(error) });
     return toolFailure("internal_error", "The tool failed unexpectedly.");
   }
 }
@@ -920,7 +923,8 @@ async function answer(
             const failure = isApiError(error)
               ? error
               : new ApiError(500, "api_error", "internal_error", "An unexpected error occurred.");
-            if (!isApiError(error)) log("error", "AI response failed", describeError(error));
+            if (!isApiError(error))
+              log("error", "AI response failed", { request_id: input.requestId, ...describeError(error) });
             const output = opened ? [{ ...messageItem(draft, text, "incomplete") }] : [];
             send("response.failed", {
               response: responseObject(draft, { status: "failed", output, meter, error: failure }),

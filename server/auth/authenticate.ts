@@ -2,7 +2,7 @@ import type { Plugin } from "graphql-yoga";
 import type { Credential } from "../../schema/context.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse, GRAPHQL_PATH } from "../http/error-response.ts";
-import { requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { MCP_PATH, MCP_RESOURCE_METADATA_PATH } from "../mcp/path.ts";
 import { baseUrl, type Config } from "../runtime/config.ts";
 
@@ -45,47 +45,48 @@ export function useAuthentication(
   const apiMetadata = `${baseUrl(config)}/.well-known/oauth-protected-resource`;
   // An MCP client follows its resource's own document (docs/api/mcp.md).
   const mcpMetadata = `${config.publicUrl}${MCP_RESOURCE_METADATA_PATH}`;
-  const challenge = (error?: string) => {
-    const metadata = requestState()?.route === MCP_PATH ? mcpMetadata : apiMetadata;
+  const challenge = (state: RequestState, error?: string) => {
+    const metadata = state.route === MCP_PATH ? mcpMetadata : apiMetadata;
     return `Bearer resource_metadata="${metadata}"${error ? `, error="${error}"` : ""}`;
   };
 
-  const unauthenticated = () =>
+  const unauthenticated = (state: RequestState) =>
     new ApiError(
       401,
       "authentication_error",
       "unauthenticated",
       "Send an API key as 'Authorization: Bearer ktr_live_…'.",
       {
-        headers: { "WWW-Authenticate": challenge() },
+        headers: { "WWW-Authenticate": challenge(state) },
       },
     );
-  const invalidToken = () =>
+  const invalidToken = (state: RequestState) =>
     new ApiError(
       401,
       "authentication_error",
       "invalid_token",
       "The bearer token is not valid, or it was revoked.",
       {
-        headers: { "WWW-Authenticate": challenge("invalid_token") },
+        headers: { "WWW-Authenticate": challenge(state, "invalid_token") },
       },
     );
   // RFC 6750 §3.1: another scheme (Basic…) is an unsupported method, so no error code in the challenge.
   // The scheme is not echoed: a key sent without "Bearer " would be.
-  const wrongScheme = () =>
+  const wrongScheme = (state: RequestState) =>
     new ApiError(
       401,
       "authentication_error",
       "invalid_token",
       "The Authorization scheme must be Bearer: send 'Authorization: Bearer ktr_live_…'.",
       {
-        headers: { "WWW-Authenticate": challenge() },
+        headers: { "WWW-Authenticate": challenge(state) },
       },
     );
 
   return {
-    async onRequest({ request, url, endResponse }) {
-      if (url.pathname === GRAPHQL_PATH) requestState()!.route = GRAPHQL_PATH;
+    async onRequest({ request, url, serverContext, endResponse }) {
+      const state = stateOf(serverContext);
+      if (url.pathname === GRAPHQL_PATH) state.route = GRAPHQL_PATH;
       if (request.method === "OPTIONS" || !isProtected(url) || isPublic(request, url)) return;
       const header = request.headers.get("authorization");
       // A Bearer credential wins over a session cookie sent along with it.
@@ -93,22 +94,23 @@ export function useAuthentication(
         // /mcp takes API keys and agent tokens only: a dashboard cookie never drives tools.
         const session =
           sessions && url.pathname !== MCP_PATH
-            ? await sessions(request, { "WWW-Authenticate": challenge() })
+            ? await sessions(request, { "WWW-Authenticate": challenge(state) })
             : null;
-        if (session instanceof ApiError) return endResponse(errorResponse(session, url.pathname));
-        if (!session) return endResponse(errorResponse(unauthenticated(), url.pathname));
-        requestState()!.credential = session;
+        if (session instanceof ApiError) return endResponse(errorResponse(session, url.pathname, state));
+        if (!session) return endResponse(errorResponse(unauthenticated(state), url.pathname, state));
+        state.credential = session;
         return;
       }
-      if (!/^bearer(\s|$)/i.test(header)) return endResponse(errorResponse(wrongScheme(), url.pathname));
+      if (!/^bearer(\s|$)/i.test(header))
+        return endResponse(errorResponse(wrongScheme(state), url.pathname, state));
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       let credential: Credential | null = null;
       for (const resolve of match ? resolvers : []) {
         credential = await resolve(match![1]!);
         if (credential) break;
       }
-      if (!credential) return endResponse(errorResponse(invalidToken(), url.pathname));
-      requestState()!.credential = credential;
+      if (!credential) return endResponse(errorResponse(invalidToken(state), url.pathname, state));
+      state.credential = credential;
     },
   };
 }

@@ -36,7 +36,7 @@ import {
 } from "../auth/sessions.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { describeError, log } from "../observability/log.ts";
 import { BODY_LIMITS } from "../policies/body-limits.ts";
 import type { Config } from "../runtime/config.ts";
@@ -56,7 +56,8 @@ interface Services {
   signUps: SignUpLimit;
 }
 
-type Handler = (request: Request, services: Services, ip: string) => Promise<Response>;
+/** `ip`: the client's address (limits count it); `state`: the request's, whose id and client audit records carry. */
+type Handler = (request: Request, services: Services, ip: string, state: RequestState) => Promise<Response>;
 
 export interface SessionBody {
   user: { id: string; email: string; created_at: string } | null;
@@ -258,11 +259,12 @@ async function signedIn(
   request: Request,
   userId: string,
   status: number,
+  state: RequestState,
 ): Promise<Response> {
   const previous = await findSession(services.prisma, services.config, request);
   if (previous) await endSession(services.prisma, previous);
   const { token, session } = await createSession(services.prisma, userId, (tx, user) =>
-    recordAccountAudit(tx, user, "session.signed_in"),
+    recordAccountAudit(tx, user, "session.signed_in", state),
   );
   return json(status, await sessionBody(services.prisma, session), [
     cookieHeader(services.config, SESSION_COOKIE, token, SESSION_TTL_SECONDS),
@@ -299,7 +301,7 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
     },
   },
   "/sign-up": {
-    async POST(request, services, ip) {
+    async POST(request, services, ip, state) {
       await checkPreSessionCsrf(services, request);
       const body = await readBody(request, ["email", "password", "workspace_name", "invitation_token"]);
       const address = email(body);
@@ -319,24 +321,30 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
           { email: address, password: secret, workspaceName: name, plan: "free" },
           async (tx, userId, workspaceId) => {
             if (workspaceId)
-              await recordAudit(tx, requestOrigin(userActor({ id: userId, email: address })), {
+              await recordAudit(tx, requestOrigin(userActor({ id: userId, email: address }), state), {
                 action: "workspace.created",
                 targetId: workspaceId,
                 workspaceId,
               });
             if (invitation !== undefined)
-              await acceptInvitation(tx, invitation, { id: userId, email: address }, "invitation_token");
+              await acceptInvitation(
+                tx,
+                invitation,
+                { id: userId, email: address },
+                "invitation_token",
+                state,
+              );
           },
         );
       } catch (error) {
         if (error instanceof EmailTakenError) throw emailTaken();
         throw error;
       }
-      return signedIn(services, request, created.userId, 201);
+      return signedIn(services, request, created.userId, 201, state);
     },
   },
   "/sign-in": {
-    async POST(request, services, ip) {
+    async POST(request, services, ip, state) {
       await checkPreSessionCsrf(services, request);
       const body = await readBody(request, ["email", "password"]);
       const address = text(body, "email", true);
@@ -349,26 +357,26 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       const result = await services.signIn.attempt({ email: address, password: secret, ip });
       if (result.outcome === "wait") throw tooMany("sign-in attempts", result.retryAfterSeconds);
       if (result.outcome === "wrong") {
-        await recordSignInFailure(services.prisma, address);
+        await recordSignInFailure(services.prisma, address, state);
         throw invalidCredentials();
       }
-      return signedIn(services, request, result.userId, 200);
+      return signedIn(services, request, result.userId, 200, state);
     },
   },
   "/sign-out": {
-    async POST(request, services) {
+    async POST(request, services, _ip, state) {
       const session = await findSession(services.prisma, services.config, request);
       if (session) {
         if (!sameSecret(session.csrfToken, request.headers.get(CSRF_HEADER) ?? undefined)) throw csrfFailed();
         await endSession(services.prisma, session, (tx, user) =>
-          recordAccountAudit(tx, user, "session.signed_out"),
+          recordAccountAudit(tx, user, "session.signed_out", state),
         );
       }
       return noContent([cookieHeader(services.config, SESSION_COOKIE, "", 0)]);
     },
   },
   "/password": {
-    async POST(request, services, ip) {
+    async POST(request, services, ip, state) {
       const session = await signedInSession(services, request);
       const body = await readBody(request, ["current_password", "new_password"]);
       const current = password(body, "current_password", false);
@@ -381,7 +389,7 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
       if (result.outcome === "wrong")
         throw validationFailed("current_password", "The current password is not right.");
       await changePassword(services.prisma, session, next, (tx, user) =>
-        recordAccountAudit(tx, user, "user.password_changed"),
+        recordAccountAudit(tx, user, "user.password_changed", state),
       );
       return noContent();
     },
@@ -394,12 +402,12 @@ const ROUTES: Record<string, Partial<Record<"GET" | "POST", Handler>>> = {
     },
   },
   "/invitations/accept": {
-    async POST(request, services) {
+    async POST(request, services, _ip, state) {
       const session = await signedInSession(services, request);
       const body = await readBody(request, ["token"]);
       const token = text(body, "token", true);
       await services.prisma.$transaction((tx) =>
-        acceptInvitation(tx, token, { id: session.userId, email: session.email }, "token"),
+        acceptInvitation(tx, token, { id: session.userId, email: session.email }, "token", state),
       );
       return json(200, await sessionBody(services.prisma, session));
     },
@@ -430,7 +438,7 @@ export function useDashboardAccounts(options: {
   return {
     async onRequest({ request, url, serverContext, endResponse }) {
       if (!isAccountPath(url.pathname)) return;
-      const state = requestState();
+      const state = stateOf(serverContext);
       const handlers = ROUTES[url.pathname.slice(DASHBOARD_API_PATH.length)];
       try {
         if (!handlers)
@@ -440,7 +448,7 @@ export function useDashboardAccounts(options: {
             "not_found",
             `No route ${request.method} ${url.pathname}.`,
           );
-        if (state) state.route = url.pathname;
+        state.route = url.pathname;
         const handler =
           handlers[request.method as "GET" | "POST"] ??
           (request.method === "HEAD" ? handlers.GET : undefined);
@@ -458,12 +466,12 @@ export function useDashboardAccounts(options: {
         const refusal = crossOriginRefusal(services.config, request);
         if (refusal) throw refusal;
         endResponse(
-          await handler(request, services, clientAddress(serverContext, services.config) ?? "unknown"),
+          await handler(request, services, clientAddress(serverContext, services.config) ?? "unknown", state),
         );
       } catch (error) {
-        if (error instanceof ApiError) return endResponse(errorResponse(error, url.pathname));
-        log("error", "dashboard account request failed", describeError(error));
-        endResponse(errorResponse(internalError(), url.pathname));
+        if (error instanceof ApiError) return endResponse(errorResponse(error, url.pathname, state));
+        log("error", "dashboard account request failed", { request_id: state.id, ...describeError(error) });
+        endResponse(errorResponse(internalError(), url.pathname, state));
       }
     },
     onResponse({ request, response }) {

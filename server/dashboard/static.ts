@@ -4,7 +4,7 @@ import { extname } from "node:path";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { type RequestState, requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { projectPath } from "../runtime/project.ts";
 
 /** The dashboard's build (`npm run build:dashboard`, run by npm install, start and test). */
@@ -91,14 +91,14 @@ const notBuilt = () =>
  */
 export function useDashboardStatic(dist = DASHBOARD_DIST): Plugin {
   return {
-    async onRequest({ request, url, endResponse }) {
+    async onRequest({ request, url, serverContext, endResponse }) {
       const { pathname } = url;
       if (!isDashboardPath(pathname) || isApiPath(pathname)) return;
       const asset = pathname.startsWith(ASSETS_PREFIX);
-      const state = requestState();
-      if (state) state.route = asset ? ASSET_ROUTE : PAGE_ROUTE;
+      const state = stateOf(serverContext);
+      state.route = asset ? ASSET_ROUTE : PAGE_ROUTE;
       if (request.method !== "GET" && request.method !== "HEAD")
-        return endResponse(errorResponse(methodNotAllowed(request.method), pathname));
+        return endResponse(errorResponse(methodNotAllowed(request.method), pathname, state));
       const head = request.method === "HEAD";
 
       if (asset) {
@@ -106,7 +106,7 @@ export function useDashboardStatic(dist = DASHBOARD_DIST): Plugin {
         const type = TYPES[extname(name)];
         const body =
           type && ASSET_NAME.test(name) ? await readFile(`${dist}assets/${name}`).catch(() => null) : null;
-        if (!type || !body) return endResponse(errorResponse(assetNotFound(), pathname));
+        if (!type || !body) return endResponse(errorResponse(assetNotFound(), pathname, state));
         return endResponse(
           new Response(head ? null : body, {
             headers: {
@@ -120,7 +120,7 @@ export function useDashboardStatic(dist = DASHBOARD_DIST): Plugin {
       }
 
       const page = await readFile(`${dist}index.html`).catch(() => null);
-      if (!page) return endResponse(errorResponse(notBuilt(), pathname));
+      if (!page) return endResponse(errorResponse(notBuilt(), pathname, state));
       const etag = `"${createHash("sha256").update(page).digest("base64url").slice(0, 27)}"`;
       if (request.headers.get("if-none-match") === etag)
         return endResponse(new Response(null, { status: 304, headers: { ...PAGE_HEADERS, ETag: etag } }));

@@ -3,7 +3,7 @@ import type { Plugin } from "graphql-yoga";
 import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts";
 import { isRecordNotFound } from "../../schema/lib/records.ts";
 import { noteErrorCode } from "../http/error-response.ts";
-import { requestState } from "../http/request-state.ts";
+import { stateOf } from "../http/request-state.ts";
 import { describeError, log } from "../observability/log.ts";
 import { explainEnumError } from "./enum-message.ts";
 
@@ -49,26 +49,68 @@ function vanished(error: unknown): ApiError {
   );
 }
 
-/**
- * Yoga's masking hook: an exception that is not an ApiError is logged with the request id and
- * replaced by `internal_error`, so no stack trace, SQL or driver message reaches a caller.
- */
-export function maskError(error: unknown): Error {
+/** The log lines of masked errors not written yet, by the ApiError that replaced each cause. */
+const unreported = new WeakMap<Error, (requestId: string | null) => void>();
+
+/** An exception that is not an ApiError, masked, with the log line of its cause still to write. */
+function mask(error: unknown): {
+  masked: Error;
+  internal?: ApiError;
+  report?: (requestId: string | null) => void;
+} {
   const original = error instanceof GraphQLError ? error.originalError : error;
-  if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
+  if (error instanceof GraphQLError && (!original || original instanceof GraphQLError))
+    return { masked: error };
   const timedOut = isDatabaseTimeout(original);
   const missing = !timedOut && isRecordNotFound(original);
-  if (missing) log("warn", "a row was gone when written: answered not_found", describeError(original));
-  else
-    log(
-      timedOut ? "warn" : "error",
-      timedOut ? "database time-out: the transaction was rolled back" : "unhandled error",
-      describeError(original),
-    );
+  const report = (requestId: string | null) => {
+    const fields = { request_id: requestId, ...describeError(original) };
+    if (missing) log("warn", "a row was gone when written: answered not_found", fields);
+    else if (timedOut) log("warn", "database time-out: the transaction was rolled back", fields);
+    else log("error", "unhandled error", fields);
+  };
   const internal = timedOut ? databaseBusy() : missing ? vanished(original) : internalError();
-  return error instanceof GraphQLError
-    ? new GraphQLError(internal.message, { nodes: error.nodes, path: error.path, originalError: internal })
-    : internal;
+  const masked =
+    error instanceof GraphQLError
+      ? new GraphQLError(internal.message, { nodes: error.nodes, path: error.path, originalError: internal })
+      : internal;
+  return { masked, internal, report };
+}
+
+/**
+ * An exception that is not an ApiError is logged under the request's id and replaced by
+ * `internal_error` (503 `service_unavailable` for a database time-out, 404 for a row a concurrent
+ * request deleted), so no stack trace, SQL or driver message reaches a caller.
+ *
+ * @example return errorResponse(isApiError(error) ? error : (maskError(error, state.id) as ApiError), pathname, state);
+ */
+export function maskError(error: unknown, requestId: string | null): Error {
+  const { masked, report } = mask(error);
+  report?.(requestId);
+  return masked;
+}
+
+/**
+ * Yoga's masking hook (`maskedErrors.maskError`), which runs without the request at hand: masks as
+ * maskError does, and leaves the log line to whoever renders the result for the request
+ * (reportMaskedErrors: the GraphQL error shape, the REST facade).
+ */
+export function maskErrorForYoga(error: unknown): Error {
+  const { masked, internal, report } = mask(error);
+  if (internal && report) unreported.set(internal, report);
+  return masked;
+}
+
+/** Writes, under `requestId`, the log lines of the errors among `errors` that Yoga's hook masked. */
+export function reportMaskedErrors(errors: readonly Error[], requestId: string | null): void {
+  for (const error of errors) {
+    // The ApiError itself (a request error), or the one a field's error wraps.
+    const internal = unreported.has(error) ? error : (error as GraphQLError).originalError;
+    const report = internal && unreported.get(internal);
+    if (!report) continue;
+    unreported.delete(internal);
+    report(requestId);
+  }
 }
 
 /** Errors of the GraphQL request itself (syntax, validation, variables, transport) in the API's codes. */
@@ -149,14 +191,16 @@ export function useGraphQLErrorShape(): Plugin {
     onSchemaChange({ schema: current }) {
       schema = current;
     },
-    onResultProcess({ result, setResult }) {
+    onResultProcess({ result, setResult, serverContext }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result || !result.errors?.length) return;
-      const requestId = requestState()?.id ?? null;
+      const state = stateOf(serverContext);
+      const requestId = state.id;
+      reportMaskedErrors(result.errors, requestId);
       const requestError = !("data" in result);
       const errors = result.errors.map((error) =>
         shape(error as GraphQLError, requestId, schema, requestError),
       );
-      noteErrorCode(String(errors[0]!.extensions.code));
+      noteErrorCode(state, String(errors[0]!.extensions.code));
       setResult({ ...result, errors });
     },
   };

@@ -1,6 +1,7 @@
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse, GRAPHQL_PATH } from "../http/error-response.ts";
+import { stateOf } from "../http/request-state.ts";
 
 /** The 415 of a `/graphql` POST whose body is not declared JSON. */
 export const notJson = () =>
@@ -31,13 +32,16 @@ export const isJsonBody = (request: Request) =>
  */
 export function useGraphQLTransport(): Plugin {
   return {
-    onRequest({ request, url, endResponse }) {
+    onRequest({ request, url, serverContext, endResponse }) {
       if (url.pathname !== GRAPHQL_PATH || request.method !== "POST") return;
-      if (!isJsonBody(request)) endResponse(errorResponse(notJson(), url.pathname));
+      if (!isJsonBody(request)) endResponse(errorResponse(notJson(), url.pathname, stateOf(serverContext)));
     },
-    onResultProcess({ resultProcessor, setResultProcessor }) {
+    onResultProcess({ resultProcessor, setResultProcessor, serverContext }) {
       if (!resultProcessor)
-        setResultProcessor(() => errorResponse(notAcceptable(), GRAPHQL_PATH), "application/json");
+        setResultProcessor(
+          () => errorResponse(notAcceptable(), GRAPHQL_PATH, stateOf(serverContext)),
+          "application/json",
+        );
     },
   };
 }

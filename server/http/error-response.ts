@@ -1,18 +1,17 @@
 import type { GraphQLError } from "graphql";
 import { type ApiError, isApiError } from "../../schema/lib/errors.ts";
-import { requestState } from "./request-state.ts";
+import type { RequestState } from "./request-state.ts";
 
 export const GRAPHQL_PATH = "/graphql";
 
 /** Remembers the first error code of the request for its log line. */
-export function noteErrorCode(code: string): void {
-  const state = requestState();
-  if (state && !state.errorCode) state.errorCode = code;
+export function noteErrorCode(state: RequestState, code: string): void {
+  state.errorCode ??= code;
 }
 
-/** The REST error body of docs/api/conventions-and-errors.md#errors. */
-export function restErrorBody(error: ApiError) {
-  noteErrorCode(error.code);
+/** The REST error body of docs/api/conventions-and-errors.md#errors, for the request `state` answers. */
+export function restErrorBody(error: ApiError, state: RequestState) {
+  noteErrorCode(state, error.code);
   return {
     error: {
       type: error.type,
@@ -20,19 +19,17 @@ export function restErrorBody(error: ApiError) {
       message: error.message,
       ...(error.param !== undefined && { param: error.param }),
       ...error.details,
-      request_id: requestState()?.id ?? null,
+      request_id: state.id,
     },
   };
 }
 
 /** The same error as a GraphQL response: the code, type and request id ride in `extensions`. */
-export function graphqlErrorBody(error: ApiError) {
-  noteErrorCode(error.code);
+export function graphqlErrorBody(error: ApiError, state: RequestState) {
+  noteErrorCode(state, error.code);
   const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;
   return {
-    errors: [
-      { message: error.message, extensions: { ...extensions, request_id: requestState()?.id ?? null } },
-    ],
+    errors: [{ message: error.message, extensions: { ...extensions, request_id: state.id } }],
   };
 }
 
@@ -50,16 +47,24 @@ export function routeErrorShape(test: (pathname: string) => boolean, render: Err
   families.push({ test, render });
 }
 
-/** Renders an error raised before GraphQL execution, in the shape the caller's interface speaks. */
-export function errorResponse(error: ApiError, pathname: string): Response {
+/**
+ * Renders an error raised before GraphQL execution, in the shape the caller's interface speaks,
+ * and notes its code on the request's state (for the request's log row).
+ *
+ * @example return endResponse(errorResponse(methodNotAllowed(request.method), url.pathname, stateOf(serverContext)));
+ */
+export function errorResponse(error: ApiError, pathname: string, state: RequestState): Response {
   const family = families.find((f) => f.test(pathname));
   if (family) {
-    noteErrorCode(error.code);
-    return family.render(error, pathname, requestState()?.id ?? null);
+    noteErrorCode(state, error.code);
+    return family.render(error, pathname, state.id);
   }
   if (pathname === GRAPHQL_PATH)
-    return Response.json(graphqlErrorBody(error), { status: error.status, headers: error.headers });
-  return Response.json(restErrorBody(error), { status: error.status, headers: restErrorHeaders(error) });
+    return Response.json(graphqlErrorBody(error, state), { status: error.status, headers: error.headers });
+  return Response.json(restErrorBody(error, state), {
+    status: error.status,
+    headers: restErrorHeaders(error),
+  });
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Plugin } from "graphql-yoga";
 import { internalError } from "../../schema/lib/errors.ts";
 import { describeError, log } from "../observability/log.ts";
 import { errorResponse } from "./error-response.ts";
+import { stateOf } from "./request-state.ts";
 
 type OnRequest = NonNullable<Plugin["onRequest"]>;
 type OnResponse = NonNullable<Plugin["onResponse"]>;
@@ -38,13 +39,17 @@ export function guarded(plugins: Plugin[]): Plugin[] {
     ...plugin,
     ...(plugin.onRequest && {
       onRequest: guard(plugin.onRequest, (payload: Parameters<OnRequest>[0], error) => {
-        log("error", "unhandled error", describeError(error));
-        payload.endResponse(errorResponse(internalError(), pathnameOf(payload)));
+        const state = stateOf(payload.serverContext);
+        log("error", "unhandled error", { request_id: state.id, ...describeError(error) });
+        payload.endResponse(errorResponse(internalError(), pathnameOf(payload), state));
       }) as OnRequest,
     }),
     ...(plugin.onResponse && {
-      onResponse: guard(plugin.onResponse, (_payload: Parameters<OnResponse>[0], error) => {
-        log("error", "unhandled error after the response was made", describeError(error));
+      onResponse: guard(plugin.onResponse, (payload: Parameters<OnResponse>[0], error) => {
+        log("error", "unhandled error after the response was made", {
+          request_id: stateOf(payload.serverContext).id,
+          ...describeError(error),
+        });
       }) as OnResponse,
     }),
   }));

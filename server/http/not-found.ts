@@ -1,11 +1,12 @@
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse, GRAPHQL_PATH } from "./error-response.ts";
+import { stateOf } from "./request-state.ts";
 
 /** Whatever no other layer claimed is a 404 in the API's error shape. Register it last. */
 export function useNotFound(): Plugin {
   return {
-    onRequest({ request, url, endResponse }) {
+    onRequest({ request, url, serverContext, endResponse }) {
       if (url.pathname === GRAPHQL_PATH) return;
       const error = new ApiError(
         404,
@@ -13,7 +14,7 @@ export function useNotFound(): Plugin {
         "not_found",
         `No route ${request.method} ${url.pathname}.`,
       );
-      endResponse(errorResponse(error, url.pathname));
+      endResponse(errorResponse(error, url.pathname, stateOf(serverContext)));
     },
   };
 }

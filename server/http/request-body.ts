@@ -5,7 +5,7 @@ import { BODY_LIMITS, bodyLimitOf, sizeLabel } from "../policies/body-limits.ts"
 import { bodyTimedOutFor, requestTimedOut } from "../policies/early-limits.ts";
 import { nodeRequest } from "./client-address.ts";
 import { errorResponse } from "./error-response.ts";
-import { requestState } from "./request-state.ts";
+import { stateOf } from "./request-state.ts";
 import { bodyTextProblem, queryStringProblem } from "./utf8.ts";
 
 /** The largest body of any route (docs/api/limits.md; most routes' own, see server/policies/body-limits.ts). */
@@ -89,16 +89,17 @@ export type Streamed = (request: Request, url: URL) => boolean;
  */
 export function useBodyLimit(streamed: Streamed = () => false): Plugin {
   return {
-    onRequest({ request, url, endResponse }) {
+    onRequest({ request, url, serverContext, endResponse }) {
       const declared = Number(request.headers.get("content-length") ?? "0");
       const limit = bodyLimitOf(url.pathname);
       if (declared > limit && !streamed(request, url))
-        return endResponse(errorResponse(tooLarge(limit), url.pathname));
+        return endResponse(errorResponse(tooLarge(limit), url.pathname, stateOf(serverContext)));
     },
     onResponse({ request, serverContext, setResponse }) {
       if (!bodyTimedOutFor(nodeRequest(serverContext))) return;
-      const response = errorResponse(idle(), new URL(request.url).pathname);
-      response.headers.set("X-Request-Id", requestState()?.id ?? "");
+      const state = stateOf(serverContext);
+      const response = errorResponse(idle(), new URL(request.url).pathname, state);
+      response.headers.set("X-Request-Id", state.id);
       setResponse(response);
     },
   };
@@ -116,19 +117,20 @@ export function useBodyLimit(streamed: Streamed = () => false): Plugin {
 export function useRequestBody(streamed: Streamed = () => false): Plugin {
   return {
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
+      const state = stateOf(serverContext);
       if (Buffer.byteLength(url.search) > MAX_QUERY_STRING_BYTES + 1)
-        return endResponse(errorResponse(uriTooLong(), url.pathname));
+        return endResponse(errorResponse(uriTooLong(), url.pathname, state));
       const query = queryStringProblem(url.search);
-      if (query) return endResponse(errorResponse(query, url.pathname));
+      if (query) return endResponse(errorResponse(query, url.pathname, state));
       if (!METHODS_WITH_BODY.has(request.method) || !request.body) return;
       if (streamed(request, url)) {
-        requestState()!.streamedBody = true;
+        state.streamedBody = true;
         return;
       }
       const limit = bodyLimitOf(url.pathname);
       const length = request.headers.get("content-length");
       const declared = Number(length ?? "0");
-      if (declared > limit) return endResponse(errorResponse(tooLarge(limit), url.pathname));
+      if (declared > limit) return endResponse(errorResponse(tooLarge(limit), url.pathname, state));
       // With a declared length Node's parser delivers exactly that many bytes: read them at once.
       // A chunked body (no length) is counted as it arrives.
       let bytes: Uint8Array<ArrayBuffer> | null;
@@ -139,13 +141,13 @@ export function useRequestBody(streamed: Streamed = () => false): Plugin {
             : await readLimited(request.body, limit);
       } catch (error) {
         if (bodyTimedOutFor(nodeRequest(serverContext)))
-          return endResponse(errorResponse(idle(), url.pathname));
+          return endResponse(errorResponse(idle(), url.pathname, state));
         throw error;
       }
-      if (bytes === null) return endResponse(errorResponse(tooLarge(limit), url.pathname));
+      if (bytes === null) return endResponse(errorResponse(tooLarge(limit), url.pathname, state));
       // Every body read here is text (raw uploads are streamed past): UTF-8, as sent, or refused.
       const unreadable = bodyTextProblem(request.headers.get("content-type"), bytes);
-      if (unreadable) return endResponse(errorResponse(unreadable, url.pathname));
+      if (unreadable) return endResponse(errorResponse(unreadable, url.pathname, state));
       // The signal goes along: it fires when the client goes away, which long answers listen for.
       // Yoga's own Request class (whatwg-node's), not Node's global one (undici's): undici's constructor,
       // its stream body and its signal wiring cost about 7 % of the CPU of a POST /graphql.

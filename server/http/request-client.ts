@@ -2,7 +2,7 @@ import type { Plugin } from "graphql-yoga";
 import type { RequestClient } from "../../schema/context.ts";
 import type { Config } from "../runtime/config.ts";
 import { clientAddress } from "./client-address.ts";
-import { requestState } from "./request-state.ts";
+import { stateOf } from "./request-state.ts";
 
 /** The longest User-Agent kept (request logs and the audit log keep the same prefix). */
 export const MAX_USER_AGENT = 512;
@@ -28,15 +28,14 @@ export function requestClient(
 /**
  * Notes every request's client in its RequestState before anything else runs, so whatever records
  * who did what (the audit log: GraphQL and REST resolvers through Context.client, the account API
- * and the agent endpoints through requestState()) reads the same address and User-Agent.
+ * and the agent endpoints through the request state) reads the same address and User-Agent.
  *
  * @example plugins: [useRequestId(), useRequestClient(config), …]
  */
 export function useRequestClient(config: Pick<Config, "trustProxy">): Plugin {
   return {
     onRequest({ request, serverContext }) {
-      const state = requestState();
-      if (state) state.client = requestClient(request, serverContext, config);
+      stateOf(serverContext).client = requestClient(request, serverContext, config);
     },
   };
 }

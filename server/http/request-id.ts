@@ -1,12 +1,11 @@
 import type { Plugin } from "graphql-yoga";
-import { requestState } from "./request-state.ts";
+import { stateOf } from "./request-state.ts";
 
 /** `X-Request-Id` on every response, the same id as in error bodies and logs. */
 export function useRequestId(): Plugin {
   return {
-    onResponse({ response }) {
-      const id = requestState()?.id;
-      if (id) response.headers.set("X-Request-Id", id);
+    onResponse({ response, serverContext }) {
+      response.headers.set("X-Request-Id", stateOf(serverContext).id);
     },
   };
 }

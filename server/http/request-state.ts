@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Credential, RequestClient } from "../../schema/context.ts";
 import { newId } from "../../schema/lib/ids.ts";
 
@@ -35,17 +34,29 @@ export interface RequestState {
   aiUsage?: Promise<{ model: string; input_tokens: number; output_tokens: number } | null>;
 }
 
-const storage = new AsyncLocalStorage<RequestState>();
-
-export function withRequestState<T>(run: () => T): T {
-  return storage.run({ id: newId("request"), startedAt: performance.now(), credential: undefined }, run);
+/**
+ * Yoga's server context: what server/runtime/server.ts hands the app with every request. Yoga gives
+ * it to every plugin hook (`serverContext`) and copies it into the GraphQL context, so the state
+ * travels with the request rather than through AsyncLocalStorage, whose hook on every promise of the
+ * process cost Node 20 a quarter of a read's CPU (docs/performance.md).
+ */
+export interface ServerContext {
+  state: RequestState;
 }
 
-/** Runs `run` with `state` current again: for work a request set up that runs later, outside it (a timer). */
-export function inRequestState<T>(state: RequestState | undefined, run: () => T): T {
-  return state ? storage.run(state, run) : run();
+/** A new request's state: its id and clock start now. */
+export function newRequestState(): RequestState {
+  return { id: newId("request"), startedAt: performance.now(), credential: undefined };
 }
 
-export function requestState(): RequestState | undefined {
-  return storage.getStore();
+/**
+ * The state of the request a hook serves, read from Yoga's server context (or a GraphQL context,
+ * which holds it too). A request that came in without one (a Yoga instance of a test) gets one here.
+ *
+ * @example onResponse({ serverContext }) { const state = stateOf(serverContext); … }
+ */
+export function stateOf(context: object): RequestState {
+  const holder = context as Partial<ServerContext>;
+  holder.state ??= newRequestState();
+  return holder.state;
 }

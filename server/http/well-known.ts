@@ -4,6 +4,7 @@ import { SCOPES } from "../../schema/lib/scopes.ts";
 import { MCP_PATH, MCP_RESOURCE_METADATA_PATH } from "../mcp/path.ts";
 import { baseUrl, type Config } from "../runtime/config.ts";
 import { errorResponse } from "./error-response.ts";
+import { stateOf } from "./request-state.ts";
 
 /** RFC 9728 protected resource metadata of `resource` (the API at `/v1`, the MCP server, or the deployment itself). */
 function resourceMetadata(config: Config, resource: string, name: string) {
@@ -53,7 +54,7 @@ export function useWellKnown(config: Config): Plugin {
     ...Object.entries(OTHER_RESOURCE_PATHS).map(([path, make]) => [path, make(config)] as const),
   ]);
   return {
-    onRequest({ url, request, endResponse }) {
+    onRequest({ url, request, serverContext, endResponse }) {
       const health = url.pathname === HEALTH_PATH;
       const logo = url.pathname === LOGO_PATH;
       const document = documents.get(url.pathname);
@@ -68,7 +69,7 @@ export function useWellKnown(config: Config): Plugin {
             headers: { Allow: "GET, HEAD" },
           },
         );
-        return endResponse(errorResponse(error, url.pathname));
+        return endResponse(errorResponse(error, url.pathname, stateOf(serverContext)));
       }
       if (health)
         return endResponse(new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } }));

@@ -3,7 +3,7 @@ import type { GraphQLSchema } from "graphql";
 import type { Context } from "../../schema/context.ts";
 import { type ApiError, validationFailed } from "../../schema/lib/errors.ts";
 import { restErrorBody } from "../http/error-response.ts";
-import { requestState } from "../http/request-state.ts";
+import type { RequestState } from "../http/request-state.ts";
 import { claimKey, finishClaim } from "../policies/idempotency.ts";
 import type { IdempotencyStore, StoredResponse } from "../policies/idempotency-store.ts";
 import type { CatalogTool } from "../tools/catalog.ts";
@@ -26,8 +26,8 @@ const retryable = (status: number) => status === 401 || status === 403 || status
  * JSON text, never as `structuredContent`, which 2025-era clients validate against the tool's
  * `outputSchema` even on errors.
  */
-function errorResult(error: ApiError): CallResult {
-  return { content: [{ type: "text", text: JSON.stringify(restErrorBody(error)) }], isError: true };
+function errorResult(error: ApiError, state: RequestState): CallResult {
+  return { content: [{ type: "text", text: JSON.stringify(restErrorBody(error, state)) }], isError: true };
 }
 
 const tooLarge = (bytes: number) =>
@@ -40,17 +40,18 @@ const tooLarge = (bytes: number) =>
 async function execute(
   tool: CatalogTool,
   args: Record<string, unknown>,
+  state: RequestState,
   context: Context,
   schema: GraphQLSchema,
 ): Promise<{ result: CallResult; status: number }> {
   const outcome = await runCatalogTool(tool, args, context, schema);
-  if (!outcome.ok) return { result: errorResult(outcome.error), status: outcome.error.status };
+  if (!outcome.ok) return { result: errorResult(outcome.error, state), status: outcome.error.status };
   const json = JSON.stringify(outcome.data);
   // Most answers fit: serialized once. A list that does not keeps the items that do.
   if (Buffer.byteLength(json) <= TOOL_OUTPUT_MAX_BYTES) return answer(outcome.data, json);
   const capped = capResult(outcome);
   if (!capped.ok || !("data" in capped))
-    return { result: errorResult(tooLarge(Buffer.byteLength(json))), status: 400 };
+    return { result: errorResult(tooLarge(Buffer.byteLength(json)), state), status: 400 };
   return answer(capped.data, JSON.stringify(capped.data) + (capped.note ? `\n\n${capped.note}` : ""));
 }
 
@@ -77,11 +78,12 @@ function canonical(value: unknown): string {
  * the workspace (the same store and rules as the `Idempotency-Key` header), and a repeat with the
  * same arguments answers the first call's result instead of running again.
  *
- * @example await callTool(tool, { first_name: "Ada", idempotency_key: "lead-ada" }, context, schema, store)
+ * @example await callTool(tool, { first_name: "Ada", idempotency_key: "lead-ada" }, state, context, schema, store)
  */
 export async function callTool(
   tool: CatalogTool,
   args: Record<string, unknown>,
+  state: RequestState,
   context: Context,
   schema: GraphQLSchema,
   store: IdempotencyStore,
@@ -94,12 +96,14 @@ export async function callTool(
           IDEMPOTENCY_KEY_ARGUMENT,
           `Unknown field '${IDEMPOTENCY_KEY_ARGUMENT}': only writes take one.`,
         ),
+        state,
       );
-    return (await execute(tool, rest, context, schema)).result;
+    return (await execute(tool, rest, state, context, schema)).result;
   }
   if (typeof key !== "string")
     return errorResult(
       validationFailed(IDEMPOTENCY_KEY_ARGUMENT, `${IDEMPOTENCY_KEY_ARGUMENT} must be a string.`),
+      state,
     );
   const fingerprint = createHash("sha256")
     .update(`mcp ${tool.name}\n${canonical(rest)}`)
@@ -114,22 +118,22 @@ export async function callTool(
             `${IDEMPOTENCY_KEY_ARGUMENT} must be 1–255 printable ASCII characters.`,
           )
         : refused,
+      state,
     );
   }
   if ("stored" in claimed) {
     const replayed = JSON.parse(Buffer.from(claimed.stored.body, "base64").toString("utf8")) as CallResult;
-    const state = requestState();
-    if (state && claimed.stored.errorCode) state.errorCode = claimed.stored.errorCode;
+    if (claimed.stored.errorCode) state.errorCode = claimed.stored.errorCode;
     return { ...replayed, _meta: { "kontor/idempotent_replay": true } };
   }
-  const { result, status } = await execute(tool, rest, context, schema);
+  const { result, status } = await execute(tool, rest, state, context, schema);
   const stored: StoredResponse | null = retryable(status)
     ? null
     : {
         status,
         headers: [],
         body: Buffer.from(JSON.stringify(result)).toString("base64"),
-        ...(requestState()?.errorCode && { errorCode: requestState()!.errorCode }),
+        ...(state.errorCode && { errorCode: state.errorCode }),
       };
   await finishClaim(store, claimed.claim, stored);
   return result;

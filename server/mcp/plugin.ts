@@ -3,7 +3,7 @@ import type { Plugin } from "graphql-yoga";
 import type { Context } from "../../schema/context.ts";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { type RequestState, requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import type { IdempotencyStore } from "../policies/idempotency-store.ts";
 import type { Config } from "../runtime/config.ts";
 import { MCP_PATH } from "./path.ts";
@@ -38,14 +38,15 @@ const foreignOrigin = (origin: string) =>
 export function useMcpGuard(config: Config): Plugin {
   const allowed = new Set([new URL(config.publicUrl).origin, ...config.mcpAllowedOrigins]);
   return {
-    onRequest({ request, url, endResponse }) {
+    onRequest({ request, url, serverContext, endResponse }) {
       if (url.pathname !== MCP_PATH) return;
-      requestState()!.route = MCP_PATH;
+      const state = stateOf(serverContext);
+      state.route = MCP_PATH;
       if (request.method !== "POST")
-        return endResponse(errorResponse(methodNotAllowed(request.method), url.pathname));
+        return endResponse(errorResponse(methodNotAllowed(request.method), url.pathname, state));
       const origin = request.headers.get("origin");
       if (origin !== null && !allowed.has(origin))
-        return endResponse(errorResponse(foreignOrigin(origin), url.pathname));
+        return endResponse(errorResponse(foreignOrigin(origin), url.pathname, state));
     },
   };
 }

@@ -9,7 +9,7 @@ import {
 import type { Plugin } from "graphql-yoga";
 import { isApiError } from "../../schema/lib/errors.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { type RequestState, requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { log } from "../observability/log.ts";
 import { BODY_LIMITS } from "../policies/body-limits.ts";
 import { callTool } from "./calls.ts";
@@ -70,7 +70,7 @@ function serverFor(state: RequestState, narrowing: ToolNarrowing, services: McpS
     const tool = narrowedTools(schema, narrowing).find((candidate) => candidate.name === name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     state.tool = tool.name;
-    return callTool(tool, args ?? {}, services.contextFor(state), schema, services.idempotency);
+    return callTool(tool, args ?? {}, state, services.contextFor(state), schema, services.idempotency);
   });
   return server;
 }
@@ -93,10 +93,12 @@ async function parsedBody(request: Request): Promise<{ value: unknown } | undefi
  * through ./json-exchange.ts.
  */
 export function mcpHandler(services: McpServices): McpRequestHook {
-  const narrowings = new WeakMap<RequestState, ToolNarrowing>();
-  const factory = () => {
-    const state = requestState()!;
-    return serverFor(state, narrowings.get(state)!, services);
+  /** What the SDK's factory needs of the request it is handed back (`requestInfo`, the Request given to `fetch`). */
+  const served = new WeakMap<Request, { state: RequestState; narrowing: ToolNarrowing }>();
+  const factory = ({ requestInfo }: { requestInfo?: Request }) => {
+    const request = requestInfo && served.get(requestInfo);
+    if (!request) throw new Error("The MCP SDK asked for a server for a request it was not handed.");
+    return serverFor(request.state, request.narrowing, services);
   };
   // The 2026-07-28 revision through the SDK's entry; 2025-era requests (classified by the SDK's own
   // isLegacyRequest) statelessly, answered as JSON (./json-exchange.ts).
@@ -105,12 +107,13 @@ export function mcpHandler(services: McpServices): McpRequestHook {
     maxRequestBodySize: BODY_LIMITS.api,
     onerror: (error) => log("warn", "mcp request refused", { error: error.message }),
   });
-  return async ({ request, url, endResponse, fetchAPI }) => {
-    const state = requestState()!;
+  return async ({ request, url, serverContext, endResponse, fetchAPI }) => {
+    const state = stateOf(serverContext);
+    let narrowing: ToolNarrowing;
     try {
-      narrowings.set(state, toolNarrowing(url, services.schema()));
+      narrowing = toolNarrowing(url, services.schema());
     } catch (error) {
-      if (isApiError(error)) return endResponse(errorResponse(error, url.pathname));
+      if (isApiError(error)) return endResponse(errorResponse(error, url.pathname, state));
       throw error;
     }
     const body = await parsedBody(request);
@@ -132,7 +135,7 @@ export function mcpHandler(services: McpServices): McpRequestHook {
     // Read to its end here: the call has then run, so its log row, error code and webhook wake-up
     // (set as it runs) are known when the response hooks see it. Results are bounded (64 KiB a call).
     if (await isLegacyRequest(request, body?.value)) {
-      const answer = await serveJsonExchange(request, body?.value, factory());
+      const answer = await serveJsonExchange(request, body?.value, serverFor(state, narrowing, services));
       return endResponse(
         new fetchAPI.Response(answer.body === null ? null : JSON.stringify(answer.body), {
           status: answer.status,
@@ -140,6 +143,7 @@ export function mcpHandler(services: McpServices): McpRequestHook {
         }),
       );
     }
+    served.set(request, { state, narrowing });
     const response = await modern.fetch(request, body && { parsedBody: body.value });
     const answer = response.body ? await response.text() : null;
     endResponse(new fetchAPI.Response(answer, { status: response.status, headers: response.headers }));

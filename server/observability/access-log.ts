@@ -1,5 +1,5 @@
 import type { Plugin } from "graphql-yoga";
-import { requestState } from "../http/request-state.ts";
+import { stateOf } from "../http/request-state.ts";
 import { RouteTemplates } from "../rest/route-template.ts";
 import { log, willLog } from "./log.ts";
 
@@ -15,13 +15,13 @@ export function useAccessLog(enabled: boolean): Plugin {
     onSchemaChange({ schema }) {
       routes.setSchema(schema);
     },
-    onResponse({ request, response }) {
-      const state = requestState();
-      if (!state || !willLog("info")) return;
+    onResponse({ request, response, serverContext }) {
+      if (!willLog("info")) return;
+      const state = stateOf(serverContext);
       log("info", "request", {
         request_id: state.id,
         method: request.method.slice(0, 16),
-        route: routes.of(request),
+        route: routes.of(request, state),
         status: response.status,
         duration_ms: Math.round((performance.now() - state.startedAt) * 10) / 10,
         credential_id: state.credential?.id ?? null,

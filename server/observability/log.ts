@@ -1,5 +1,4 @@
 import { type Logger, pino } from "pino";
-import { requestState } from "../http/request-state.ts";
 import { ConfigError } from "../runtime/config.ts";
 
 type Level = "info" | "warn" | "error";
@@ -25,10 +24,6 @@ function instance(): Logger<never, false> {
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      mixin: () => {
-        const id = requestState()?.id;
-        return id ? { request_id: id } : {};
-      },
     },
     // Not pino.destination(): process.stderr is synchronous for files and pipes on Linux, keeps
     // lines in order with console.error, and can be observed by tests.
@@ -37,7 +32,11 @@ function instance(): Logger<never, false> {
   return logger;
 }
 
-/** One JSON line per event on stderr, tagged with the request id when there is one. */
+/**
+ * One JSON line per event on stderr. A line about a request names it: pass its `request_id`.
+ *
+ * @example log("error", "unhandled error", { request_id: state.id, ...describeError(error) })
+ */
 export function log(level: Level, message: string, fields: Record<string, unknown> = {}): void {
   instance()[level](fields, message);
 }

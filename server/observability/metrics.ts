@@ -7,7 +7,7 @@ import { ApiError } from "../../schema/lib/errors.ts";
 import type { Database } from "../db/open.ts";
 import { fromThisMachine } from "../http/client-address.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { type RequestState, requestState, withRequestState } from "../http/request-state.ts";
+import { newRequestState, type RequestState, stateOf } from "../http/request-state.ts";
 import { RouteTemplates } from "../rest/route-template.ts";
 import type { Config } from "../runtime/config.ts";
 import { describeError, log } from "./log.ts";
@@ -388,9 +388,8 @@ export class ServerMetrics {
         else this.inFlight.dec();
       },
       onResponse: ({ request, response, serverContext }) => {
-        const state = requestState();
-        if (!state) return;
-        const route = routes.of(request) ?? "unmatched";
+        const state = stateOf(serverContext);
+        const route = routes.of(request, state) ?? "unmatched";
         const method = METHODS.has(request.method) ? request.method : "OTHER";
         const res = (serverContext as { res?: ServerResponse }).res;
         if (!res)
@@ -435,12 +434,11 @@ const headerText = (value: number | string | string[] | undefined) =>
 
 /** The API's error response for a refused scrape, with a request id like every other answer. */
 function refusal(error: ApiError): Response {
-  return withRequestState(() => {
-    const response = errorResponse(error, METRICS_PATH);
-    response.headers.set("X-Request-Id", requestState()!.id);
-    response.headers.set("Cache-Control", "no-store");
-    return response;
-  });
+  const state = newRequestState();
+  const response = errorResponse(error, METRICS_PATH, state);
+  response.headers.set("X-Request-Id", state.id);
+  response.headers.set("Cache-Control", "no-store");
+  return response;
 }
 
 async function send(res: ServerResponse, response: Response): Promise<void> {

@@ -4,7 +4,7 @@ import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Database } from "../db/open.ts";
 import { databaseAnswered, refusedValue, sqlState } from "../db/sql-state.ts";
 import { clientAddress } from "../http/client-address.ts";
-import { requestState } from "../http/request-state.ts";
+import { stateOf } from "../http/request-state.ts";
 import { HEALTH_PATH } from "../http/well-known.ts";
 import { RouteTemplates } from "../rest/route-template.ts";
 import type { Config } from "../runtime/config.ts";
@@ -333,10 +333,10 @@ export function useRequestLog(
       routes.setSchema(schema);
     },
     onResponse({ request, response, serverContext }) {
-      const state = requestState();
-      if (!state || state.unlogged || state.credential?.kind === "session") return;
+      const state = stateOf(serverContext);
+      if (state.unlogged || state.credential?.kind === "session") return;
       const latency = performance.now() - state.startedAt;
-      const route = routes.of(request);
+      const route = routes.of(request, state);
       if (route === HEALTH_PATH) return;
       const row: RequestLogRow = {
         id: state.id,

@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { isTrustedProxy, normalizeAddress } from "../http/client-address.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { inRequestState, requestState } from "../http/request-state.ts";
+import type { RequestState } from "../http/request-state.ts";
 import { log } from "../observability/log.ts";
 import type { Config, EarlyLimits } from "../runtime/config.ts";
 
@@ -131,27 +131,27 @@ export class EarlyLimitsGuard {
   };
 
   /**
-   * Called first for every request, inside its request state: answers 429 (and returns true) on a
+   * Called first for every request, with its new state: answers 429 (and returns true) on a
    * refused connection; otherwise watches its body, if it has one still to come.
    */
-  admit(req: IncomingMessage, res: ServerResponse): boolean {
+  admit(req: IncomingMessage, res: ServerResponse, state: RequestState): boolean {
     if (this.refused.has(req.socket)) {
       const response = errorResponse(
         tooManyConnections(this.config.early.connectionsPerAddress),
         pathnameOf(req),
+        state,
       );
-      void answer(res, response, requestState()?.id ?? "");
+      void answer(res, response, state.id);
       return true;
     }
-    if (!req.complete && hasBody(req)) this.watch(req, res);
+    if (!req.complete && hasBody(req)) this.watch(req, res, state);
     return false;
   }
 
-  private watch(req: IncomingMessage, res: ServerResponse): void {
+  private watch(req: IncomingMessage, res: ServerResponse, state: RequestState): void {
     const idleMs = this.config.early.bodyIdleTimeoutMs;
-    const state = requestState();
-    // Rendered with the request's state current, so the error is noted on it (its request log row).
-    const render = () => inRequestState(state, () => errorResponse(bodyTimedOut(idleMs), pathnameOf(req)));
+    // Noted on the request's state, so its request log row carries the error.
+    const render = () => errorResponse(bodyTimedOut(idleMs), pathnameOf(req), state);
     const idle = () => {
       timedOut.add(req);
       const socket = req.socket;
@@ -163,7 +163,7 @@ export class EarlyLimitsGuard {
       });
       if (res.headersSent) return void socket.destroy();
       setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
-      void answer(res, render(), state?.id ?? "");
+      void answer(res, render(), state.id);
     };
     this.watched.add({ req, bytes: req.socket.bytesRead, since: performance.now(), idle });
     this.timer ??= setInterval(() => this.check(), checkIntervalMs(this.config.early)).unref();

@@ -8,7 +8,7 @@ import { PLAN_LIMITS, type PlanName } from "../../schema/lib/plans.ts";
 // A longer document is refused by the GraphQL limits anyway, and is no write.
 import { GRAPHQL_LIMITS } from "../graphql/limits.ts";
 import { errorResponse, GRAPHQL_PATH, noteErrorCode } from "../http/error-response.ts";
-import { type RequestState, requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { MCP_PATH } from "../mcp/path.ts";
 import type { IdempotencyRecord, IdempotencyStore, RecordKey, StoredResponse } from "./idempotency-store.ts";
 
@@ -96,14 +96,18 @@ interface Claim {
 }
 
 /** What of a response is kept for replay, or null when a retry must run again. */
-async function storable(response: Response, graphql: boolean): Promise<StoredResponse | null> {
+async function storable(
+  response: Response,
+  graphql: boolean,
+  state: RequestState,
+): Promise<StoredResponse | null> {
   const status = response.status;
   if (status >= 500 || status === 401 || status === 403 || status === 429) return null;
   const type = response.headers.get("content-type") ?? "";
   if (/event-stream|multipart/i.test(type)) return null;
   const body = Buffer.from(await response.clone().arrayBuffer());
   if (graphql && graphqlRetryable(body)) return null;
-  const errorCode = requestState()?.errorCode;
+  const errorCode = state.errorCode;
   if (body.byteLength > MAX_IDEMPOTENT_RESPONSE_BYTES) {
     response.headers.set("Idempotent-Replayable", "false");
     return {
@@ -203,9 +207,10 @@ export async function finishClaim(
   else await store.release(claim.key, claim.record.owner);
 }
 
-function replay(stored: StoredResponse, pathname: string): Response {
-  if (stored.notKept) return errorResponse(notReplayable(stored.status, stored.notKept.bytes), pathname);
-  if (stored.errorCode) noteErrorCode(stored.errorCode);
+function replay(stored: StoredResponse, pathname: string, state: RequestState): Response {
+  if (stored.notKept)
+    return errorResponse(notReplayable(stored.status, stored.notKept.bytes), pathname, state);
+  if (stored.errorCode) noteErrorCode(state, stored.errorCode);
   const headers = new Headers(stored.headers);
   headers.set("Idempotent-Replay", "true");
   return new Response(Buffer.from(stored.body, "base64"), { status: stored.status, headers });
@@ -229,21 +234,21 @@ export function useIdempotency(store: IdempotencyStore): Plugin {
   ): Promise<Response | undefined> {
     const fingerprint = sha256(`POST ${url.pathname}${url.search}\n${bodySha256}`);
     const claimed = await claimKey(store, state.credential!, header, fingerprint);
-    if ("refused" in claimed) return errorResponse(claimed.refused, url.pathname);
-    if ("stored" in claimed) return replay(claimed.stored, url.pathname);
+    if ("refused" in claimed) return errorResponse(claimed.refused, url.pathname, state);
+    if ("stored" in claimed) return replay(claimed.stored, url.pathname, state);
     claims.set(state, { ...claimed.claim, graphql: url.pathname === GRAPHQL_PATH });
     return undefined;
   }
 
   return {
-    async onRequest({ request, url, endResponse }) {
-      const state = requestState();
+    async onRequest({ request, url, serverContext, endResponse }) {
+      const state = stateOf(serverContext);
       const header = request.headers.get("idempotency-key");
       // Without a credential there is no workspace to scope the key to (public endpoints). An MCP
       // tool call names its key as an argument instead: one HTTP request is not one call's payload.
-      if (request.method !== "POST" || header === null || !state?.credential || url.pathname === MCP_PATH)
+      if (request.method !== "POST" || header === null || !state.credential || url.pathname === MCP_PATH)
         return;
-      if (!VALID_KEY.test(header)) return endResponse(errorResponse(invalidKey(), url.pathname));
+      if (!VALID_KEY.test(header)) return endResponse(errorResponse(invalidKey(), url.pathname, state));
       const claim = (bodySha256: string) => begin(state, url, header, bodySha256);
       // A streamed body is hashed as it is stored: the route claims the key with the digest then.
       if (state.streamedBody) return void (state.claimIdempotency = claim);
@@ -253,12 +258,12 @@ export function useIdempotency(store: IdempotencyStore): Plugin {
       const answered = await claim(sha256(body));
       if (answered) return endResponse(answered);
     },
-    async onResponse({ response }) {
-      const state = requestState();
-      const claim = state && claims.get(state);
+    async onResponse({ response, serverContext }) {
+      const state = stateOf(serverContext);
+      const claim = claims.get(state);
       if (!claim) return;
       claims.delete(state);
-      await finishClaim(store, claim, await storable(response, claim.graphql));
+      await finishClaim(store, claim, await storable(response, claim.graphql, state));
     },
   };
 }

@@ -6,7 +6,7 @@ import { PLAN_LIMITS, PLANS, type PlanName } from "../../schema/lib/plans.ts";
 import { isDashboardFile } from "../dashboard/static.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { type RequestState, requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { HEALTH_PATH } from "../http/well-known.ts";
 import type { Config } from "../runtime/config.ts";
 import { LeasedLimiter } from "./leased-limiter.ts";
@@ -49,7 +49,7 @@ function createLimiter(plan: PlanName, column: Column, redis: Redis | undefined,
   });
 }
 
-const addressLimited = (limit: number, msBeforeNext: number, pathname: string) => {
+const addressLimited = (limit: number, msBeforeNext: number, pathname: string, state: RequestState) => {
   const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
   const error = new ApiError(
     429,
@@ -58,7 +58,7 @@ const addressLimited = (limit: number, msBeforeNext: number, pathname: string) =
     `This address sent more than ${limit} requests this minute, the most one address may, keyed or not. Retry after ${retryAfter} seconds.`,
     { headers: { "Retry-After": String(retryAfter) } },
   );
-  return errorResponse(error, pathname);
+  return errorResponse(error, pathname, state);
 };
 
 /**
@@ -89,14 +89,15 @@ export function useAddressLimit(config: Config, redis: Redis | undefined, redisN
         await limiter.consume(`ip:${clientAddress(serverContext, config) ?? "unknown"}`);
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        requestState()!.unlogged = true;
-        endResponse(addressLimited(points, rejection.msBeforeNext, url.pathname));
+        const state = stateOf(serverContext);
+        state.unlogged = true;
+        endResponse(addressLimited(points, rejection.msBeforeNext, url.pathname, state));
       }
     },
   };
 }
 
-const tooManyRequests = (quota: Quota, pathname: string) => {
+const tooManyRequests = (quota: Quota, pathname: string, state: RequestState) => {
   const retryAfter = Math.max(1, Math.ceil(quota.msBeforeReset / 1000));
   const error = new ApiError(
     429,
@@ -105,7 +106,7 @@ const tooManyRequests = (quota: Quota, pathname: string) => {
     `Rate limit of ${quota.limit} ${quota.ai ? "AI " : ""}requests per minute (${quota.plan} plan) exceeded. Retry after ${retryAfter} seconds.`,
     { headers: { "Retry-After": String(retryAfter) } },
   );
-  return errorResponse(error, pathname);
+  return errorResponse(error, pathname, state);
 };
 
 /**
@@ -155,11 +156,12 @@ export function useRateLimit(config: Config, redis: Redis | undefined, redisName
   return {
     async onRequest({ request, url, serverContext, endResponse }) {
       if (url.pathname === HEALTH_PATH) return;
-      const quota = await count(requestState()!, request, serverContext);
-      if (quota.exceeded) endResponse(tooManyRequests(quota, url.pathname));
+      const state = stateOf(serverContext);
+      const quota = await count(state, request, serverContext);
+      if (quota.exceeded) endResponse(tooManyRequests(quota, url.pathname, state));
     },
     async onResponse({ request, response, serverContext, setResponse }) {
-      const state = requestState()!;
+      const state = stateOf(serverContext);
       let quota = quotas.get(state);
       // The dashboard's page and hashed files are not API requests (a page load fetches several);
       // the liveness check answers 200 however often a probe (or anyone) asks, and counts nothing.
@@ -173,7 +175,7 @@ export function useRateLimit(config: Config, redis: Redis | undefined, redisName
         // Answered before onRequest above ran (a 401, a well-known document): counted here instead.
         quota = await count(state, request, serverContext);
         if (quota.exceeded) {
-          response = tooManyRequests(quota, new URL(request.url).pathname);
+          response = tooManyRequests(quota, new URL(request.url).pathname, state);
           state.errorCode = "rate_limit_exceeded";
           // useRequestId's onResponse has already run, on the response this one replaces.
           response.headers.set("X-Request-Id", state.id);

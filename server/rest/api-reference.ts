@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../../schema/lib/errors.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { requestState } from "../http/request-state.ts";
+import { stateOf } from "../http/request-state.ts";
 import type { Config } from "../runtime/config.ts";
 
 /** The rendered API reference: a page, no credential, no CORS header (server/http/cors.ts). */
@@ -125,14 +125,14 @@ let bundle: Promise<Uint8Array<ArrayBuffer>> | undefined;
 export function useApiReference(config: Pick<Config, "publicUrl">): Plugin {
   const apiOrigin = new URL(config.publicUrl).origin;
   return {
-    async onRequest({ request, url, endResponse }) {
+    async onRequest({ request, url, serverContext, endResponse }) {
       const { pathname } = url;
       const isPage = pathname === API_REFERENCE_PATH || pathname === `${API_REFERENCE_PATH}/`;
       if (!isPage && pathname !== BUNDLE_PATH) return;
-      const state = requestState();
-      if (state) state.route = isPage ? API_REFERENCE_PATH : BUNDLE_PATH;
+      const state = stateOf(serverContext);
+      state.route = isPage ? API_REFERENCE_PATH : BUNDLE_PATH;
       if (request.method !== "GET" && request.method !== "HEAD") {
-        return endResponse(errorResponse(methodNotAllowed(request.method), pathname));
+        return endResponse(errorResponse(methodNotAllowed(request.method), pathname, state));
       }
       if (isPage) {
         const nonce = randomBytes(16).toString("base64");

@@ -9,8 +9,9 @@ import type { FetchAPI, Plugin } from "graphql-yoga";
 import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts";
 import { MAX_JSON_DEPTH } from "../../schema/lib/limits.ts";
 import { restView } from "../../schema/lib/rest.ts";
+import { reportMaskedErrors } from "../graphql/errors.ts";
 import { errorResponse, findApiError, restErrorBody, restErrorHeaders } from "../http/error-response.ts";
-import { requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { describeError, log } from "../observability/log.ts";
 import type { Config } from "../runtime/config.ts";
 import { restVariables } from "./input.ts";
@@ -33,12 +34,16 @@ const notFoundRoute = (method: string, path: string) =>
   new ApiError(404, "invalid_request_error", "not_found", `No route ${method} ${path}.`);
 
 /** Sofa reports several errors at once; the REST answer is the most severe of them. */
-function sofaErrorResponse(errors: ReadonlyArray<Error>): Response {
+function sofaErrorResponse(errors: ReadonlyArray<Error>, state: RequestState): Response {
+  reportMaskedErrors(errors, state.id);
   const known = errors.map(findApiError).filter((error) => error !== undefined);
   const worst = known.sort((a, b) => b.status - a.status)[0];
-  if (!worst) log("error", "unhandled error", describeError(errors[0]));
+  if (!worst) log("error", "unhandled error", { request_id: state.id, ...describeError(errors[0]) });
   const error = worst ?? internalError();
-  return Response.json(restErrorBody(error), { status: error.status, headers: restErrorHeaders(error) });
+  return Response.json(restErrorBody(error, state), {
+    status: error.status,
+    headers: restErrorHeaders(error),
+  });
 }
 
 /** How deeply objects and arrays nest in a parsed JSON value (walked without recursion). */
@@ -155,10 +160,10 @@ export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = 
         variableValues,
         operationName: operation.operationName,
       })) as ExecutionResult;
-      if (result.errors) return sofaErrorResponse(result.errors);
+      if (result.errors) return sofaErrorResponse(result.errors, stateOf(serverContext));
       return fetchAPI.Response.json(result.data?.[operation.fieldName], { status: operation.status });
     } catch (error) {
-      return sofaErrorResponse([error as Error]);
+      return sofaErrorResponse([error as Error], stateOf(serverContext));
     }
   }
 
@@ -180,12 +185,13 @@ export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = 
         openApi ??= buildOpenApi(table, config, openApiExtensions);
         return endResponse(Response.json(openApi));
       }
+      const state = stateOf(serverContext);
       let matched: ReturnType<typeof matchRoute>;
       try {
         matched = matchRoute(table, request.method, url.pathname);
       } catch (error) {
         if (!isApiError(error)) throw error;
-        return endResponse(errorResponse(error, url.pathname));
+        return endResponse(errorResponse(error, url.pathname, state));
       }
       if (!matched) {
         const allowed = pathExists(table, url.pathname);
@@ -199,12 +205,12 @@ export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = 
               headers: { Allow: allowed.join(", ") },
             },
           );
-          return endResponse(errorResponse(error, url.pathname));
+          return endResponse(errorResponse(error, url.pathname, state));
         }
-        return endResponse(errorResponse(notFoundRoute(request.method, url.pathname), url.pathname));
+        return endResponse(errorResponse(notFoundRoute(request.method, url.pathname), url.pathname, state));
       }
       const operation = operations.get(matched.entry.key)!;
-      requestState()!.route = operation.template;
+      state.route = operation.template;
       let variables: Record<string, unknown>;
       try {
         const body = request.method === "GET" ? {} : await jsonBody(request);
@@ -216,10 +222,10 @@ export function useRest(config: Config, openApiExtensions: OpenApiExtension[] = 
           url.searchParams,
           body,
         );
-        requestState()!.restVariables = variables;
+        state.restVariables = variables;
       } catch (error) {
         if (!isApiError(error)) throw error;
-        return endResponse(errorResponse(error, url.pathname));
+        return endResponse(errorResponse(error, url.pathname, state));
       }
       return endResponse(await run(operation, request, serverContext as object, variables, fetchAPI));
     },

@@ -1,7 +1,7 @@
 import type { GraphQLSchema } from "graphql";
 import { restView } from "../../schema/lib/rest.ts";
 import { GRAPHQL_PATH } from "../http/error-response.ts";
-import { requestState } from "../http/request-state.ts";
+import type { RequestState } from "../http/request-state.ts";
 import { matchRoute, type RouteEntry, routeTable } from "./view.ts";
 
 /** Fixed paths (GraphiQL's page ends before authentication names /graphql): their path is their route. */
@@ -34,8 +34,8 @@ export class RouteTemplates {
   }
 
   /** The template a layer recorded, or, for a request that ended before the REST layer named it (a 401 on /v1/leads/…), the matching one. */
-  of(request: Request): string | null {
-    const named = requestState()?.route;
+  of(request: Request, state: RequestState): string | null {
+    const named = state.route;
     if (named) return named;
     try {
       const { pathname } = new URL(request.url);

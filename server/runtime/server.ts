@@ -11,7 +11,7 @@ import { RevocationBus } from "../auth/revocations.ts";
 import { openControlSocket } from "../control/socket-server.ts";
 import { type Database, openDatabase } from "../db/open.ts";
 import { answerClientError, answerConnect } from "../http/client-error.ts";
-import { withRequestState } from "../http/request-state.ts";
+import { newRequestState } from "../http/request-state.ts";
 import { answerRequestTarget } from "../http/request-target.ts";
 import { ServerMetrics } from "../observability/metrics.ts";
 import { checkIntervalMs, EarlyLimitsGuard } from "../policies/early-limits.ts";
@@ -38,8 +38,8 @@ export interface RunningServer {
   /** Requests arrived and not yet answered in full. */
   inFlight(): number;
   /**
-   * Answers one request in-process, without TCP: the app's `fetch` run inside `withRequestState`,
-   * as the `request` listener runs it for a request from a socket. For tests and tools (plugin-level
+   * Answers one request in-process, without TCP: the app's `fetch` with a new request state, as
+   * the `request` listener runs it for a request from a socket. For tests and tools (plugin-level
    * tests, scripts), never for serving traffic. It skips what only a socket has: the early limits
    * (per-address connection cap, idle bodies; server/policies/early-limits.ts), the request-target
    * and Host checks (server/http/request-target.ts), the /metrics scrape (answered by the API's
@@ -145,14 +145,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // The request line and Host are settled first (server/http/request-target.ts); GET /metrics is answered
   // next, before any API policy (limits, logs) sees it.
   // A connection over its address's cap is answered first (server/policies/early-limits.ts), and every body watched for idling.
-  serve = (req, res) =>
-    withRequestState(
-      () =>
-        early.admit(req, res) ||
-        answerRequestTarget(req, res) ||
-        metrics.serveScrape(req, res) ||
-        app(req, res),
+  serve = (req, res) => {
+    const state = newRequestState();
+    return (
+      early.admit(req, res, state) ||
+      answerRequestTarget(req, res) ||
+      metrics.serveScrape(req, res) ||
+      app(req, res, { state })
     );
+  };
   ready();
   const control = await openControlSocket(db, config.dataDir, agentKeys, revocations);
   server.on("clientError", answerClientError);
@@ -172,7 +173,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     revocations,
     server,
     inFlight: () => requests.size,
-    fetch: async (request) => withRequestState(() => app.fetch(request)),
+    fetch: async (request) => app.fetch(request, { state: newRequestState() }),
     drain,
     close: async () => {
       // Without a drain before, every connection is closed at once (the tests' servers).

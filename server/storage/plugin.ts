@@ -17,7 +17,7 @@ import { fileName, mimeType } from "../../schema/lib/storage.ts";
 import { beginUpload, commitUpload } from "../../schema/resources/file.ts";
 import { maskError } from "../graphql/errors.ts";
 import { errorResponse } from "../http/error-response.ts";
-import { type RequestState, requestState } from "../http/request-state.ts";
+import { type RequestState, stateOf } from "../http/request-state.ts";
 import { log } from "../observability/log.ts";
 import { KeyNotFoundError } from "./byte-store.ts";
 import { contentDisposition, noneMatch, parseRange, rangeStillValid } from "./content.ts";
@@ -198,13 +198,18 @@ async function download(
     stored = await storage.store.get(row.storeKey, wanted ?? undefined);
   } catch (error) {
     if (!(error instanceof KeyNotFoundError)) throw error;
-    log("error", "an object's bytes are missing from the store", { object: row.id, key: row.storeKey });
+    log("error", "an object's bytes are missing from the store", {
+      request_id: ctx.requestId,
+      object: row.id,
+      key: row.storeKey,
+    });
     throw internalError();
   }
   const expected = wanted ? wanted.end - wanted.start + 1 : size;
   if (stored.size !== expected) {
     stored.body.destroy();
     log("error", "the byte store answered another length than asked", {
+      request_id: ctx.requestId,
       object: row.id,
       expected,
       got: stored.size,
@@ -232,22 +237,30 @@ function methodNotAllowed(method: string, path: string): ApiError {
  * (GET /v1/objects/{id}/content). They run after authentication and the rate limit, as routes do.
  */
 export function useStorage(storage: Storage, contextFor: (state: RequestState) => Context): Plugin {
-  const answer = async (pathname: string, run: () => Promise<Response>): Promise<Response> => {
+  const answer = async (
+    pathname: string,
+    state: RequestState,
+    run: () => Promise<Response>,
+  ): Promise<Response> => {
     try {
       return await run();
     } catch (error) {
       // Anything else is logged and answered as internal_error, or 503 when the database timed out.
-      return errorResponse(isApiError(error) ? error : (maskError(error) as ApiError), pathname);
+      return errorResponse(
+        isApiError(error) ? error : (maskError(error, state.id) as ApiError),
+        pathname,
+        state,
+      );
     }
   };
   return {
-    async onRequest({ request, url, endResponse }) {
-      const state = requestState();
-      if (!state?.credential) return;
+    async onRequest({ request, url, serverContext, endResponse }) {
+      const state = stateOf(serverContext);
+      if (!state.credential) return;
       const target = UPLOAD_PATH.exec(url.pathname);
       if (target && isRawUpload(request, url)) {
         state.route = "/v1/buckets/{bucket_id}/objects";
-        const answered = await answer(url.pathname, () =>
+        const answered = await answer(url.pathname, state, () =>
           upload(contextFor(state), storage, state, request, url, target[1]!),
         );
         // A refused upload's body is not read any further (the rest could be gigabytes): its
@@ -259,10 +272,14 @@ export function useStorage(storage: Storage, contextFor: (state: RequestState) =
       if (!content) return;
       state.route = "/v1/objects/{id}/content";
       if (request.method !== "GET" && request.method !== "HEAD") {
-        return endResponse(errorResponse(methodNotAllowed(request.method, url.pathname), url.pathname));
+        return endResponse(
+          errorResponse(methodNotAllowed(request.method, url.pathname), url.pathname, state),
+        );
       }
       return endResponse(
-        await answer(url.pathname, () => download(contextFor(state), storage, request, url, content[1]!)),
+        await answer(url.pathname, state, () =>
+          download(contextFor(state), storage, request, url, content[1]!),
+        ),
       );
     },
   };

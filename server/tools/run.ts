@@ -38,10 +38,10 @@ export function toolError(error: ApiError): ToolError {
 }
 
 /** The API error behind a GraphQL error; anything else is logged and becomes internal_error (or service_unavailable). */
-function apiErrorOf(error: GraphQLError | Error): ApiError {
+function apiErrorOf(error: GraphQLError | Error, requestId: string): ApiError {
   return (
     findApiError(error) ??
-    findApiError(maskError(error)) ??
+    findApiError(maskError(error, requestId)) ??
     new ApiError(500, "api_error", "internal_error", "An unexpected error occurred.")
   );
 }
@@ -162,11 +162,13 @@ export async function runCatalogTool(
       contextValue: context,
     });
   } catch (error) {
-    return { ok: false, error: apiErrorOf(error as Error) };
+    return { ok: false, error: apiErrorOf(error as Error, context.requestId) };
   }
   if (result.errors?.length) {
     // As the REST facade answers: the most severe of the errors.
-    const worst = result.errors.map(apiErrorOf).sort((a, b) => b.status - a.status)[0]!;
+    const worst = result.errors
+      .map((error) => apiErrorOf(error, context.requestId))
+      .sort((a, b) => b.status - a.status)[0]!;
     return { ok: false, error: worst };
   }
   return { ok: true, data: (result.data as Record<string, unknown> | null | undefined)?.[tool.field] };

@@ -4,7 +4,6 @@ import type { WebhookServices } from "../../schema/context.ts";
 import { EVENT_RETENTION_DAYS } from "../../schema/events.ts";
 import { validationFailed } from "../../schema/lib/errors.ts";
 import type { Database } from "../db/open.ts";
-import { requestState } from "../http/request-state.ts";
 import { describeError, log } from "../observability/log.ts";
 import { baseUrl, type Config } from "../runtime/config.ts";
 import { redisNamespace } from "../runtime/redis.ts";
@@ -260,12 +259,8 @@ export async function startWebhooks(
         throw error;
       }
     },
-    wake() {
-      const state = requestState();
-      // Inside a request the write has not committed yet: the request's end wakes the worker.
-      if (state) state.wakeWebhooks = true;
-      else wake();
-    },
+    // Outside a request: a request's GraphQL context has its own, which waits for the request's end (server/app.ts).
+    wake: () => wake(),
   };
 
   return {

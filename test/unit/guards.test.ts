@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { createSchema, createYoga, type Plugin } from "graphql-yoga";
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { guarded } from "../../server/http/guard.ts";
-import { withRequestState } from "../../server/http/request-state.ts";
+import { newRequestState } from "../../server/http/request-state.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -25,9 +25,12 @@ describe("guarded plugins", () => {
     plugins: guarded([failing]),
     logging: false,
   });
+  // The request's state in Yoga's server context, as server/runtime/server.ts hands it in.
   const fetch = (path: string) =>
-    withRequestState(() =>
-      yoga.fetch(`http://localhost${path}`, { headers: { accept: "application/json" } }),
+    yoga.fetch(
+      `http://localhost${path}`,
+      { headers: { accept: "application/json" } },
+      { state: newRequestState() },
     );
   let stderr: MockInstance;
   const logged = () => stderr.mock.calls.map((call) => String(call[0])).join("");

@@ -557,6 +557,7 @@ describe("the error masking's net for a row deleted under a write", () => {
     });
     const masked = maskError(
       new GraphQLError(prismaError.message, { path: ["deleteInventoryItem"], originalError: prismaError }),
+      null,
     );
     const shown = (masked as GraphQLError).originalError;
     expect(shown).toBeInstanceOf(ApiError);

@@ -1,10 +1,11 @@
 /** Early limits per address (connections, requests, an unauthenticated flood), and in a server process; per request: early-limits-requests.test.ts. */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
+import type { Server } from "node:http";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../../schema/lib/api-key-secret.ts";
-import { requestState } from "../../../server/http/request-state.ts";
 import { flushRequestLogs } from "../../../server/observability/request-log.ts";
 import { type ChildServer, startChildServer } from "../../support/child-server.ts";
 import { provisionStack } from "../../support/server.ts";
@@ -22,19 +23,29 @@ import {
 } from "./support.ts";
 
 /**
- * Database statements run on behalf of requests (made inside a request's async context), counted
- * at the drivers both stacks use: pg's Client#query on PostgreSQL, PGlite's query, exec and
- * transaction on the embedded stack. Background work (the webhook poller, sweeps) runs outside
- * any request and is counted apart.
+ * Database statements run on behalf of requests (made inside a request's async context, which this
+ * test tracks itself: the server's request listeners run inside `inRequest`), counted at the
+ * drivers both stacks use: pg's Client#query on PostgreSQL, PGlite's query, exec and transaction on
+ * the embedded stack. Background work (the webhook poller, sweeps) runs outside any request and is
+ * counted apart.
  */
 const statements = { request: 0, background: 0 };
-function countStatements(): () => void {
+const inRequest = new AsyncLocalStorage<true>();
+function countStatements(http: Server): () => void {
+  const listeners = http.listeners("request") as ((...args: unknown[]) => void)[];
+  const wrapped = listeners.map(
+    (listener) =>
+      (...args: unknown[]) =>
+        inRequest.run(true, () => listener(...args)),
+  );
+  http.removeAllListeners("request");
+  for (const listener of wrapped) http.on("request", listener);
   const patched: [object, string, unknown][] = [];
   const patch = (owner: Record<string, any>, name: string) => {
     const original = owner[name] as (...args: unknown[]) => unknown;
     patched.push([owner, name, original]);
     owner[name] = function (this: unknown, ...args: unknown[]) {
-      if (requestState()) statements.request++;
+      if (inRequest.getStore()) statements.request++;
       else statements.background++;
       return original.apply(this, args);
     };
@@ -43,6 +54,8 @@ function countStatements(): () => void {
   for (const name of ["query", "exec", "transaction"]) patch(PGlite.prototype as any, name);
   return () => {
     for (const [owner, name, original] of patched) (owner as Record<string, unknown>)[name] = original;
+    http.removeAllListeners("request");
+    for (const listener of listeners) http.on("request", listener);
   };
 }
 
@@ -132,7 +145,7 @@ e2e(
     });
 
     it("an unauthenticated flood past the per-address limit never reaches the database", async () => {
-      const restore = countStatements();
+      const restore = countStatements(server().running.server);
       try {
         const from = nextAddress();
         const raw = await Raw.open(url(), from);
