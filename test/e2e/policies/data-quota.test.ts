@@ -186,6 +186,36 @@ e2e("data quota: the counter", (server) => {
     expect(seen.usage.data_quota_bytes).toBe(PLAN_LIMITS.free.data_quota_bytes / 10);
   });
 
+  it("counts a write by index lookups, never by scanning the table, whatever the planner's statistics say", async () => {
+    const prisma = server().running.db.prisma;
+    // Every counting trigger plans with index lookups only (a plan it kept from when its table was
+    // small would otherwise scan the whole table on every later write of its connection).
+    const functions = await prisma.$queryRaw<{ name: string; config: string[] | null }[]>`
+      select proname as name, proconfig as config from pg_proc where proname like 'kontor_count_%' order by proname`;
+    expect(functions.map((f) => f.name).sort()).toEqual(
+      [...COUNTED, "invoice_items"].map((table) => `kontor_count_${table}`).sort(),
+    );
+    for (const f of functions)
+      expect(f.config, f.name).toEqual(
+        expect.arrayContaining(["enable_seqscan=off", "enable_hashjoin=off", "enable_mergejoin=off"]),
+      );
+
+    // A batch of request log rows written where a scan would look cheapest: no scan of request_logs.
+    const tenant = await server().tenant();
+    const scans = await prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`set local seq_page_cost = 0.0001`;
+      await tx.$executeRaw`
+        insert into request_logs (id, workspace_id, method, route, status, latency_ms, created_at)
+        select 'req_' || ${randomBytes(6).toString("hex")} || g, ${tenant.workspaceId}, 'GET', '/v1/leads', 200, 1, now()
+        from generate_series(1, 50) g`;
+      const [row] = await tx.$queryRaw<{ seq: bigint; idx: bigint }[]>`
+        select seq_scan as seq, idx_scan as idx from pg_stat_xact_user_tables where relname = 'request_logs'`;
+      return { seq: Number(row!.seq), idx: Number(row!.idx) };
+    });
+    expect(scans.seq).toBe(0);
+    expect(scans.idx).toBeGreaterThanOrEqual(50);
+  });
+
   it("counts idempotency records in the workspace's usage", async () => {
     const tenant = await server().tenant();
     const before = (await workspace(server(), tenant.key)).usage;
