@@ -1,4 +1,3 @@
-import { AsyncResource } from "node:async_hooks";
 import type { Plugin } from "graphql-yoga";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
 import type { Database } from "../db/open.ts";
@@ -129,7 +128,6 @@ export class RequestLogWriter {
   /** Consecutive failed flushes, and when the background flush may try again. */
   private failures = 0;
   private retryAt = 0;
-  /** Runs outside the request that filled the batch, so background log lines carry no request id. */
   private readonly kick: () => void;
   private readonly cleanup: () => void;
 
@@ -137,10 +135,10 @@ export class RequestLogWriter {
     private readonly prisma: PrismaClient,
     private readonly options: RequestLogOptions = DEFAULT_REQUEST_LOG_OPTIONS,
   ) {
-    this.kick = AsyncResource.bind(() => {
+    this.kick = () => {
       if (!this.paused && Date.now() >= this.retryAt) void this.flush();
-    });
-    this.cleanup = AsyncResource.bind(() => void this.runRetention());
+    };
+    this.cleanup = () => void this.runRetention();
     const every = setInterval(this.kick, options.flushIntervalMs);
     const first = setTimeout(this.cleanup, options.retentionFirstMs);
     const hourly = setInterval(this.cleanup, options.retentionEveryMs);

@@ -1,4 +1,3 @@
-import { AsyncResource } from "node:async_hooks";
 import type { Plugin } from "graphql-yoga";
 import type { DataQuotaServices, DataUsage } from "../../schema/context.ts";
 import type { PrismaClient } from "../../schema/generated/prisma/client.ts";
@@ -32,14 +31,14 @@ const exceeded = (usage: DataUsage) =>
 export class DataQuota implements DataQuotaServices {
   /** Workspaces whose usage rows are being folded (see foldSoon). */
   private readonly folding = new Set<string>();
-  /** Runs outside the request that asked, so its log lines carry no request id. */
-  private readonly foldOutside = AsyncResource.bind((workspaceId: string) => {
+  /** Runs after the request that asked, which does not wait for it. */
+  private readonly foldOutside = (workspaceId: string) => {
     foldWorkspaceUsage(this.db, workspaceId)
       .catch((error: unknown) =>
         log("warn", "data usage fold failed", { workspace_id: workspaceId, ...describeError(error) }),
       )
       .finally(() => this.folding.delete(workspaceId));
-  });
+  };
 
   constructor(
     private readonly db: PrismaClient,

@@ -1,4 +1,3 @@
-import { AsyncResource } from "node:async_hooks";
 import type { Queue, Worker } from "bullmq";
 import type { WebhookServices } from "../../schema/context.ts";
 import { EVENT_RETENTION_DAYS } from "../../schema/events.ts";
@@ -200,8 +199,7 @@ export async function startWebhooks(
     for (const delivery of await claim(prisma, { limit: room, leaseMs, ...caps })) start(delivery);
   }
 
-  // Timers and wake-ups run outside the request that caused them.
-  const run = AsyncResource.bind(() => {
+  const run = () => {
     if (closed) return;
     if (running) {
       again = true;
@@ -220,7 +218,7 @@ export async function startWebhooks(
     })().finally(() => {
       running = undefined;
     });
-  });
+  };
   // A wake-up (a commit, a job, a finished attempt) means something may be claimable now; a commit
   // may also have left events in the outbox.
   const wake = (what: "all" | "claim" = "all") => {
@@ -232,18 +230,15 @@ export async function startWebhooks(
     fanOutSoon = true;
     run();
   }, POLL_MS);
-  const retention = setInterval(
-    AsyncResource.bind(() => {
-      deleteExpiredEvents(prisma, EVENT_RETENTION_DAYS)
-        .then(
-          (deleted) =>
-            deleted > 0 &&
-            log("info", "events past retention deleted", { deleted, retention_days: EVENT_RETENTION_DAYS }),
-        )
-        .catch((error) => log("error", "event retention failed", describeError(error)));
-    }),
-    RETENTION_EVERY_MS,
-  );
+  const retention = setInterval(() => {
+    deleteExpiredEvents(prisma, EVENT_RETENTION_DAYS)
+      .then(
+        (deleted) =>
+          deleted > 0 &&
+          log("info", "events past retention deleted", { deleted, retention_days: EVENT_RETENTION_DAYS }),
+      )
+      .catch((error) => log("error", "event retention failed", describeError(error)));
+  }, RETENTION_EVERY_MS);
   for (const timer of [poll, retention]) timer.unref();
   wake();
 
