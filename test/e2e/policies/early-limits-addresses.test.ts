@@ -88,11 +88,14 @@ e2e(
       expect(refused.headers["retry-after"]).toBe("1");
       expect(refused.headers.connection).toBe("close");
       expect(closedAt, "the extra connection is closed").toBeDefined();
-      // A connection that sends nothing is closed after a second, unanswered.
+      // A connection that sends nothing is closed after a second, unanswered. (This suite's headers
+      // timeout is a second too, so a loaded machine may see Node's 408 for the headers that never
+      // came close it first: either way nothing is served on it.)
       const silent = await Raw.open(url(), from);
       const silentClosed = await silent.closed(3_000);
       expect(silentClosed).toBeGreaterThan(900);
-      expect(silent.unread()).toBe(0);
+      if (silent.unread() > 0)
+        expect(silent.unreadText()).toMatch(/^HTTP\/1\.1 408 .*"code":"request_timeout"/s);
       console.log(
         `[${server().stack}] connection ${CONNECTIONS + 1} of one address: 429 at ${Math.round(refused.at)} ms, closed at ${Math.round(closedAt!)} ms; a silent one closed at ${Math.round(silentClosed!)} ms`,
       );

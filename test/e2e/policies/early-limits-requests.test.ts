@@ -50,11 +50,11 @@ e2e(
               "Content-Length": limit + 1,
               ...(key && { Authorization: `Bearer ${key}` }),
             });
-            // Not a byte of the body is sent: the answer cannot have waited for it.
+            // Not a byte of the body is sent: a server that waited for it would answer 408 once the
+            // body idled (IDLE_MS), never 413. (How soon is the machine's: a loaded one took 1.6 s.)
             const answer = await raw.answer(5_000);
             raw.end();
             expect(answer?.status, `${path}: ${JSON.stringify(answer?.body)}`).toBe(413);
-            expect(answer!.at).toBeLessThan(1_000);
             console.log(
               `[${server().stack}] ${path} declaring ${limit + 1} bytes ${key ? "with" : "without"} a key: 413 after ${answer!.at.toFixed(1)} ms, 0 body bytes sent`,
             );

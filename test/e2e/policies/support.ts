@@ -155,6 +155,11 @@ export class Raw {
     return this.data.length;
   }
 
+  /** The bytes the server sent that no answer took, as text. */
+  unreadText(): string {
+    return this.data.toString("utf8");
+  }
+
   private take(): Answer | null {
     const end = this.data.indexOf("\r\n\r\n");
     if (end < 0) return null;
