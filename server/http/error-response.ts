@@ -61,6 +61,11 @@ export function errorResponse(error: ApiError, pathname: string, state: RequestS
   }
   if (pathname === GRAPHQL_PATH)
     return Response.json(graphqlErrorBody(error, state), { status: error.status, headers: error.headers });
+  return restErrorResponse(error, state);
+}
+
+/** The REST error response: its body, status and headers (the `/v1` family's shape). */
+export function restErrorResponse(error: ApiError, state: RequestState): Response {
   return Response.json(restErrorBody(error, state), {
     status: error.status,
     headers: restErrorHeaders(error),

@@ -10,7 +10,7 @@ import { ApiError, internalError, isApiError } from "../../schema/lib/errors.ts"
 import { MAX_JSON_DEPTH } from "../../schema/lib/limits.ts";
 import { restView } from "../../schema/lib/rest.ts";
 import { reportMaskedErrors } from "../graphql/errors.ts";
-import { errorResponse, findApiError, restErrorBody, restErrorHeaders } from "../http/error-response.ts";
+import { errorResponse, findApiError, restErrorResponse } from "../http/error-response.ts";
 import { type RequestState, stateOf } from "../http/request-state.ts";
 import { describeError, log } from "../observability/log.ts";
 import type { Config } from "../runtime/config.ts";
@@ -39,11 +39,7 @@ function sofaErrorResponse(errors: ReadonlyArray<Error>, state: RequestState): R
   const known = errors.map(findApiError).filter((error) => error !== undefined);
   const worst = known.sort((a, b) => b.status - a.status)[0];
   if (!worst) log("error", "unhandled error", { request_id: state.id, ...describeError(errors[0]) });
-  const error = worst ?? internalError();
-  return Response.json(restErrorBody(error, state), {
-    status: error.status,
-    headers: restErrorHeaders(error),
-  });
+  return restErrorResponse(worst ?? internalError(), state);
 }
 
 /** How deeply objects and arrays nest in a parsed JSON value (walked without recursion). */
