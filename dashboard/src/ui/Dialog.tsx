@@ -17,19 +17,31 @@ export interface DialogProps {
 
 /**
  * A modal on the native <dialog>: the browser traps focus in it, closes it on Escape, and gives
- * focus back to what opened it.
+ * focus back to what opened it. `onClose` is called when the browser closed it (Escape), not when
+ * `open` turned false.
  */
 export function Dialog({ open, title, onClose, children }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
+  // The close event comes a task after close(). When `open` turned false, the caller knows already;
+  // and when it turned true again before the event came (a second role change right after the
+  // first), acting on the event would close the new dialog.
+  const closedByProp = useRef(false);
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
     if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
+    if (!open && dialog.open) {
+      closedByProp.current = true;
+      dialog.close();
+    }
   }, [open]);
+  const closed = () => {
+    if (closedByProp.current) closedByProp.current = false;
+    else onClose();
+  };
   return (
-    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onClose}>
+    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={closed}>
       {open && (
         <>
           <h2 id={titleId}>{title}</h2>
