@@ -341,6 +341,8 @@ e2e("the dashboard app", (server) => {
       const dashboard = await openDashboard(browser(), server());
       const { page } = dashboard;
       await signInUi(dashboard, user.email);
+      // The overview's own queries answered first: the next request is the Members screen's.
+      await expect.poll(() => page.locator(".loading").count()).toBe(0);
       expect(await expireSessions(server(), user.userId)).toBe(1);
       dashboard.allowErrors(/status of 401/);
       // The next GraphQL request is refused with session_expired: the app signs out and says why.
