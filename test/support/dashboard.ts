@@ -44,27 +44,134 @@ export interface DashboardPage {
   close(): Promise<void>;
 }
 
-/** A new browser context (its own cookies) on the test server, at the desktop width. */
-export async function openDashboard(
-  browser: Browser,
-  server: TestServer,
-  width: number = WIDTHS.desktop,
-): Promise<DashboardPage> {
+/** A context a closed DashboardPage left for the next one on the same server: its page, and where its console goes. */
+interface Spare {
+  context: BrowserContext;
+  page: Page;
+  sink: { record(text: string): void };
+}
+
+/** Spare contexts by browser, then by server URL (a context's baseURL is fixed). */
+const spares = new WeakMap<Browser, Map<string, Spare[]>>();
+
+/**
+ * Page and context methods after which a context is not handed to another test: what they change
+ * (listeners, routes, scripts, headers, a CDP session, another page) is not undone by clearing its
+ * cookies, storage and permissions.
+ */
+const PAGE_CHANGES = [
+  "on",
+  "once",
+  "addListener",
+  "route",
+  "routeFromHAR",
+  "addInitScript",
+  "exposeFunction",
+  "exposeBinding",
+  "setExtraHTTPHeaders",
+  "emulateMedia",
+] as const;
+const CONTEXT_CHANGES = [
+  "on",
+  "once",
+  "addListener",
+  "newPage",
+  "newCDPSession",
+  "route",
+  "routeFromHAR",
+  "addInitScript",
+  "exposeFunction",
+  "exposeBinding",
+  "setExtraHTTPHeaders",
+  "setOffline",
+  "setGeolocation",
+  "setHTTPCredentials",
+] as const;
+
+/** Calls `onCall` before any of `object`'s `methods`; returns what takes the watch off again. */
+function watch(object: object, methods: readonly string[], onCall: () => void): () => void {
+  const target = object as Record<string, unknown>;
+  for (const name of methods) {
+    const original = target[name] as (...args: unknown[]) => unknown;
+    target[name] = (...args: unknown[]) => {
+      onCall();
+      return original.apply(object, args);
+    };
+  }
+  return () => {
+    for (const name of methods) delete target[name];
+  };
+}
+
+/** A new context and its page, whose console errors and uncaught exceptions go to `sink`. */
+async function newSpare(browser: Browser, server: TestServer, width: number): Promise<Spare> {
   const context = await browser.newContext({ baseURL: server.url, viewport: { width, height: 900 } });
   const page = await context.newPage();
   // A guard against a screen that never comes, not a speed target (as the suite's testTimeout): on a
   // busy 2-core CI machine, three Chromium files at once, a sign-in to the overview has taken over 15 s.
   page.setDefaultTimeout(30_000);
+  const sink = { record: (_text: string) => {} };
+  page.on("console", (message) => {
+    if (message.type() === "error") sink.record(`console: ${message.text()} (${message.location().url})`);
+  });
+  page.on("pageerror", (error) => sink.record(`pageerror: ${error.stack ?? error.message}`));
+  return { context, page, sink };
+}
+
+/**
+ * A browser context of its own (cookies, storage) on the test server, at the desktop width.
+ *
+ * A context whose test only browsed is kept when it closes, its storage, cookies and permissions
+ * cleared and its page on about:blank, and the next `openDashboard` on that server gets it: a new
+ * context's first page costs Chromium 2-3 s of CPU (a renderer process, the app's scripts compiled
+ * again), most of what the dashboard suites spent. A context whose test changed what clearing does
+ * not undo (listeners, routes, scripts, another page: PAGE_CHANGES, CONTEXT_CHANGES) is closed.
+ */
+export async function openDashboard(
+  browser: Browser,
+  server: TestServer,
+  width: number = WIDTHS.desktop,
+): Promise<DashboardPage> {
   const errors: string[] = [];
   const allowed: RegExp[] = [];
   const record = (text: string) => {
     if (!allowed.some((pattern) => pattern.test(text))) errors.push(text);
   };
-  page.on("console", (message) => {
-    if (message.type() === "error") record(`console: ${message.text()} (${message.location().url})`);
-  });
-  page.on("pageerror", (error) => record(`pageerror: ${error.stack ?? error.message}`));
-  return {
+  const byServer = spares.get(browser) ?? new Map<string, Spare[]>();
+  spares.set(browser, byServer);
+  const spare = byServer.get(server.url)?.pop() ?? (await newSpare(browser, server, width));
+  spare.sink.record = record;
+  await spare.page.setViewportSize({ width, height: 900 });
+  const { context, page } = spare;
+
+  let changed = false;
+  const onChange = () => {
+    changed = true;
+  };
+  const unwatch = [watch(page, PAGE_CHANGES, onChange), watch(context, CONTEXT_CHANGES, onChange)];
+
+  const keep = async () => {
+    for (const undo of unwatch) undo();
+    if (changed || context.pages().length !== 1) return false;
+    spare.sink.record = () => {};
+    try {
+      await page.evaluate(() => {
+        localStorage.clear();
+        sessionStorage.clear();
+      });
+      await page.goto("about:blank");
+      await context.clearCookies();
+      await context.clearPermissions();
+    } catch {
+      return false;
+    }
+    const list = byServer.get(server.url) ?? [];
+    list.push(spare);
+    byServer.set(server.url, list);
+    return true;
+  };
+
+  const dashboard: DashboardPage = {
     page,
     context,
     errors,
@@ -74,11 +181,16 @@ export async function openDashboard(
       await page.locator("h1").first().waitFor();
     },
     async close() {
-      await context.close();
+      if (!(await keep())) await context.close();
       expect(errors, "console errors on the dashboard").toEqual([]);
     },
   };
+  contextOf.set(dashboard, context);
+  return dashboard;
 }
+
+/** The context behind a DashboardPage, for this module's own use (reading `context` marks it changed). */
+const contextOf = new WeakMap<DashboardPage, BrowserContext>();
 
 /** Signs in through the sign-in screen and waits for the overview. */
 export async function signInUi(dashboard: DashboardPage, email: string, password = PASSWORD): Promise<void> {
@@ -107,7 +219,9 @@ export async function openSignedIn(
   // API is handed to the browser, which saves each test a sign-in screen (about 2 s).
   const session = await signInApi(server, user.email);
   const [name, value] = splitCookie(session.cookie);
-  await dashboard.context.addCookies([{ name, value, url: server.url, httpOnly: true, sameSite: "Lax" }]);
+  await contextOf
+    .get(dashboard)
+    ?.addCookies([{ name, value, url: server.url, httpOnly: true, sameSite: "Lax" }]);
   await dashboard.goto("/dashboard");
   await dashboard.page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
   if (options.workspace)
