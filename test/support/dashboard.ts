@@ -171,7 +171,7 @@ export async function openDashboard(
     return true;
   };
 
-  const dashboard: DashboardPage = {
+  return {
     page,
     context,
     errors,
@@ -185,12 +185,7 @@ export async function openDashboard(
       expect(errors, "console errors on the dashboard").toEqual([]);
     },
   };
-  contextOf.set(dashboard, context);
-  return dashboard;
 }
-
-/** The context behind a DashboardPage, for this module's own use (reading `context` marks it changed). */
-const contextOf = new WeakMap<DashboardPage, BrowserContext>();
 
 /** Signs in through the sign-in screen and waits for the overview. */
 export async function signInUi(dashboard: DashboardPage, email: string, password = PASSWORD): Promise<void> {
@@ -219,9 +214,7 @@ export async function openSignedIn(
   // API is handed to the browser, which saves each test a sign-in screen (about 2 s).
   const session = await signInApi(server, user.email);
   const [name, value] = splitCookie(session.cookie);
-  await contextOf
-    .get(dashboard)
-    ?.addCookies([{ name, value, url: server.url, httpOnly: true, sameSite: "Lax" }]);
+  await dashboard.context.addCookies([{ name, value, url: server.url, httpOnly: true, sameSite: "Lax" }]);
   await dashboard.goto("/dashboard");
   await dashboard.page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
   if (options.workspace)
