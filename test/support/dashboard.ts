@@ -54,12 +54,21 @@ interface Spare {
 /** Spare contexts by browser, then by server URL (a context's baseURL is fixed). */
 const spares = new WeakMap<Browser, Map<string, Spare[]>>();
 
+/** The spare contexts of `browser` on the server at `url` (a list the caller pops and pushes). */
+function sparesFor(browser: Browser, url: string): Spare[] {
+  const byServer = spares.get(browser) ?? new Map<string, Spare[]>();
+  spares.set(browser, byServer);
+  const list = byServer.get(url) ?? [];
+  byServer.set(url, list);
+  return list;
+}
+
 /**
  * Page and context methods after which a context is not handed to another test: what they change
  * (listeners, routes, scripts, headers, a CDP session, another page) is not undone by clearing its
- * cookies, storage and permissions.
+ * cookies, storage and permissions. Both have the first ones.
  */
-const PAGE_CHANGES = [
+const CHANGES = [
   "on",
   "once",
   "addListener",
@@ -69,24 +78,16 @@ const PAGE_CHANGES = [
   "exposeFunction",
   "exposeBinding",
   "setExtraHTTPHeaders",
-  "emulateMedia",
 ] as const;
+const PAGE_CHANGES = [...CHANGES, "emulateMedia"];
 const CONTEXT_CHANGES = [
-  "on",
-  "once",
-  "addListener",
+  ...CHANGES,
   "newPage",
   "newCDPSession",
-  "route",
-  "routeFromHAR",
-  "addInitScript",
-  "exposeFunction",
-  "exposeBinding",
-  "setExtraHTTPHeaders",
   "setOffline",
   "setGeolocation",
   "setHTTPCredentials",
-] as const;
+];
 
 /** Calls `onCall` before any of `object`'s `methods`; returns what takes the watch off again. */
 function watch(object: object, methods: readonly string[], onCall: () => void): () => void {
@@ -137,11 +138,11 @@ export async function openDashboard(
   const record = (text: string) => {
     if (!allowed.some((pattern) => pattern.test(text))) errors.push(text);
   };
-  const byServer = spares.get(browser) ?? new Map<string, Spare[]>();
-  spares.set(browser, byServer);
-  const spare = byServer.get(server.url)?.pop() ?? (await newSpare(browser, server, width));
+  const pool = sparesFor(browser, server.url);
+  const reused = pool.pop();
+  if (reused) await reused.page.setViewportSize({ width, height: 900 });
+  const spare = reused ?? (await newSpare(browser, server, width));
   spare.sink.record = record;
-  await spare.page.setViewportSize({ width, height: 900 });
   const { context, page } = spare;
 
   let changed = false;
@@ -165,9 +166,7 @@ export async function openDashboard(
     } catch {
       return false;
     }
-    const list = byServer.get(server.url) ?? [];
-    list.push(spare);
-    byServer.set(server.url, list);
+    pool.push(spare);
     return true;
   };
 
