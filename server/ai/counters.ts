@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { type RedisScript, redisScript } from "../runtime/redis-script.ts";
 
 /**
  * The store behind the AI meters (the coding plan's pools and slots, general AI's daily budget):
@@ -136,7 +137,11 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return {1, held + (tonumber(string.match(ARGV[4], '^(%d+):')) or 0), counted}`;
 
 class RedisCounters implements Counters {
-  constructor(private readonly redis: Redis) {}
+  private readonly holdScript: RedisScript;
+
+  constructor(private readonly redis: Redis) {
+    this.holdScript = redisScript(redis, "kontorHold", HOLD);
+  }
 
   async read(keys: string[]): Promise<number[]> {
     const values = await this.redis.mget(...keys);
@@ -155,7 +160,7 @@ class RedisCounters implements Counters {
     args: (string | number)[],
   ): Promise<[number, number, number]> {
     const keys = counter ? [set, counter] : [set];
-    return (await this.redis.eval(HOLD, keys.length, ...keys, ...args)) as [number, number, number];
+    return (await this.holdScript(keys, args)) as [number, number, number];
   }
 
   async hold(

@@ -56,20 +56,30 @@ export class DataQuota implements DataQuotaServices {
   }
 
   async usage(workspaceId: string): Promise<DataUsage> {
-    const [[row], idempotencyBytes] = await Promise.all([
-      this.db.$queryRaw<{ plan: PlanName; sandbox: boolean; bytes: bigint; rows: bigint }[]>`
-        select w.plan::text as plan, w.sandbox_expires_at is not null as sandbox, u.bytes, u.rows
-        from workspaces w cross join lateral (
-          select coalesce(sum(bytes), 0)::bigint as bytes, count(*)::bigint as rows
-          from data_usage where workspace_id = w.id
-        ) u
-        where w.id = ${workspaceId}`,
+    const [records, idempotencyBytes] = await Promise.all([
+      this.records(workspaceId),
       this.idempotency.workspaceBytes(workspaceId),
     ]);
+    return usageOf(records, idempotencyBytes);
+  }
+
+  /** The workspace's plan, quota and the bytes its stored rows take (`data_usage`). */
+  private async records(workspaceId: string): Promise<Records> {
+    const [row] = await this.db.$queryRaw<
+      { plan: PlanName; sandbox: boolean; bytes: bigint; rows: bigint }[]
+    >`
+      select w.plan::text as plan, w.sandbox_expires_at is not null as sandbox, u.bytes, u.rows
+      from workspaces w cross join lateral (
+        select coalesce(sum(bytes), 0)::bigint as bytes, count(*)::bigint as rows
+        from data_usage where workspace_id = w.id
+      ) u
+      where w.id = ${workspaceId}`;
     if (row && Number(row.rows) > FOLD_AT_ROWS) this.foldSoon(workspaceId);
-    const recordBytes = Math.max(0, Number(row?.bytes ?? 0));
-    const quotaBytes = row ? this.quotaBytes(row.plan, row.sandbox) : 0;
-    return { recordBytes, idempotencyBytes, bytes: recordBytes + idempotencyBytes, quotaBytes };
+    return {
+      bytes: Math.max(0, Number(row?.bytes ?? 0)),
+      quotaBytes: row ? this.quotaBytes(row.plan, row.sandbox) : 0,
+      idempotencyMaxBytes: row ? PLAN_LIMITS[row.plan].idempotency_bytes : 0,
+    };
   }
 
   /**
@@ -83,11 +93,33 @@ export class DataQuota implements DataQuotaServices {
     setImmediate(this.foldOutside, workspaceId);
   }
 
+  /**
+   * Throws data_quota_exceeded once the workspace's records and idempotency records reach its
+   * quota. Idempotency records never hold more than the plan's `idempotency_bytes` (the oldest are
+   * dropped past it), so a workspace further than that below its quota is let through on its rows
+   * alone, without asking the idempotency store.
+   */
   async assertWritable(workspaceId: string): Promise<void> {
-    const usage = await this.usage(workspaceId);
+    const records = await this.records(workspaceId);
+    if (records.bytes + records.idempotencyMaxBytes < records.quotaBytes) return;
+    const usage = usageOf(records, await this.idempotency.workspaceBytes(workspaceId));
     if (usage.bytes >= usage.quotaBytes) throw exceeded(usage);
   }
 }
+
+interface Records {
+  bytes: number;
+  quotaBytes: number;
+  /** What the workspace's idempotency records may hold at most (its plan's idempotency_bytes). */
+  idempotencyMaxBytes: number;
+}
+
+const usageOf = (records: Records, idempotencyBytes: number): DataUsage => ({
+  recordBytes: records.bytes,
+  idempotencyBytes,
+  bytes: records.bytes + idempotencyBytes,
+  quotaBytes: records.quotaBytes,
+});
 
 /** A workspace whose usage is kept in more rows than this is folded when a write reads it. */
 export const FOLD_AT_ROWS = 64;

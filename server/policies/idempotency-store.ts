@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { MAX_IDEMPOTENCY_MEMORY_BYTES } from "../../schema/lib/limits.ts";
+import { type RedisScript, redisScript } from "../runtime/redis-script.ts";
 
 /** A response kept for replay; the body is base64 so any bytes survive JSON. */
 export interface StoredResponse {
@@ -111,12 +112,20 @@ return tonumber(redis.call('GET', KEYS[3]) or '0')`;
 
 /** Records in Redis, each with its TTL; every workspace's finished records are also booked, to bound them. */
 export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly completeIfOwner: RedisScript;
+  private readonly releaseIfOwner: RedisScript;
+  private readonly bookedBytes: RedisScript;
+
   constructor(
     private readonly redis: Redis,
     private readonly namespace: string,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.completeIfOwner = redisScript(redis, "kontorIdempotencyComplete", COMPLETE_IF_OWNER);
+    this.releaseIfOwner = redisScript(redis, "kontorIdempotencyRelease", RELEASE_IF_OWNER);
+    this.bookedBytes = redisScript(redis, "kontorIdempotencyBytes", WORKSPACE_BYTES);
+  }
 
   async claim(key: RecordKey, record: IdempotencyRecord, ttlMs: number): Promise<IdempotencyRecord | null> {
     const redisKey = idempotencyRedisKey(this.namespace, storedKey(key));
@@ -147,16 +156,16 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       idempotencyRedisKey(this.namespace, ""),
       recordBytes(member, json),
     ];
-    await this.redis.eval(COMPLETE_IF_OWNER, keys.length, ...keys, ...args);
+    await this.completeIfOwner(keys, args);
   }
 
   async release(key: RecordKey, owner: string): Promise<void> {
-    await this.redis.eval(RELEASE_IF_OWNER, 1, idempotencyRedisKey(this.namespace, storedKey(key)), owner);
+    await this.releaseIfOwner([idempotencyRedisKey(this.namespace, storedKey(key))], [owner]);
   }
 
   async workspaceBytes(workspaceId: string): Promise<number> {
     const keys = bookKeys(this.namespace, workspaceId);
-    return Number(await this.redis.eval(WORKSPACE_BYTES, keys.length, ...keys, this.now() - this.ttlMs));
+    return Number(await this.bookedBytes(keys, [this.now() - this.ttlMs]));
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { type RateLimiterAbstract, RateLimiterRes } from "rate-limiter-flexible";
+import { type RedisScript, redisScript } from "../runtime/redis-script.ts";
 
 /**
  * Takes up to `want` points of a key's window at once: the count grows by what is granted, never
@@ -22,10 +23,6 @@ if count > limit then
   count = redis.call('DECRBY', KEYS[1], over)
 end
 return {granted, count, ttl}`;
-
-type LeasingRedis = Redis & {
-  kontorLease(key: string, want: number, windowMs: number, limit: number): Promise<unknown>;
-};
 
 interface Lease {
   /** Points this process took from Redis and has not used yet. */
@@ -71,13 +68,12 @@ export interface LeasedLimiterOptions {
  */
 export class LeasedLimiter {
   private readonly leases = new Map<string, Lease>();
+  private readonly leaseScript: RedisScript;
   private readonly cap: number;
   private readonly maxKeys: number;
 
   constructor(private readonly options: LeasedLimiterOptions) {
-    // Sent once per connection, then called by its digest (EVALSHA).
-    if (!("kontorLease" in options.redis))
-      options.redis.defineCommand("kontorLease", { numberOfKeys: 1, lua: LEASE_SCRIPT });
+    this.leaseScript = redisScript(options.redis, "kontorLease", LEASE_SCRIPT);
     this.cap = Math.max(1, Math.min(64, Math.floor(options.points / 50)));
     this.maxKeys = options.maxKeys ?? 10_000;
   }
@@ -125,12 +121,10 @@ export class LeasedLimiter {
   }
 
   private async lease(key: string, lease: Lease): Promise<void> {
-    const { redis, keyPrefix, points, duration } = this.options;
-    const [granted, count, ttl] = (await (redis as LeasingRedis).kontorLease(
-      `${keyPrefix}:${key}`,
-      lease.next,
-      duration * 1000,
-      points,
+    const { keyPrefix, points, duration } = this.options;
+    const [granted, count, ttl] = (await this.leaseScript(
+      [`${keyPrefix}:${key}`],
+      [lease.next, duration * 1000, points],
     )) as [number, number, number];
     const now = Date.now();
     // The key's window in Redis began after this lease's (it was deleted): sizes start again.

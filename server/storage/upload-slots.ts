@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { describeError, log } from "../observability/log.ts";
+import { type RedisScript, redisScript } from "../runtime/redis-script.ts";
 
 /** Uploads of one workspace running at once (docs/api/limits.md): each takes a slot, and gives it back. */
 export interface SlotStore {
@@ -45,11 +46,15 @@ return 1`;
  * leaves a slot that the next take drops once its lease has run out.
  */
 export class RedisSlots implements SlotStore {
+  private readonly takeScript: RedisScript;
+
   constructor(
     private readonly redis: Redis,
     private readonly namespace: string,
     private readonly leaseMs: number,
-  ) {}
+  ) {
+    this.takeScript = redisScript(redis, "kontorTakeSlot", TAKE);
+  }
 
   private key(workspaceId: string): string {
     return `${this.namespace}uploads:${workspaceId}:running`;
@@ -58,15 +63,9 @@ export class RedisSlots implements SlotStore {
   async take(workspaceId: string, id: string, limit: number): Promise<boolean> {
     const now = Date.now();
     return (
-      (await this.redis.eval(
-        TAKE,
-        1,
-        this.key(workspaceId),
-        now,
-        now + this.leaseMs,
-        limit,
-        id,
-        2 * this.leaseMs,
+      (await this.takeScript(
+        [this.key(workspaceId)],
+        [now, now + this.leaseMs, limit, id, 2 * this.leaseMs],
       )) === 1
     );
   }

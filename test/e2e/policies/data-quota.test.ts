@@ -307,6 +307,26 @@ e2e(
       expect((await api.post("/leads", { full_name: "Back again" })).status).toBe(201);
     });
 
+    it("counts the idempotency records in the check before a write: they can reach the quota with the rows under it", async () => {
+      const tenant = await server().tenant();
+      let refused;
+      for (let i = 0; i < 40 && !refused; i++) {
+        const res = await call("POST", `${server().api}/leads`, {
+          key: tenant.key,
+          body: { full_name: `Kept ${i}`, notes: noise(8_000) },
+          headers: { "Idempotency-Key": randomUUID() },
+        });
+        if (res.status !== 201) refused = res;
+      }
+      expect(refused, "the quota was never reached").toBeDefined();
+      expect(refused!.body.error.code).toBe("data_quota_exceeded");
+      const [, seenBytes] = /\((\d+) bytes\)/.exec(refused!.body.error.message)!;
+      expect(Number(seenBytes)).toBeGreaterThanOrEqual(CAP);
+      // The rows alone (each lead, its event, the request logs) were still under the quota.
+      await flushRequestLogs(server().running.db);
+      expect((await counted(server(), tenant.workspaceId)).bytes).toBeLessThan(CAP);
+    });
+
     it("bounds each workspace alone: another workspace still writes", async () => {
       const other = await server().tenant();
       expect((await rest(server().api, other.key).post("/leads", { full_name: "Unbothered" })).status).toBe(

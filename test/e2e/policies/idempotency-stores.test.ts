@@ -141,6 +141,49 @@ describe.each(STORES)("idempotency records per workspace (%s store)", (_name, op
   });
 });
 
+describe.runIf(stacks().includes("postgres"))("idempotency store's Redis scripts [postgres]", () => {
+  it("calls them by digest, and sends them again to a Redis that has forgotten them", async () => {
+    const { store, close } = openRedisStore(Date.now);
+    const monitor = await new Redis(REDIS_URL).monitor();
+    const commands: string[] = [];
+    // Only this store's commands: its keys name a test workspace of their own.
+    const workspaceId = `ws-${randomUUID()}`;
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      // Not what the scripts call themselves (source "lua"): what the store sent.
+      if (source !== "lua" && args.some((arg) => arg.includes(workspaceId)))
+        commands.push(args[0]!.toLowerCase());
+    });
+    try {
+      const finish = async (key: string) => {
+        expect(
+          await store.claim(k(key, workspaceId), { fingerprint: "f", owner: key }, CLAIM_TTL_MS),
+        ).toBeNull();
+        const response = { status: 201, headers: [] as [string, string][], body: key };
+        await store.complete(
+          k(key, workspaceId),
+          { fingerprint: "f", owner: key, response },
+          IDEMPOTENCY_TTL_MS,
+          UNBOUNDED,
+        );
+      };
+      await finish("first");
+      await finish("second");
+      // A restarted Redis knows no script: the next call finds out and sends the text once more.
+      await new Redis(REDIS_URL).script("FLUSH").then((ok) => expect(ok).toBe("OK"));
+      await finish("third");
+      expect(await store.workspaceBytes(workspaceId)).toBeGreaterThan(0);
+      // The text goes with a script's first call on the connection (EVAL), its digest after (EVALSHA);
+      // a digest Redis no longer knows is answered NOSCRIPT, and the call is made again with the text.
+      await expect
+        .poll(() => commands)
+        .toEqual(["set", "eval", "set", "evalsha", "set", "evalsha", "eval", "eval"]);
+    } finally {
+      monitor.disconnect();
+      await close();
+    }
+  });
+});
+
 describe.runIf(stacks().includes("postgres"))("idempotency across two server processes [postgres]", () => {
   let scratch: Awaited<ReturnType<typeof provisionStack>>;
   const servers: RunningServer[] = [];
