@@ -23,7 +23,15 @@ import autocannon from "autocannon";
 import { createFixture, KIND_LABEL, type Kind, requestOf } from "./load.ts";
 import { cpuDelta, cpuTimes, memory, processTree } from "./proc.ts";
 import { createScratch } from "./scratch.ts";
-import { freePort, num, ROOT, type ServerChild, startServerChild, stopServerChild } from "./support.ts";
+import {
+  freePort,
+  kontorSettings,
+  num,
+  ROOT,
+  type ServerChild,
+  startServerChild,
+  stopServerChild,
+} from "./support.ts";
 
 const dirs = process.argv.slice(2);
 if (dirs.length !== 2) throw new Error("usage: bench/ab.ts <build dir A> <build dir B>");
@@ -42,14 +50,7 @@ const cannon = (url: string, request: autocannon.Request, seconds: number) =>
 
 const scratch = await createScratch(num("BENCH_KEYS", 300));
 const servers: ServerChild[] = [];
-// As bench/run.ts runs Kontor with its policies on: one loopback address, so its limit is raised.
-const settings = {
-  ...scratch.env,
-  KONTOR_ENV: "production",
-  KONTOR_SECRET_KEY: randomBytes(32).toString("base64url"),
-  KONTOR_ADDRESS_REQUESTS_PER_MINUTE: "100000000",
-  KONTOR_WORKERS: "1",
-};
+const settings = { ...scratch.env, ...kontorSettings(randomBytes(32).toString("base64url")) };
 try {
   for (const [i, main] of mains.entries())
     servers.push(

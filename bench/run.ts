@@ -89,6 +89,7 @@ import {
 import { createScratch, type Scratch } from "./scratch.ts";
 import {
   freePort,
+  kontorSettings,
   num,
   ROOT,
   type ServerChild,
@@ -192,17 +193,6 @@ async function timeStarts(env: NodeJS.ProcessEnv): Promise<number[]> {
   }
   return times;
 }
-
-const kontorSettings = (policies: boolean) => ({
-  KONTOR_ENV: "production",
-  KONTOR_SECRET_KEY: BENCH_SECRET_KEY,
-  KONTOR_POLICIES: policies ? "on" : "off",
-  // All load comes from one loopback address: the per-address limit still runs (its cost is
-  // measured) but never refuses it.
-  KONTOR_ADDRESS_REQUESTS_PER_MINUTE: "100000000",
-  // One process (builds without the cluster mode ignore it); startCluster() sets BENCH_WORKERS.
-  KONTOR_WORKERS: "1",
-});
 
 /** A peer's child process; `profileDir`: under V8's CPU profiler, writing there. */
 const startPeer = (
@@ -646,7 +636,7 @@ Where the time goes: ${comparisons.map((c) => c.title).join("; ")} (CPU profiles
         role === "kontor"
           ? await startServerChild(
               "Kontor, profiled",
-              { ...env, ...kontorSettings(true) },
+              { ...env, ...kontorSettings(BENCH_SECRET_KEY) },
               await freePort(),
               {
                 profileDir: dirOf(role),
@@ -770,16 +760,26 @@ async function main() {
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
   try {
     await db.connect();
-    const starts = await timeStarts({ ...env, ...kontorSettings(true) });
+    const starts = await timeStarts({ ...env, ...kontorSettings(BENCH_SECRET_KEY) });
     const peerEnv = { DATABASE_URL: env.DATABASE_URL };
     const bare = await start("bare node:http + pg", "bare", peerEnv, await freePort());
     servers.push(bare);
     const fastify = await start("Fastify + Prisma", "fastify", peerEnv, await freePort());
     servers.push(fastify);
-    const on = await start("Kontor", "kontor", { ...env, ...kontorSettings(true) }, await freePort());
+    const on = await start(
+      "Kontor",
+      "kontor",
+      { ...env, ...kontorSettings(BENCH_SECRET_KEY) },
+      await freePort(),
+    );
     servers.push(on);
     const off = CASES.includes("get")
-      ? await start("Kontor, policies off", "kontor", { ...env, ...kontorSettings(false) }, await freePort())
+      ? await start(
+          "Kontor, policies off",
+          "kontor",
+          { ...env, ...kontorSettings(BENCH_SECRET_KEY, false) },
+          await freePort(),
+        )
       : undefined;
     if (off) servers.push(off);
 
@@ -845,7 +845,7 @@ async function main() {
     let clusterNote = "not run (BENCH_CASES)";
     let cluster: Server | undefined;
     if (CASES.includes("cluster")) {
-      const started = await startCluster({ ...env, ...kontorSettings(true) }, fx);
+      const started = await startCluster({ ...env, ...kontorSettings(BENCH_SECRET_KEY) }, fx);
       clusterNote = started.note;
       cluster = started.server;
       if (cluster) {

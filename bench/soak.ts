@@ -27,6 +27,7 @@ import { cpuDelta, cpuTimes, processTree, treeMemory } from "./proc.ts";
 import { createScratch } from "./scratch.ts";
 import {
   freePort,
+  kontorSettings,
   num,
   ROOT,
   type ServerChild,
@@ -73,15 +74,7 @@ async function main() {
   try {
     child = await startServerChild(
       "soak",
-      {
-        ...scratch.env,
-        KONTOR_ENV: "production",
-        KONTOR_SECRET_KEY: randomBytes(32).toString("base64url"),
-        KONTOR_POLICIES: "on",
-        KONTOR_WORKERS: "1",
-        // One loopback address sends all of it: the per-address limit runs but never refuses.
-        KONTOR_ADDRESS_REQUESTS_PER_MINUTE: "100000000",
-      },
+      { ...scratch.env, ...kontorSettings(randomBytes(32).toString("base64url")) },
       await freePort(),
     );
     const pid = child.process.pid!;

@@ -17,6 +17,20 @@ export function num(name: string, fallback: number): number {
   return value;
 }
 
+/**
+ * How the bench runs Kontor: production mode, one process, policies on unless `policies` is false.
+ * All load comes from one loopback address: the per-address limit still runs (its cost is
+ * measured) but never refuses it. Servers that share a database must share `secretKey`.
+ */
+export const kontorSettings = (secretKey: string, policies = true) => ({
+  KONTOR_ENV: "production",
+  KONTOR_SECRET_KEY: secretKey,
+  KONTOR_POLICIES: policies ? "on" : "off",
+  KONTOR_ADDRESS_REQUESTS_PER_MINUTE: "100000000",
+  // One process (builds without the cluster mode ignore it); a cluster's run sets its own.
+  KONTOR_WORKERS: "1",
+});
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs `fn` on a connection to the server's maintenance database (to create and drop scratch ones). */

@@ -66,7 +66,7 @@ function sparesFor(browser: Browser, url: string): Spare[] {
 /**
  * Page and context methods after which a context is not handed to another test: what they change
  * (listeners, routes, scripts, headers, a CDP session, another page) is not undone by clearing its
- * cookies, storage and permissions. Both have the first ones.
+ * cookies, storage and permissions. CHANGES are the methods a page and a context both have.
  */
 const CHANGES = [
   "on",
